@@ -1,0 +1,1 @@
+"""Model-checking engines over the model protocol of :mod:`checker.model`. Knows nothing of Kafka."""

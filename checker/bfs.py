@@ -1,0 +1,227 @@
+"""Exhaustive breadth-first search: the embedded default engine.
+
+Level by level, so the first violation of each property found is a shortest one. The visited set
+holds 64-bit fingerprints only; parent links are two flat arrays (fingerprint, parent), turned
+into a map only when a counterexample must be rebuilt. The frontier holds canonical states.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .fingerprint import collision_probability, fingerprint
+from .model import Action, Model, State
+from .paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
+from .progress import Progress, ProgressReporter
+from .result import CheckResult, PropertyResult
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Search limits; reaching one ends the run as incomplete (never as a pass)."""
+
+    max_states: int | None = None
+    max_seconds: float | None = None
+
+
+def _identity(state: State) -> State:
+    return state
+
+
+def check_bfs(
+    model: Model,
+    *,
+    symmetry: bool = True,
+    limits: Limits = Limits(),
+    properties: list[str] | None = None,
+    progress: ProgressReporter | None = None,
+    config: dict | None = None,
+) -> CheckResult:
+    """Explore every reachable state of ``model`` and check its properties.
+
+    ``properties`` restricts the check to the named properties (all when None).
+    """
+    t0 = time.perf_counter()
+    canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
+    props = [p for p in model.properties if properties is None or p.name in properties]
+    invariants = [p for p in props if p.kind == "always"]
+    action_props = [p for p in props if p.kind == "action"]
+    some_states = [p for p in props if p.kind == "sometimes" and not p.on_transitions]
+    some_trans = [p for p in props if p.kind == "sometimes" and p.on_transitions]
+    violation: dict[str, int] = {}  # property -> fingerprint of the violating (or witnessing) state
+    witnessed: dict[str, int] = {}
+    action_violation: dict[str, int] = {}  # property -> fingerprint of the transition's source
+    successors = model.successors
+    within = model.within_boundary
+    fired = [False] * len(model.action_names)
+
+    seen: set[int] = set()
+    fps = array("q")
+    parents = array("q")
+    frontier: list[tuple[int, State]] = []
+    generated = 0
+
+    def check_new_state(fp: int, state: State) -> None:
+        for p in list(invariants):
+            if not p.check(state):
+                violation[p.name] = fp
+                invariants.remove(p)
+        for p in list(some_states):
+            if p.check(state):
+                witnessed[p.name] = fp
+                some_states.remove(p)
+
+    for s in model.init_states():
+        c = canon(s)
+        fp = fingerprint(c)
+        generated += 1
+        if fp in seen:
+            continue
+        seen.add(fp)
+        fps.append(fp)
+        parents.append(fp)
+        check_new_state(fp, c)
+        frontier.append((fp, c))
+
+    depth = 0 if frontier else -1
+    stop_reason = "exhausted"
+    deadlocks = 0
+    deadlock_fp: int | None = None
+    reporter = Progress(progress)
+    max_states = limits.max_states
+    deadline = None if limits.max_seconds is None else t0 + limits.max_seconds
+    check_every = 256
+    counter = 0
+
+    def all_decided() -> bool:
+        return not invariants and not action_props and not some_states and not some_trans
+
+    while frontier:
+        if props and all_decided():
+            stop_reason = "all-properties-decided"
+            break
+        next_frontier: list[tuple[int, State]] = []
+        for sfp, s in frontier:
+            counter += 1
+            if counter >= check_every:
+                counter = 0
+                now = time.perf_counter()
+                if deadline is not None and now >= deadline:
+                    stop_reason = "max-seconds"
+                    break
+                reporter.maybe_report(now - t0, generated, len(seen), len(next_frontier), depth)
+            if not within(s):
+                continue
+            n = 0
+            for action, t in successors(s):
+                n += 1
+                fired[action[0]] = True
+                if action_props:
+                    for p in list(action_props):
+                        if not p.check(s, action, t):
+                            action_violation[p.name] = sfp
+                            action_props.remove(p)
+                if some_trans:
+                    for p in list(some_trans):
+                        if p.check(s, action, t):
+                            witnessed[p.name] = sfp
+                            some_trans.remove(p)
+                c = canon(t)
+                fp = fingerprint(c)
+                if fp in seen:
+                    continue
+                seen.add(fp)
+                fps.append(fp)
+                parents.append(sfp)
+                if invariants or some_states:
+                    check_new_state(fp, c)
+                next_frontier.append((fp, c))
+            generated += n
+            if n == 0:
+                deadlocks += 1
+                if deadlock_fp is None:
+                    deadlock_fp = sfp
+            if max_states is not None and len(seen) >= max_states:
+                stop_reason = "max-states"
+                break
+        if stop_reason != "exhausted":
+            break
+        frontier = next_frontier
+        if frontier:
+            depth += 1
+
+    seconds = time.perf_counter() - t0
+    complete = stop_reason == "exhausted"
+    reporter.final(seconds, generated, len(seen), depth)
+
+    parent_of: dict[int, int] | None = None
+
+    def path_to(fp: int):
+        nonlocal parent_of
+        if parent_of is None:
+            parent_of = dict(zip(fps, parents, strict=True))
+        return replay_chain(model, canon, fingerprint_chain(fp, parent_of))
+
+    results: list[PropertyResult] = []
+    for p in props:
+        if p.kind == "always":
+            if p.name in violation:
+                cx = to_counterexample(model, path_to(violation[p.name]))
+                results.append(PropertyResult(p.name, p.kind, False, cx, p.description))
+            else:
+                results.append(PropertyResult(p.name, p.kind, True if complete else None))
+        elif p.kind == "action":
+            if p.name in action_violation:
+                path = extend_with_transition(model, path_to(action_violation[p.name]), p.check)
+                cx = to_counterexample(model, path)
+                results.append(PropertyResult(p.name, p.kind, False, cx, p.description))
+            else:
+                results.append(PropertyResult(p.name, p.kind, True if complete else None))
+        elif p.kind == "sometimes":
+            if p.name in witnessed:
+                results.append(PropertyResult(p.name, p.kind, True, None, p.description))
+            else:
+                results.append(
+                    PropertyResult(
+                        p.name,
+                        p.kind,
+                        False if complete else None,
+                        None,
+                        p.description,
+                        note="never reached" if complete else "not reached before the search stopped",
+                    )
+                )
+        else:
+            results.append(
+                PropertyResult(
+                    p.name, p.kind, None, note="liveness: checked by `isr liveness`, not by BFS"
+                )
+            )
+    deadlock_example = None
+    if deadlock_fp is not None:
+        deadlock_example = to_counterexample(model, path_to(deadlock_fp))
+    return CheckResult(
+        model=model.name,
+        engine="bfs",
+        config=dict(config or {}),
+        complete=complete,
+        stop_reason=stop_reason,
+        distinct_states=len(seen),
+        states_generated=generated,
+        depth=max(depth, 0),
+        seconds=seconds,
+        properties=results,
+        actions_never_fired=[n for n, f in zip(model.action_names, fired, strict=True) if not f]
+        if complete
+        else [],
+        deadlocks=deadlocks,
+        deadlock_example=deadlock_example,
+        collision_probability=collision_probability(len(seen)),
+        symmetry=symmetry,
+    )
+
+
+__all__ = ["Action", "Limits", "check_bfs"]

@@ -1,0 +1,123 @@
+"""The model protocol: what an engine needs from a specification, and nothing about Kafka.
+
+A model is a plain object (see :class:`Model`). Engines explore it; they never import a spec.
+The design follows stateright's `Model` trait and TLC's separation of spec, state and engine:
+
+* ``init_states()`` — the initial states.
+* ``successors(state)`` — every enabled action with its successor, in a deterministic order.
+  An action is a pair ``(kind, args)``: ``kind`` indexes ``action_names``, ``args`` is a tuple of
+  ints naming what the action acts on (replicas, records...).
+* ``properties`` — named properties (see :class:`Property`).
+* ``within_boundary(state)`` — states outside the boundary are kept but not expanded.
+* ``canonicalize(state)`` — symmetry reduction: map a state to a representative of its orbit
+  under the model's symmetry group (identity when the model has none). It must return a state in
+  the same orbit; it need not pick the same representative for every member of the orbit (that
+  loses some reduction, never soundness).
+* ``describe_action(action)`` / ``state_to_json(state)`` — for counterexamples people read.
+
+States are immutable values made only of ints, bools, ``None`` and tuples (sets as sorted tuples
+or bitmasks). That makes them hash by value *and* makes ``hash(state)`` identical in every
+process and on every 64-bit CPython >= 3.8: integer hashing is not salted (only str and bytes
+are, by PYTHONHASHSEED) and tuple hashing is a fixed xxHash-style mix. :mod:`checker.fingerprint`
+relies on this and checks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+State = tuple
+Action = tuple[int, tuple[int, ...]]
+
+PropertyKind = Literal["always", "action", "sometimes", "eventually"]
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named property.
+
+    kind:
+      * ``always``     — ``check(state)`` holds in every reachable state (an invariant).
+      * ``action``     — ``check(state, action, next_state)`` holds on every transition
+                         (TLA+'s [][A]_vars), e.g. HwMonotonic.
+      * ``sometimes``  — ``check(...)`` holds in at least one reachable state, or on at least one
+                         transition when ``on_transitions``. A `sometimes` that is never met is a
+                         failure: the model cannot reach what it claims to model.
+      * ``eventually`` — liveness; checked by the state-graph engine under ``fairness``.
+    """
+
+    name: str
+    kind: PropertyKind
+    check: Callable[..., bool]
+    description: str = ""
+    on_transitions: bool = False
+    requirement: str = ""
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """Fairness of one action kind for liveness checking: ``weak`` or ``strong``."""
+
+    action: str
+    kind: Literal["weak", "strong"]
+
+
+class Model(Protocol):
+    """What every engine consumes."""
+
+    name: str
+    action_names: Sequence[str]
+    properties: Sequence[Property]
+
+    def init_states(self) -> Sequence[State]: ...
+
+    def successors(self, state: State) -> Iterable[tuple[Action, State]]: ...
+
+    def within_boundary(self, state: State) -> bool: ...
+
+    def canonicalize(self, state: State) -> State: ...
+
+    def describe_action(self, action: Action) -> dict[str, Any]: ...
+
+    def state_to_json(self, state: State) -> dict[str, Any]: ...
+
+
+@dataclass
+class SimpleModel:
+    """A model built from plain functions, for toy models in tests and examples."""
+
+    name: str
+    action_names: Sequence[str]
+    init: Callable[[], Sequence[State]]
+    next: Callable[[State], Iterable[tuple[Action, State]]]
+    properties: Sequence[Property] = ()
+    boundary: Callable[[State], bool] | None = None
+    canon: Callable[[State], State] | None = None
+    fairness: Sequence[Fairness] = field(default_factory=tuple)
+
+    def init_states(self) -> Sequence[State]:
+        return self.init()
+
+    def successors(self, state: State) -> Iterable[tuple[Action, State]]:
+        return self.next(state)
+
+    def within_boundary(self, state: State) -> bool:
+        return True if self.boundary is None else self.boundary(state)
+
+    def canonicalize(self, state: State) -> State:
+        return state if self.canon is None else self.canon(state)
+
+    def describe_action(self, action: Action) -> dict[str, Any]:
+        kind, args = action
+        return {"action": self.action_names[kind], "args": list(args)}
+
+    def state_to_json(self, state: State) -> dict[str, Any]:
+        return {"state": _jsonable(state)}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple | list | frozenset | set):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,119 @@
+"""One result type for every engine, with its JSON form."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+RESULT_FORMAT_VERSION = 1
+
+
+@dataclass
+class Step:
+    """One step of a counterexample: the action taken and the variables it changed."""
+
+    index: int
+    action: str
+    args: dict[str, Any]
+    changed: dict[str, Any]
+
+
+@dataclass
+class Counterexample:
+    """A path from an initial state. ``initial`` is the whole first state; each step lists only
+    what changed. ``loop_start`` marks the first step of the cycle of a liveness lasso."""
+
+    initial: dict[str, Any]
+    steps: list[Step]
+    loop_start: int | None = None
+
+    @property
+    def length(self) -> int:
+        return len(self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "length": self.length,
+            "initial": self.initial,
+            "steps": [asdict(s) for s in self.steps],
+            **({"loop_start": self.loop_start} if self.loop_start is not None else {}),
+        }
+
+
+@dataclass
+class PropertyResult:
+    name: str
+    kind: str
+    holds: bool | None  # None: not checked by this engine (e.g. liveness under BFS)
+    counterexample: Counterexample | None = None
+    description: str = ""
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "holds": self.holds,
+            "counterexample": None if self.counterexample is None else self.counterexample.to_json(),
+            **({"note": self.note} if self.note else {}),
+        }
+
+
+@dataclass
+class CheckResult:
+    model: str
+    engine: str
+    config: dict[str, Any]
+    complete: bool
+    stop_reason: str  # "exhausted", "max-states", "max-seconds", "all-properties-decided"
+    distinct_states: int
+    states_generated: int
+    depth: int
+    seconds: float
+    properties: list[PropertyResult]
+    actions_never_fired: list[str]
+    deadlocks: int = 0
+    deadlock_example: Counterexample | None = None
+    collision_probability: float = 0.0
+    symmetry: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def violated(self) -> list[PropertyResult]:
+        return [p for p in self.properties if p.holds is False]
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+    def exit_code(self) -> int:
+        """0 all checked properties hold and the search completed; 1 a property is violated;
+        3 incomplete. (2, bad input, is the CLI's.) A violation found by an incomplete search is
+        still a violation; a `sometimes` not yet met by an incomplete search is only incomplete."""
+        if any(p.holds is False and (p.kind != "sometimes" or self.complete) for p in self.properties):
+            return 1
+        return 0 if self.complete else 3
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": RESULT_FORMAT_VERSION,
+            "model": self.model,
+            "engine": self.engine,
+            "config": self.config,
+            "complete": self.complete,
+            "stop_reason": self.stop_reason,
+            "symmetry": self.symmetry,
+            "distinct_states": self.distinct_states,
+            "states_generated": self.states_generated,
+            "depth": self.depth,
+            "seconds": round(self.seconds, 3),
+            "states_per_second": round(self.states_per_second, 1),
+            "collision_probability": self.collision_probability,
+            "properties": [p.to_json() for p in self.properties],
+            "actions_never_fired": self.actions_never_fired,
+            "deadlocks": self.deadlocks,
+            "deadlock_example": None
+            if self.deadlock_example is None
+            else self.deadlock_example.to_json(),
+            **self.extra,
+        }

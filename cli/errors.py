@@ -1,0 +1,12 @@
+"""Exit codes and user-facing errors, in one place (as TLC keeps its messages)."""
+
+from __future__ import annotations
+
+OK = 0  # every checked property holds and the search completed
+VIOLATION = 1  # a property is violated (or a trace/implementation rejected)
+BAD_INPUT = 2  # the user's input is wrong: one line on stderr, no traceback
+INCOMPLETE = 3  # a time or state limit ended the run before it could decide
+
+
+class UsageError(Exception):
+    """A mistake in the user's input. The CLI prints `isr: error: <message>` and exits 2."""

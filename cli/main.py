@@ -1,0 +1,56 @@
+"""Entry point of the `isr` command. Each subcommand lives in its own module exposing
+``register(subparsers)``; the module list below is the only place they are wired together."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import BAD_INPUT, UsageError
+
+# Subcommand modules, in the order `isr --help` lists them.
+COMMANDS = [
+    "cli.check",
+    "cli.protocols",
+    "cli.replay",
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own usage errors: exit 2, one line
+        self.exit(BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="isr",
+        description="Specification, model checker and reference implementation of Kafka's "
+        "in-sync-replica replication protocol.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return BAD_INPUT
+    try:
+        return int(args.run(args) or 0)
+    except UsageError as e:
+        print(f"isr: error: {e}", file=sys.stderr)
+        return BAD_INPUT
+    except KeyboardInterrupt:
+        print("isr: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
