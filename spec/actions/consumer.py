@@ -1,0 +1,23 @@
+"""The consumer's action (R5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..state import State
+from .common import Ctx, sorted_add
+
+
+def consumer_fetch(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+    """ConsumerFetch(leader): a consumer reads everything below the HW of a replica that believes
+    it leads (R5: only offsets < HW are visible). Reading the whole visible prefix at once loses
+    nothing: any partial read shows a subset, and the safety property is about what was shown.
+    Listed only when it shows something new."""
+    h = s.history
+    shown = set(h.shown)
+    for l, r in enumerate(s.replicas):
+        if not r.alive or r.leader != l or r.hw == 0:
+            continue
+        new = [(o, r.log[o][0]) for o in range(r.hw) if (o, r.log[o][0]) not in shown]
+        if new:
+            yield (kind, (l,)), s._replace(history=h._replace(shown=sorted_add(h.shown, new)))

@@ -1,0 +1,78 @@
+"""A follower's fetcher (R2, R3, R4, R10, R12, KIP-101/279/320)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..state import State
+from .common import Ctx, advance_leader_hw, set_replica
+
+
+def _leader_serving(ctx: Ctx, s: State, f: int):
+    """The replica ``f`` fetches from, if it would answer: it is alive and believes it leads;
+    with KIP-320 fencing also at exactly the follower's epoch (else FENCED/UNKNOWN_LEADER_EPOCH)."""
+    r = s.replicas[f]
+    l = r.leader
+    if not r.alive or l < 0 or l == f:
+        return None
+    lr = s.replicas[l]
+    if not lr.alive or lr.leader != l:
+        return None
+    if ctx.protocol.fenced_fetch and lr.epoch != r.epoch:
+        return None
+    return l
+
+
+def follower_fetch(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+    """FollowerFetch(follower, leader): one fetch, request and response as one step. The fetch
+    offset is the follower's LEO, which tells the leader everything below it is replicated (R2):
+    the leader records it as the remote LEO (R3) and re-evaluates its HW (R4). The response
+    carries every record from that offset (the batch) and the leader's HW; the follower appends
+    them and sets HW = min(its LEO, leader HW) (R4). A fetch offset past the leader's LEO (a
+    longer, divergent follower log) is out of range: the follower truncates to the leader's LEO
+    (R12). Fetches that would change nothing are not listed (they are stuttering steps)."""
+    for f, r in enumerate(s.replicas):
+        if r.truncating:
+            continue
+        l = _leader_serving(ctx, s, f)
+        if l is None:
+            continue
+        lr = s.replicas[l]
+        offset = len(r.log)
+        lleo = len(lr.log)
+        if offset > lleo:
+            log = r.log[:lleo]
+            nr = r._replace(log=log, hw=min(r.hw, lleo), hw_ckpt=min(r.hw_ckpt, lleo))
+            yield (kind, (f, l)), set_replica(s, f, nr)
+            continue
+        t = s
+        if lr.remote_leo[f] != offset:
+            rl = lr.remote_leo
+            lr2 = lr._replace(remote_leo=rl[:f] + (offset,) + rl[f + 1 :])
+            t = advance_leader_hw(ctx, set_replica(s, l, lr2), l)
+            lr = t.replicas[l]
+        log = r.log + lr.log[offset:] if offset < lleo else r.log
+        hw = min(len(log), lr.hw)
+        if t is s and log is r.log and hw == r.hw:
+            continue
+        yield (kind, (f, l)), set_replica(t, f, r._replace(log=log, hw=hw))
+
+
+def follower_truncate(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+    """FollowerTruncate(follower, leader): the truncating fetcher asks the leader for the end
+    offset of its latest epoch (OffsetsForLeaderEpoch) and truncates by the protocol's rule
+    (KIP-101: one round; KIP-279: walk back until the epochs agree), then starts fetching. The
+    HW and its checkpoint cannot stay above the truncated log."""
+    proto = ctx.protocol
+    for f, r in enumerate(s.replicas):
+        if not r.truncating:
+            continue
+        l = _leader_serving(ctx, s, f)
+        if l is None:
+            continue
+        lr = s.replicas[l]
+        t = proto.truncation_offset(r.log, r.hw, lr.log, lr.epoch)
+        nr = r._replace(
+            log=r.log[:t], hw=min(r.hw, t), hw_ckpt=min(r.hw_ckpt, t), truncating=False
+        )
+        yield (kind, (f, l)), set_replica(s, f, nr)

@@ -1,0 +1,55 @@
+"""The leader's ISR management (R7): shrink and expand as compare-and-set writes of the
+partition state, fenced by the zkVersion the leader cached (see spec.state.Coord)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..state import State
+from .common import Ctx, advance_leader_hw, with_stale_versions
+
+
+def _leader_write(s: State, leader: int, new_isr: int) -> State:
+    reps, reqs = with_stale_versions(s, writer=leader)
+    r = reps[leader]
+    reps = reps[:leader] + (r._replace(isr=new_isr),) + reps[leader + 1 :]
+    return State(reps, s.coord._replace(isr=new_isr), reqs, s.history)
+
+
+def _current_epoch_start(log, epoch: int) -> int:
+    for offset, (_, e) in enumerate(log):
+        if e == epoch:
+            return offset
+    return len(log)
+
+
+def leader_shrink_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+    """LeaderShrinkIsr(leader, follower): a follower whose last fetch did not reach the leader's
+    LEO is removed once replica.lag.time.max.ms passes (time is not modelled: it may pass
+    between any two steps). Only with a current zkVersion (the CAS succeeds); a failed CAS changes
+    nothing and the leader waits for the controller's LeaderAndIsr. Then the HW is re-evaluated
+    (R4): the shrink may let it advance."""
+    for l, r in enumerate(s.replicas):
+        if not (r.alive and r.leader == l and r.zk_fresh):
+            continue
+        lleo = len(r.log)
+        for j in range(ctx.n):
+            if j != l and r.isr >> j & 1 and r.remote_leo[j] < lleo:
+                t = _leader_write(s, l, r.isr & ~(1 << j))
+                yield (kind, (l, j)), advance_leader_hw(ctx, t, l)
+
+
+def leader_expand_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+    """LeaderExpandIsr(leader, follower): a follower whose fetched LEO reached the leader's HW
+    rejoins the ISR (R7), a CAS write like the shrink. With KAFKA-7128 (kip-320 here) it must
+    also have reached the start offset of the leader's epoch, since a new leader's HW may lag."""
+    need_epoch_start = ctx.protocol.isr_join_needs_epoch_start
+    for l, r in enumerate(s.replicas):
+        if not (r.alive and r.leader == l and r.zk_fresh):
+            continue
+        floor = r.hw
+        if need_epoch_start:
+            floor = max(floor, _current_epoch_start(r.log, r.epoch))
+        for j in range(ctx.n):
+            if j != l and not r.isr >> j & 1 and r.remote_leo[j] >= floor:
+                yield (kind, (l, j)), _leader_write(s, l, r.isr | (1 << j))

@@ -1,0 +1,219 @@
+"""The ISR spec as a model for the checker: Init, Next (the actions), the properties, and the
+symmetry over replica ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .actions import ACTIONS, ActionDef
+from .actions.common import Ctx
+from .config import Config
+from .properties import make_properties
+from .state import Replica, Request, State, initial_state
+
+
+class IsrSpec:
+    """The model of one partition under one protocol version and one set of bounds."""
+
+    def __init__(self, config: Config):
+        self.config = config.validate()
+        self.ctx = Ctx.of(config)
+        epoch_based = not self.ctx.protocol.truncate_to_hw_on_become_follower
+        self.actions: tuple[ActionDef, ...] = tuple(
+            a for a in ACTIONS if epoch_based or not a.epoch_truncation_only
+        )
+        self.action_names = [a.name for a in self.actions]
+        self._fns = [(k, a.fn) for k, a in enumerate(self.actions)]
+        self.kind_of = {a.name: k for k, a in enumerate(self.actions)}
+        self.properties = make_properties(self.ctx, self.kind_of)
+        self.name = f"isr/{config.protocol}"
+
+    # --- the model protocol -------------------------------------------------------------------
+    def init_states(self) -> list[State]:
+        return [initial_state(self.ctx.n)]
+
+    def successors(self, state: State) -> Iterator[tuple]:
+        ctx = self.ctx
+        for kind, fn in self._fns:
+            yield from fn(ctx, state, kind)
+
+    def within_boundary(self, state: State) -> bool:
+        return True  # the bounds are enforced by the actions' enabling conditions
+
+    def canonicalize(self, s: State) -> State:
+        """Symmetry over replica ids: order the replicas by what they hold (log, HW, roles...),
+        then rename every id in the state accordingly. Replicas with equal keys keep their
+        relative order, so two members of an orbit may keep different representatives (less
+        reduction, never unsound: the representative is always in the orbit)."""
+        reps = s.replicas
+        c = s.coord
+        keys = [
+            (
+                r.log,
+                r.hw,
+                r.hw_ckpt,
+                r.alive,
+                r.epoch,
+                r.leader == i,
+                c.leader == i,
+                c.isr >> i & 1,
+                r.truncating,
+                r.zk_fresh,
+                r.pending,
+            )
+            for i, r in enumerate(reps)
+        ]
+        order = sorted(range(len(reps)), key=keys.__getitem__)
+        if all(order[k] == k for k in range(len(order))):
+            return s
+        return permute(s, order)
+
+    def describe_action(self, action: tuple) -> dict[str, Any]:
+        kind, args = action
+        if kind < 0:
+            return {"action": "Init", "args": {}}
+        a = self.actions[kind]
+        return {"action": a.name, "args": dict(zip(a.params, args, strict=True))}
+
+    def state_to_json(self, s: State) -> dict[str, Any]:
+        return state_to_json(s)
+
+
+def _perm_mask(mask: int, pos: list[int]) -> int:
+    out = 0
+    i = 0
+    while mask:
+        if mask & 1:
+            out |= 1 << pos[i]
+        mask >>= 1
+        i += 1
+    return out
+
+
+def permute(s: State, order: list[int]) -> State:
+    """The state with replica ``order[k]`` renamed ``k``."""
+    n = len(order)
+    pos = [0] * n
+    for new, old in enumerate(order):
+        pos[old] = new
+
+    def ren(x: int) -> int:
+        return pos[x] if x >= 0 else x
+
+    reps = []
+    for old in order:
+        r = s.replicas[old]
+        rl = r.remote_leo
+        reps.append(
+            Replica(
+                r.log,
+                r.hw,
+                r.hw_ckpt,
+                r.alive,
+                ren(r.leader),
+                r.epoch,
+                _perm_mask(r.isr, pos),
+                r.zk_fresh,
+                tuple(rl[order[k]] for k in range(n)),
+                r.truncating,
+                r.pending,
+            )
+        )
+    c = s.coord
+    coord = c._replace(leader=ren(c.leader), isr=_perm_mask(c.isr, pos))
+    reqs = tuple(
+        sorted(
+            Request(pos[q.dest], ren(q.leader), q.epoch, _perm_mask(q.isr, pos), q.fresh)
+            for q in s.requests
+        )
+    )
+    return State(tuple(reps), coord, reqs, s.history)
+
+
+def _mask_list(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+def state_to_json(s: State) -> dict[str, Any]:
+    """The variables by name, as people read them: per-replica maps keyed r0, r1, ..."""
+    reps = s.replicas
+    h = s.history
+
+    def per(f) -> dict[str, Any]:
+        return {f"r{i}": f(r) for i, r in enumerate(reps)}
+
+    return {
+        "log": per(lambda r: [list(e) for e in r.log]),
+        "hw": per(lambda r: r.hw),
+        "hw_checkpoint": per(lambda r: r.hw_ckpt),
+        "alive": per(lambda r: r.alive),
+        "leader_view": per(lambda r: r.leader),
+        "epoch_view": per(lambda r: r.epoch),
+        "isr_view": per(lambda r: _mask_list(r.isr)),
+        "zk_version_current": per(lambda r: r.zk_fresh),
+        "remote_leo": per(lambda r: list(r.remote_leo)),
+        "truncating": per(lambda r: r.truncating),
+        "pending_acks": per(lambda r: list(r.pending)),
+        "coordination": {
+            "leader": s.coord.leader,
+            "leader_epoch": s.coord.epoch,
+            "isr": _mask_list(s.coord.isr),
+        },
+        "leader_and_isr_in_flight": [
+            {"to": q.dest, "leader": q.leader, "epoch": q.epoch, "isr": _mask_list(q.isr), "version_current": q.fresh}
+            for q in s.requests
+        ],
+        "records_written": h.next_record,
+        "acked_all": [list(x) for x in h.acked],
+        "acked_1": [list(x) for x in h.acked1],
+        "refused": list(h.refused),
+        "shown_to_consumers": [list(x) for x in h.shown],
+        "crashes": h.crashes,
+    }
+
+
+def state_from_json(d: dict[str, Any]) -> State:
+    """Inverse of state_to_json (for replaying saved traces)."""
+    from .state import Coord, History
+
+    n = len(d["log"])
+
+    def mask(xs) -> int:
+        m = 0
+        for x in xs:
+            m |= 1 << x
+        return m
+
+    reps = tuple(
+        Replica(
+            tuple(tuple(e) for e in d["log"][f"r{i}"]),
+            d["hw"][f"r{i}"],
+            d["hw_checkpoint"][f"r{i}"],
+            d["alive"][f"r{i}"],
+            d["leader_view"][f"r{i}"],
+            d["epoch_view"][f"r{i}"],
+            mask(d["isr_view"][f"r{i}"]),
+            d["zk_version_current"][f"r{i}"],
+            tuple(d["remote_leo"][f"r{i}"]),
+            d["truncating"][f"r{i}"],
+            tuple(d["pending_acks"][f"r{i}"]),
+        )
+        for i in range(n)
+    )
+    c = d["coordination"]
+    reqs = tuple(
+        sorted(
+            Request(q["to"], q["leader"], q["epoch"], mask(q["isr"]), q["version_current"])
+            for q in d["leader_and_isr_in_flight"]
+        )
+    )
+    hist = History(
+        d["records_written"],
+        tuple(tuple(x) for x in d["acked_all"]),
+        tuple(tuple(x) for x in d["acked_1"]),
+        tuple(d["refused"]),
+        tuple(tuple(x) for x in d["shown_to_consumers"]),
+        d["crashes"],
+    )
+    return State(reps, Coord(c["leader"], c["leader_epoch"], mask(c["isr"])), reqs, hist)

@@ -1,0 +1,209 @@
+"""The properties of PROTOCOL.md, by name. Each is symmetric in the replica ids (it says the same
+of every replica), which is what makes symmetry reduction sound for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from checker.model import Property
+
+from .actions.common import Ctx, is_true_leader
+from .state import State
+
+
+def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
+    cfg = ctx.config
+    n, full, records, epochs = ctx.n, ctx.full, cfg.records, cfg.epochs
+
+    def type_ok(s: State) -> bool:
+        """TypeOK: every variable holds a value of its type and within the bounds."""
+        if len(s.replicas) != n:
+            return False
+        for r in s.replicas:
+            if len(r.log) > records or len(r.remote_leo) != n:
+                return False
+            for rec, ep in r.log:
+                if not (1 <= rec <= records and 1 <= ep <= epochs):
+                    return False
+            if not (0 <= r.hw <= records and 0 <= r.hw_ckpt <= records):
+                return False
+            if not (-1 <= r.leader < n and 0 <= r.epoch <= epochs and 0 <= r.isr <= full):
+                return False
+            if not all(-1 <= x <= records for x in r.remote_leo):
+                return False
+            if not all(0 <= o < len(r.log) for o in r.pending):
+                return False
+        c = s.coord
+        if not (0 <= c.leader < n and 1 <= c.epoch <= epochs and 0 < c.isr <= full):
+            return False
+        for q in s.requests:
+            if not (0 <= q.dest < n and 0 <= q.leader < n and 1 <= q.epoch <= epochs):
+                return False
+        h = s.history
+        return 0 <= h.next_record <= records and 0 <= h.crashes <= cfg.crashes
+
+    return type_ok
+
+
+def hw_at_most_leo(s: State) -> bool:
+    """HwAtMostLeo: HW <= LEO on every replica, in memory and in its checkpoint (R4, R13)."""
+    return all(r.hw <= len(r.log) and r.hw_ckpt <= len(r.log) for r in s.replicas)
+
+
+def leader_in_isr(s: State) -> bool:
+    """LeaderInIsr: the recorded leader is a member of the recorded ISR (R9)."""
+    return bool(s.coord.isr >> s.coord.leader & 1)
+
+
+def _isr_within_assigned(ctx: Ctx) -> Callable[[State], bool]:
+    full = ctx.full
+
+    def isr_within_assigned(s: State) -> bool:
+        """IsrWithinAssigned: the recorded ISR and every replica's view of it are subsets of the
+        assigned replicas, and the recorded ISR is never empty (R7, R9)."""
+        if not 0 < s.coord.isr <= full or s.coord.isr & ~full:
+            return False
+        return all(not r.isr & ~full for r in s.replicas)
+
+    return isr_within_assigned
+
+
+def _same_prefix(a, b, upto: int) -> bool:
+    return len(a) >= upto and len(b) >= upto and a[:upto] == b[:upto]
+
+
+def strong_isr(s: State) -> bool:
+    """StrongIsr: everything below a presumed leader's HW is identical on every member of the
+    recorded ISR (R5, R17). A presumed leader is any live replica that believes it leads."""
+    reps = s.replicas
+    isr = s.coord.isr
+    for i, r in enumerate(reps):
+        if r.alive and r.leader == i and r.hw:
+            for j, other in enumerate(reps):
+                if isr >> j & 1 and not _same_prefix(r.log, other.log, r.hw):
+                    return False
+    return True
+
+
+def weak_isr(s: State) -> bool:
+    """WeakIsr: as StrongIsr, for the ISR as the presumed leader itself records it."""
+    reps = s.replicas
+    for i, r in enumerate(reps):
+        if r.alive and r.leader == i and r.hw:
+            for j, other in enumerate(reps):
+                if r.isr >> j & 1 and not _same_prefix(r.log, other.log, r.hw):
+                    return False
+    return True
+
+
+def no_committed_loss(s: State) -> bool:
+    """NoCommittedLoss: every record acknowledged to an acks=all producer is at its offset on the
+    leader (the recorded leader, once it has taken up its epoch) (R6, R17)."""
+    acked = s.history.acked
+    if not acked:
+        return True
+    lead = s.coord.leader
+    if not is_true_leader(s, lead):
+        return True
+    log = s.replicas[lead].log
+    return all(o < len(log) and log[o][0] == rec for o, rec in acked)
+
+
+def no_phantom_read(s: State) -> bool:
+    """NoPhantomRead: a record once shown to a consumer never changes or disappears: no offset was
+    ever shown with two records, and each shown record is at its offset on the leader (R5)."""
+    shown = s.history.shown
+    if not shown:
+        return True
+    offsets = [o for o, _ in shown]
+    if len(set(offsets)) != len(offsets):
+        return False
+    lead = s.coord.leader
+    if not is_true_leader(s, lead):
+        return True
+    log = s.replicas[lead].log
+    return all(o < len(log) and log[o][0] == rec for o, rec in shown)
+
+
+def log_matching(s: State) -> bool:
+    """LogMatching: two logs holding an entry of the same epoch at the same offset agree on every
+    entry up to and including it."""
+    logs = [r.log for r in s.replicas]
+    for a in range(len(logs)):
+        la = logs[a]
+        for b in range(a + 1, len(logs)):
+            lb = logs[b]
+            m = min(len(la), len(lb))
+            # the last offset where the epochs agree decides: the prefixes must be equal up to it
+            for o in range(m - 1, -1, -1):
+                if la[o][1] == lb[o][1]:
+                    if la[: o + 1] != lb[: o + 1]:
+                        return False
+                    break
+    return True
+
+
+def hw_monotonic(s: State, action, t: State) -> bool:
+    """HwMonotonic (an action property): a replica that presumes leadership before and after a
+    step never lowers its HW in that step (R4)."""
+    if s.replicas is t.replicas:
+        return True
+    for i, (a, b) in enumerate(zip(s.replicas, t.replicas, strict=True)):
+        if (
+            b.hw < a.hw
+            and a.alive
+            and b.alive
+            and a.leader == i
+            and b.leader == i
+        ):
+            return False
+    return True
+
+
+def some_committed(s: State) -> bool:
+    """A presumed leader's HW passes a record: something is committed."""
+    return any(r.alive and r.leader == i and r.hw > 0 for i, r in enumerate(s.replicas))
+
+
+def _fires(kind: int, pred: Callable[[State, tuple, State], bool] | None = None):
+    def check(s: State, action: tuple, t: State) -> bool:
+        return action[0] == kind and (pred is None or pred(s, action, t))
+
+    return check
+
+
+def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
+    props = [
+        Property("TypeOK", "always", _type_ok(ctx), "every variable in its type and bounds"),
+        Property("HwAtMostLeo", "always", hw_at_most_leo, "HW <= LEO on every replica", requirement="R4"),
+        Property("LeaderInIsr", "always", leader_in_isr, "recorded leader is in the recorded ISR", requirement="R9"),
+        Property(
+            "IsrWithinAssigned",
+            "always",
+            _isr_within_assigned(ctx),
+            "ISR non-empty and within the assigned replicas",
+            requirement="R7",
+        ),
+        Property("StrongIsr", "always", strong_isr, "below a presumed leader's HW, the recorded ISR agrees", requirement="R17"),
+        Property("WeakIsr", "always", weak_isr, "below a presumed leader's HW, its own ISR agrees", requirement="R17"),
+        Property("NoCommittedLoss", "always", no_committed_loss, "acks=all acknowledged records stay on the leader", requirement="R6"),
+        Property("NoPhantomRead", "always", no_phantom_read, "records shown to consumers never change or vanish", requirement="R5"),
+        Property("LogMatching", "always", log_matching, "same offset and epoch implies same prefix"),
+        Property("HwMonotonic", "action", hw_monotonic, "a leader's HW never decreases", requirement="R4"),
+        Property("SometimesCommitted", "sometimes", some_committed, "a record can be committed"),
+        Property(
+            "SometimesIsrShrinkAndExpand",
+            "sometimes",
+            _fires(kind_of["LeaderExpandIsr"]),
+            "a follower can leave the ISR and rejoin it (the initial ISR is full)",
+            on_transitions=True,
+        ),
+        Property(
+            "SometimesLeaderChange",
+            "sometimes",
+            _fires(kind_of["ControllerElectLeader"], lambda s, a, t: t.coord.leader != s.coord.leader),
+            "the controller can move leadership to another replica",
+            on_transitions=True,
+        ),
+    ]
+    return props

@@ -1,0 +1,106 @@
+"""Protocol versions. Each replaces only the truncation/fencing rule (R10, R13, KIP-101/279/320).
+
+A version answers four questions:
+* what a replica does to its log on becoming follower (R10) and on restart (R13);
+* how a truncating follower picks its truncation point from the leader's answer (KIP-101/279);
+* whether fetches carry the follower's leader epoch and are fenced when it differs (KIP-320);
+* whether a follower must reach the leader's epoch start offset before rejoining the ISR
+  (KAFKA-7128, shipped with KIP-320 in Kafka 2.1: a new leader's lagging HW must not admit a
+  follower that lacks records the previous leader already committed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .log import UNDEFINED, end_offset_kip101, end_offset_kip279, last_epoch
+from .state import Log
+
+
+@dataclass(frozen=True)
+class ProtocolVersion:
+    name: str
+    description: str
+    truncate_to_hw_on_become_follower: bool  # seeds: R10 "truncate the log to the HW"
+    truncate_to_hw_on_restart: bool  # seeds: R13 "truncates its log to [the HW checkpoint]"
+    fenced_fetch: bool  # KIP-320: fetch and OffsetsForLeaderEpoch carry the current leader epoch
+    isr_join_needs_epoch_start: bool  # KAFKA-7128
+
+    def truncation_offset(self, flog: Log, fhw: int, llog: Log, lepoch: int) -> int:
+        """Where a follower with log ``flog`` and HW ``fhw`` truncates, given the leader's log and
+        current epoch (only for the epoch-based versions)."""
+        raise NotImplementedError
+
+
+class HwTruncation(ProtocolVersion):
+    def truncation_offset(self, flog, fhw, llog, lepoch):  # never asked: it truncates to HW
+        return min(fhw, len(flog))
+
+
+class Kip101(ProtocolVersion):
+    def truncation_offset(self, flog, fhw, llog, lepoch):
+        """One OffsetsForLeaderEpoch round with the follower's last epoch; truncate to the
+        leader's end offset for it. No answer (UNDEFINED): fall back to the HW, as 0.11 did."""
+        if not flog:
+            return 0
+        end = end_offset_kip101(llog, lepoch, last_epoch(flog))
+        if end == UNDEFINED:
+            return min(fhw, len(flog))
+        return min(end, len(flog))
+
+
+class Kip279(ProtocolVersion):
+    def truncation_offset(self, flog, fhw, llog, lepoch):
+        """KIP-279: the leader answers with the largest epoch it has <= the requested one and
+        that epoch's end offset; the follower truncates to the smaller of that and its own end
+        offset for that epoch, and asks again until the epochs agree (walk back epoch by epoch)."""
+        t = len(flog)
+        while t > 0:
+            requested = flog[t - 1][1]
+            epoch, end = end_offset_kip279(llog, lepoch, requested)
+            if epoch == UNDEFINED:
+                return min(fhw, t)
+            _, own_end = end_offset_kip279(flog[:t], None, epoch)
+            new_t = min(t, end, own_end)
+            if epoch == requested:
+                return new_t
+            t = new_t
+        return 0
+
+
+HW_TRUNCATION = HwTruncation(
+    "hw-truncation",
+    "the seeds' protocol: a new follower and a restarted broker truncate to their high watermark",
+    truncate_to_hw_on_become_follower=True,
+    truncate_to_hw_on_restart=True,
+    fenced_fetch=False,
+    isr_join_needs_epoch_start=False,
+)
+KIP_101 = Kip101(
+    "kip-101",
+    "Kafka 0.11: truncate to the leader's end offset of the follower's last leader epoch",
+    truncate_to_hw_on_become_follower=False,
+    truncate_to_hw_on_restart=False,
+    fenced_fetch=False,
+    isr_join_needs_epoch_start=False,
+)
+KIP_279 = Kip279(
+    "kip-279",
+    "Kafka 2.0: walk back epoch by epoch until leader and follower agree on an epoch",
+    truncate_to_hw_on_become_follower=False,
+    truncate_to_hw_on_restart=False,
+    fenced_fetch=False,
+    isr_join_needs_epoch_start=False,
+)
+KIP_320 = Kip279(
+    "kip-320",
+    "Kafka 2.1: KIP-279 plus fetches fenced by the current leader epoch (and KAFKA-7128)",
+    truncate_to_hw_on_become_follower=False,
+    truncate_to_hw_on_restart=False,
+    fenced_fetch=True,
+    isr_join_needs_epoch_start=True,
+)
+
+PROTOCOLS: dict[str, ProtocolVersion] = {
+    p.name: p for p in (HW_TRUNCATION, KIP_101, KIP_279, KIP_320)
+}

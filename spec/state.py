@@ -1,0 +1,121 @@
+"""The state variables of the ISR spec, each with what it means and what is not modelled.
+
+One partition, replicas 0..R-1 (all assigned: AR = all replicas). A state is a nest of tuples
+(NamedTuples are tuples) of ints and bools, so it hashes by value identically in every process.
+Sets of replicas are bitmasks; sets of records are sorted tuples.
+
+Deliberately not modelled (here; later issues add some as fault modes): time (any timeout may
+expire between two steps, so lag-based ISR shrink may happen at any moment), the controller's own
+failover (one controller, always the same), log retention and the log start offset, unflushed
+tails lost by a crash (logs are durable), producer retries, unclean election, multiple
+partitions. The fetch is one atomic request/response; the window between the leader advancing its
+HW and the follower learning it is kept by the lazily written HW checkpoint.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+NO_LEADER = -1
+NO_EPOCH = 0
+UNKNOWN_LEO = -1
+
+Entry = tuple[int, int]  # (record id, leader epoch that appended it)
+Log = tuple[Entry, ...]
+
+
+class Replica(NamedTuple):
+    """A broker's replica of the partition."""
+
+    log: Log  # durable log: (record id, leader epoch) at each offset; LEO = len(log) (R3)
+    hw: int  # in-memory high watermark (R4); 0 after a crash until restart reads the checkpoint
+    hw_ckpt: int  # HW checkpoint file on disk (R13), written lazily (BrokerCheckpointHw) and on truncation
+    alive: bool  # False between BrokerCrash and BrokerRestart
+    leader: int  # leader from the last LeaderAndIsr applied (NO_LEADER before any, or after a crash)
+    epoch: int  # leader epoch from the last LeaderAndIsr applied (NO_EPOCH before any)
+    isr: int  # ISR bitmask: from the last LeaderAndIsr, or from the leader's own ISR writes (R7)
+    zk_fresh: bool  # the cached partition-state zkVersion equals the coordination's (see Coord)
+    remote_leo: tuple[int, ...]  # as leader: each follower's LEO from its last fetch (R3); -1 unknown
+    truncating: bool  # follower fetcher awaits OffsetsForLeaderEpoch truncation (kip-101 and later)
+    pending: tuple[int, ...]  # as leader: offsets of acks=all writes awaiting commit (purgatory, R6)
+
+
+class Coord(NamedTuple):
+    """The coordination service's partition state (ZooKeeper's /brokers/topics/t/partitions/p/state,
+    R18), written only by the controller and by the leader's compare-and-set ISR updates (R7, R9).
+
+    The zkVersion is abstracted: versions only ever increase and are only compared for equality
+    with the current one, so a cached version is either current or stale forever. Each replica and
+    each request in flight carries that one bit (``zk_fresh`` / ``Request.fresh``), every write
+    clears it everywhere but at the writer: this is the compare-and-set fencing exactly, with a
+    finite state space."""
+
+    leader: int  # the elected leader (may be crashed: the partition is then offline until elected)
+    epoch: int  # the leader epoch, bumped by every controller write (R9)
+    isr: int  # the recorded ISR, a bitmask
+
+
+class Request(NamedTuple):
+    """A LeaderAndIsr request in flight from the controller to one replica (R9). In flight
+    requests may be lost (NetworkLoseLeaderAndIsr), delayed and delivered in any order (R8)."""
+
+    dest: int
+    leader: int
+    epoch: int
+    isr: int
+    fresh: bool  # the request's zkVersion is still the current one
+
+
+class History(NamedTuple):
+    """History variables: what clients were told, for the safety properties. Not protocol state."""
+
+    next_record: int  # records written so far (ids 1..next_record have been used)
+    acked: tuple[Entry, ...]  # (offset, record) acknowledged to an acks=all producer (R6)
+    acked1: tuple[Entry, ...]  # (offset, record) acknowledged to an acks=1 producer (R6)
+    refused: tuple[int, ...]  # records refused: NotEnoughReplicas or NotEnoughReplicasAfterAppend
+    shown: tuple[Entry, ...]  # (offset, record) ever returned to a consumer (R5)
+    crashes: int  # crashes so far (bounded by Config.crashes)
+
+
+class State(NamedTuple):
+    replicas: tuple[Replica, ...]
+    coord: Coord
+    requests: tuple[Request, ...]  # a set, kept sorted
+    history: History
+
+
+def bit(i: int) -> int:
+    return 1 << i
+
+
+def members(mask: int, n: int) -> tuple[int, ...]:
+    return tuple(i for i in range(n) if mask >> i & 1)
+
+
+def initial_state(n: int) -> State:
+    """Replica 0 (the preferred replica, R1) leads at epoch 1 with every replica in the ISR, and
+    every replica has applied that LeaderAndIsr; logs are empty."""
+    full = (1 << n) - 1
+    unknown = (-1,) * n
+    replicas = tuple(
+        Replica(
+            log=(),
+            hw=0,
+            hw_ckpt=0,
+            alive=True,
+            leader=0,
+            epoch=1,
+            isr=full,
+            zk_fresh=(i == 0),
+            remote_leo=unknown,
+            truncating=False,
+            pending=(),
+        )
+        for i in range(n)
+    )
+    return State(
+        replicas=replicas,
+        coord=Coord(leader=0, epoch=1, isr=full),
+        requests=(),
+        history=History(next_record=0, acked=(), acked1=(), refused=(), shown=(), crashes=0),
+    )
