@@ -191,7 +191,9 @@ def check_bfs(
                         False if complete else None,
                         None,
                         p.description,
-                        note="never reached" if complete else "not reached before the search stopped",
+                        note="never reached"
+                        if complete
+                        else "not reached before the search stopped",
                     )
                 )
         else:

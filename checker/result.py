@@ -54,7 +54,9 @@ class PropertyResult:
             "name": self.name,
             "kind": self.kind,
             "holds": self.holds,
-            "counterexample": None if self.counterexample is None else self.counterexample.to_json(),
+            "counterexample": None
+            if self.counterexample is None
+            else self.counterexample.to_json(),
             **({"note": self.note} if self.note else {}),
         }
 
@@ -90,7 +92,9 @@ class CheckResult:
         """0 all checked properties hold and the search completed; 1 a property is violated;
         3 incomplete. (2, bad input, is the CLI's.) A violation found by an incomplete search is
         still a violation; a `sometimes` not yet met by an incomplete search is only incomplete."""
-        if any(p.holds is False and (p.kind != "sometimes" or self.complete) for p in self.properties):
+        if any(
+            p.holds is False and (p.kind != "sometimes" or self.complete) for p in self.properties
+        ):
             return 1
         return 0 if self.complete else 3
 

@@ -6,6 +6,7 @@ OK = 0  # every checked property holds and the search completed
 VIOLATION = 1  # a property is violated (or a trace/implementation rejected)
 BAD_INPUT = 2  # the user's input is wrong: one line on stderr, no traceback
 INCOMPLETE = 3  # a time or state limit ended the run before it could decide
+REJECTED = 4  # `isr replay`: a step of the trace is not a transition of the spec
 
 
 class UsageError(Exception):

@@ -46,7 +46,9 @@ class Config:
         if self.records < 0:
             raise ConfigError(f"--records must be >= 0, got {self.records}")
         if self.epochs < 1:
-            raise ConfigError(f"--epochs must be >= 1 (the initial leader has epoch 1), got {self.epochs}")
+            raise ConfigError(
+                f"--epochs must be >= 1 (the initial leader has epoch 1), got {self.epochs}"
+            )
         if self.crashes < 0:
             raise ConfigError(f"--crashes must be >= 0, got {self.crashes}")
         if self.acks not in ACKS:

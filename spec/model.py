@@ -9,6 +9,7 @@ from typing import Any
 from .actions import ACTIONS, ActionDef
 from .actions.common import Ctx
 from .config import Config
+from .liveness import make_liveness
 from .properties import make_properties
 from .state import Replica, Request, State, initial_state
 
@@ -26,7 +27,8 @@ class IsrSpec:
         self.action_names = [a.name for a in self.actions]
         self._fns = [(k, a.fn) for k, a in enumerate(self.actions)]
         self.kind_of = {a.name: k for k, a in enumerate(self.actions)}
-        self.properties = make_properties(self.ctx, self.kind_of)
+        liveness, self.fairness = make_liveness(self.ctx, self.kind_of)
+        self.properties = [*make_properties(self.ctx, self.kind_of), *liveness]
         self.name = f"isr/{config.protocol}"
 
     # --- the model protocol -------------------------------------------------------------------
@@ -161,7 +163,13 @@ def state_to_json(s: State) -> dict[str, Any]:
             "isr": _mask_list(s.coord.isr),
         },
         "leader_and_isr_in_flight": [
-            {"to": q.dest, "leader": q.leader, "epoch": q.epoch, "isr": _mask_list(q.isr), "version_current": q.fresh}
+            {
+                "to": q.dest,
+                "leader": q.leader,
+                "epoch": q.epoch,
+                "isr": _mask_list(q.isr),
+                "version_current": q.fresh,
+            }
             for q in s.requests
         ],
         "records_written": h.next_record,

@@ -149,13 +149,7 @@ def hw_monotonic(s: State, action, t: State) -> bool:
     if s.replicas is t.replicas:
         return True
     for i, (a, b) in enumerate(zip(s.replicas, t.replicas, strict=True)):
-        if (
-            b.hw < a.hw
-            and a.alive
-            and b.alive
-            and a.leader == i
-            and b.leader == i
-        ):
+        if b.hw < a.hw and a.alive and b.alive and a.leader == i and b.leader == i:
             return False
     return True
 
@@ -175,8 +169,16 @@ def _fires(kind: int, pred: Callable[[State, tuple, State], bool] | None = None)
 def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
     props = [
         Property("TypeOK", "always", _type_ok(ctx), "every variable in its type and bounds"),
-        Property("HwAtMostLeo", "always", hw_at_most_leo, "HW <= LEO on every replica", requirement="R4"),
-        Property("LeaderInIsr", "always", leader_in_isr, "recorded leader is in the recorded ISR", requirement="R9"),
+        Property(
+            "HwAtMostLeo", "always", hw_at_most_leo, "HW <= LEO on every replica", requirement="R4"
+        ),
+        Property(
+            "LeaderInIsr",
+            "always",
+            leader_in_isr,
+            "recorded leader is in the recorded ISR",
+            requirement="R9",
+        ),
         Property(
             "IsrWithinAssigned",
             "always",
@@ -184,12 +186,40 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
             "ISR non-empty and within the assigned replicas",
             requirement="R7",
         ),
-        Property("StrongIsr", "always", strong_isr, "below a presumed leader's HW, the recorded ISR agrees", requirement="R17"),
-        Property("WeakIsr", "always", weak_isr, "below a presumed leader's HW, its own ISR agrees", requirement="R17"),
-        Property("NoCommittedLoss", "always", no_committed_loss, "acks=all acknowledged records stay on the leader", requirement="R6"),
-        Property("NoPhantomRead", "always", no_phantom_read, "records shown to consumers never change or vanish", requirement="R5"),
-        Property("LogMatching", "always", log_matching, "same offset and epoch implies same prefix"),
-        Property("HwMonotonic", "action", hw_monotonic, "a leader's HW never decreases", requirement="R4"),
+        Property(
+            "StrongIsr",
+            "always",
+            strong_isr,
+            "below a presumed leader's HW, the recorded ISR agrees",
+            requirement="R17",
+        ),
+        Property(
+            "WeakIsr",
+            "always",
+            weak_isr,
+            "below a presumed leader's HW, its own ISR agrees",
+            requirement="R17",
+        ),
+        Property(
+            "NoCommittedLoss",
+            "always",
+            no_committed_loss,
+            "acks=all acknowledged records stay on the leader",
+            requirement="R6",
+        ),
+        Property(
+            "NoPhantomRead",
+            "always",
+            no_phantom_read,
+            "records shown to consumers never change or vanish",
+            requirement="R5",
+        ),
+        Property(
+            "LogMatching", "always", log_matching, "same offset and epoch implies same prefix"
+        ),
+        Property(
+            "HwMonotonic", "action", hw_monotonic, "a leader's HW never decreases", requirement="R4"
+        ),
         Property("SometimesCommitted", "sometimes", some_committed, "a record can be committed"),
         Property(
             "SometimesIsrShrinkAndExpand",
@@ -201,7 +231,9 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
         Property(
             "SometimesLeaderChange",
             "sometimes",
-            _fires(kind_of["ControllerElectLeader"], lambda s, a, t: t.coord.leader != s.coord.leader),
+            _fires(
+                kind_of["ControllerElectLeader"], lambda s, a, t: t.coord.leader != s.coord.leader
+            ),
             "the controller can move leadership to another replica",
             on_transitions=True,
         ),

@@ -31,13 +31,19 @@ class Replica(NamedTuple):
     hw: int  # in-memory high watermark (R4); 0 after a crash until restart reads the checkpoint
     hw_ckpt: int  # HW checkpoint file on disk (R13), written lazily (BrokerCheckpointHw) and on truncation
     alive: bool  # False between BrokerCrash and BrokerRestart
-    leader: int  # leader from the last LeaderAndIsr applied (NO_LEADER before any, or after a crash)
+    leader: (
+        int  # leader from the last LeaderAndIsr applied (NO_LEADER before any, or after a crash)
+    )
     epoch: int  # leader epoch from the last LeaderAndIsr applied (NO_EPOCH before any)
     isr: int  # ISR bitmask: from the last LeaderAndIsr, or from the leader's own ISR writes (R7)
     zk_fresh: bool  # the cached partition-state zkVersion equals the coordination's (see Coord)
-    remote_leo: tuple[int, ...]  # as leader: each follower's LEO from its last fetch (R3); -1 unknown
+    remote_leo: tuple[
+        int, ...
+    ]  # as leader: each follower's LEO from its last fetch (R3); -1 unknown
     truncating: bool  # follower fetcher awaits OffsetsForLeaderEpoch truncation (kip-101 and later)
-    pending: tuple[int, ...]  # as leader: offsets of acks=all writes awaiting commit (purgatory, R6)
+    pending: tuple[
+        int, ...
+    ]  # as leader: offsets of acks=all writes awaiting commit (purgatory, R6)
 
 
 class Coord(NamedTuple):

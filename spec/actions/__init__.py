@@ -40,13 +40,19 @@ ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("ControllerElectLeader", ("leader",), controller_elect_leader, "R9"),
     ActionDef("ControllerShrinkIsr", ("replica",), controller_shrink_isr, "R9"),
     ActionDef("BrokerBecomeLeader", ("replica", "epoch"), broker_become_leader, "R11"),
-    ActionDef("BrokerBecomeFollower", ("replica", "leader", "epoch"), broker_become_follower, "R10"),
+    ActionDef(
+        "BrokerBecomeFollower", ("replica", "leader", "epoch"), broker_become_follower, "R10"
+    ),
     ActionDef("BrokerIgnoreStaleRequest", ("replica", "epoch"), broker_ignore_stale_request, "R9"),
     ActionDef("NetworkLoseLeaderAndIsr", ("replica", "epoch"), network_lose_leader_and_isr, "R8"),
     ActionDef("ProducerSend", ("leader", "record"), producer_send, "R6"),
     ActionDef("FollowerFetch", ("follower", "leader"), follower_fetch, "R2-R4, R12"),
     ActionDef(
-        "FollowerTruncate", ("follower", "leader"), follower_truncate, "R10", epoch_truncation_only=True
+        "FollowerTruncate",
+        ("follower", "leader"),
+        follower_truncate,
+        "R10",
+        epoch_truncation_only=True,
     ),
     ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7"),
     ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7"),

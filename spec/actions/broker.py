@@ -105,7 +105,17 @@ def broker_crash(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
     for i, r in enumerate(s.replicas):
         if r.alive:
             nr = Replica(
-                r.log, 0, r.hw_ckpt, False, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()
+                r.log,
+                0,
+                r.hw_ckpt,
+                False,
+                NO_LEADER,
+                NO_EPOCH,
+                0,
+                False,
+                ctx.unknown_leos,
+                False,
+                (),
             )
             t = set_replica(s, i, nr)
             yield (kind, (i,)), t._replace(history=h2)

@@ -73,7 +73,11 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
     """The controller's versioned write of the partition state (R9, R18), then a LeaderAndIsr
     request with the new state to each replica in the ``send_to`` bitmask."""
     reps, reqs = with_stale_versions(s, writer=-1)
-    new = [Request(d, coord.leader, coord.epoch, coord.isr, True) for d in range(len(reps)) if send_to >> d & 1]
+    new = [
+        Request(d, coord.leader, coord.epoch, coord.isr, True)
+        for d in range(len(reps))
+        if send_to >> d & 1
+    ]
     return State(reps, coord, tuple(sorted(set(reqs).union(new))), s.history)
 
 
@@ -112,9 +116,13 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
             pending = tuple(o for o in pending if o >= new_hw)
             log = r.log
             if isr.bit_count() >= ctx.config.min_isr:
-                history = history._replace(acked=sorted_add(history.acked, [(o, log[o][0]) for o in done]))
+                history = history._replace(
+                    acked=sorted_add(history.acked, [(o, log[o][0]) for o in done])
+                )
             else:
-                history = history._replace(refused=sorted_add(history.refused, [log[o][0] for o in done]))
+                history = history._replace(
+                    refused=sorted_add(history.refused, [log[o][0] for o in done])
+                )
     r = r._replace(hw=new_hw, pending=pending)
     reps = s.replicas
     return State(reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history)

@@ -72,7 +72,5 @@ def follower_truncate(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
             continue
         lr = s.replicas[l]
         t = proto.truncation_offset(r.log, r.hw, lr.log, lr.epoch)
-        nr = r._replace(
-            log=r.log[:t], hw=min(r.hw, t), hw_ckpt=min(r.hw_ckpt, t), truncating=False
-        )
+        nr = r._replace(log=r.log[:t], hw=min(r.hw, t), hw_ckpt=min(r.hw_ckpt, t), truncating=False)
         yield (kind, (f, l)), set_replica(s, f, nr)

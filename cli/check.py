@@ -1,0 +1,166 @@
+"""`isr check`: exhaustive model checking of the ISR spec."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import importlib
+import json
+import sys
+from collections.abc import Callable
+
+from checker.bfs import Limits
+from checker.progress import stderr_reporter
+from checker.result import CheckResult, Counterexample
+from traces import counterexample as cxfile
+
+from .errors import UsageError
+from .models import add_model_args, model_from_args
+from .render import render_result
+
+# Engines by name: (module, function). Each takes the model and the same keyword arguments as
+# checker.bfs.check_bfs and returns a CheckResult.
+ENGINES: dict[str, tuple[str, str]] = {
+    "bfs": ("checker.bfs", "check_bfs"),
+    "spark": ("checker.spark.engine", "check_spark"),
+}
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "check",
+        help="explore every reachable state of the spec and check its properties",
+        description="Exhaustive model checking of the ISR spec. Exit 0: every checked property "
+        "holds and the search completed; 1: a property is violated; 2: bad input; 3: incomplete.",
+    )
+    add_model_args(p)
+    p.add_argument(
+        "--invariant",
+        "--property",
+        dest="properties",
+        action="append",
+        metavar="NAME",
+        help="check only this property (repeatable; default: all)",
+    )
+    p.add_argument(
+        "--engine", choices=sorted(ENGINES), default="bfs", help="exploration engine (default bfs)"
+    )
+    p.add_argument(
+        "--master", default=None, help="Spark master URL for --engine spark (default local[*])"
+    )
+    p.add_argument(
+        "--no-symmetry",
+        dest="symmetry",
+        action="store_false",
+        help="turn off symmetry reduction over replica ids",
+    )
+    p.add_argument(
+        "--max-states",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop after N distinct states (the run is then incomplete, exit 3)",
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop after S seconds (the run is then incomplete, exit 3)",
+    )
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument(
+        "--trace-out",
+        metavar="FILE",
+        help="write the first counterexample as NDJSON (replay it with `isr replay FILE`)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(run=run)
+
+
+def resolve_engine(name: str) -> Callable[..., CheckResult]:
+    module, fn = ENGINES[name]
+    try:
+        return getattr(importlib.import_module(module), fn)
+    except ImportError as e:
+        raise UsageError(f"engine {name!r} is not available: {e}") from None
+
+
+def header_line(cfg) -> str:
+    return (
+        f"isr check: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
+        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
+        f"min.insync.replicas {cfg.min_isr}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    model = model_from_args(args)
+    names = {p.name for p in model.properties}
+    if args.properties:
+        unknown = [n for n in args.properties if n not in names]
+        if unknown:
+            raise UsageError(
+                f"unknown property {unknown[0]!r}; the spec has: {', '.join(p.name for p in model.properties)}"
+            )
+    if args.max_states is not None and args.max_states <= 0:
+        raise UsageError("--max-states must be positive")
+    if args.max_seconds is not None and args.max_seconds <= 0:
+        raise UsageError("--max-seconds must be positive")
+    if args.master and args.engine != "spark":
+        raise UsageError("--master goes with --engine spark")
+    engine = resolve_engine(args.engine)
+    kwargs = dict(
+        symmetry=args.symmetry,
+        limits=Limits(args.max_states, args.max_seconds),
+        properties=args.properties,
+        progress=None if args.quiet else stderr_reporter(),
+        config=model.config.to_json(),
+    )
+    if args.engine == "spark":
+        kwargs["master"] = args.master
+    res = engine(model, **kwargs)
+    res.config = model.config.to_json()
+    if args.trace_out:
+        write_trace(args.trace_out, model, res)
+    if args.format == "json":
+        out = res.to_json()
+        out["protocol"] = model.config.protocol
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(render_result(res, header_line(model.config)))
+    return res.exit_code()
+
+
+def full_states(cx: Counterexample) -> list[dict]:
+    """Whole states along a counterexample, rebuilt from the initial state and the changes."""
+    states = [copy.deepcopy(cx.initial)]
+    for step in cx.steps:
+        s = copy.deepcopy(states[-1])
+        for key, value in step.changed.items():
+            if isinstance(value, dict) and isinstance(s.get(key), dict):
+                s[key].update(value)
+            else:
+                s[key] = value
+        states.append(s)
+    return states
+
+
+def write_trace(path: str, model, res: CheckResult) -> None:
+    prop = next((p for p in res.properties if p.counterexample is not None), None)
+    if prop is None:
+        print(f"isr: no counterexample to write to {path}", file=sys.stderr)
+        return
+    cx = prop.counterexample
+    steps = [{"action": s.action, "args": s.args, "changed": s.changed} for s in cx.steps]
+    header = {
+        "model": model.name,
+        "config": model.config.to_json(),
+        "property": prop.name,
+        "kind": prop.kind,
+    }
+    try:
+        cxfile.write(path, header, full_states(cx), steps)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
