@@ -1,0 +1,170 @@
+"""Each action is enabled where the protocol allows it and disabled where it does not."""
+
+from __future__ import annotations
+
+from spec.properties import no_committed_loss, strong_isr
+
+from .helpers import model, moves, run, step
+
+
+def test_initial_state_enables_produce_first_fetches_shrink_and_crash():
+    m = model(replicas=3, records=1, crashes=1)
+    s = m.init_states()[0]
+    names = sorted({m.action_names[a[0]] for a, _ in m.successors(s)})
+    # followers have not fetched yet: their LEO is unknown to the leader, so a first fetch tells
+    # it, and until then they may be shrunk (lag time is not modelled, R7)
+    assert names == ["BrokerCrash", "FollowerFetch", "LeaderShrinkIsr", "ProducerSend"]
+    assert [a for a, _ in moves(m, s, "ProducerSend")] == [(0, 1)]  # only the leader takes writes
+
+
+def test_produce_is_bounded_and_refused_below_min_isr():
+    m = model(replicas=2, records=1, min_isr=2)
+    s = run(m, ("ProducerSend", 0, 1))
+    assert moves(m, s, "ProducerSend") == []  # records exhausted
+    m = model(replicas=2, records=2, min_isr=2)
+    s = run(m, ("ProducerSend", 0, 1), ("LeaderShrinkIsr", 0, 1))
+    assert s.coord.isr == 0b01
+    # the shrink let the HW pass record 1 with one replica in the ISR:
+    # NotEnoughReplicasAfterAppend, the record stays in the log but is not acknowledged
+    assert s.history.refused == (1,) and s.history.acked == () and s.replicas[0].hw == 1
+    t = step(m, s, "ProducerSend", 0, 2)
+    assert t.history.refused == (1, 2) and len(t.replicas[0].log) == 1  # NotEnoughReplicas
+
+
+def test_acks_1_acknowledges_on_append():
+    m = model(replicas=2, records=1, acks="1")
+    s = run(m, ("ProducerSend", 0, 1))
+    assert s.history.acked1 == ((0, 1),) and s.history.acked == ()
+
+
+def test_acks_all_waits_for_the_hw():
+    m = model(replicas=2, records=1)
+    s = run(m, ("ProducerSend", 0, 1), ("FollowerFetch", 1, 0))
+    assert s.history.acked == () and s.replicas[0].hw == 0 and s.replicas[1].log == ((1, 1),)
+    s = step(m, s, "FollowerFetch", 1, 0)  # the fetch at offset 1 acknowledges offset 0 (R2)
+    assert s.replicas[0].hw == 1 and s.replicas[1].hw == 1
+    assert s.history.acked == ((0, 1),)
+
+
+def test_leader_shrink_needs_a_lagging_follower_and_a_current_version():
+    m = model(replicas=2, records=1)
+    s = run(m, ("FollowerFetch", 1, 0))
+    assert moves(m, s, "LeaderShrinkIsr") == []  # the follower is not behind the leader's LEO
+    s = step(m, s, "ProducerSend", 0, 1)
+    assert [a for a, _ in moves(m, s, "LeaderShrinkIsr")] == [(0, 1)]
+    stale = s._replace(replicas=(s.replicas[0]._replace(zk_fresh=False), s.replicas[1]))
+    assert moves(m, stale, "LeaderShrinkIsr") == []  # the CAS would fail
+
+
+def test_leader_expand_needs_a_caught_up_follower():
+    m = model(replicas=2, records=2)
+    s = run(m, ("ProducerSend", 0, 1), ("LeaderShrinkIsr", 0, 1))
+    assert s.replicas[0].hw == 1  # alone in the ISR, the leader commits at once
+    assert moves(m, s, "LeaderExpandIsr") == []  # the follower has not fetched
+    s = step(m, s, "FollowerFetch", 1, 0)  # fetch at 0: remote LEO 0 < HW 1
+    assert moves(m, s, "LeaderExpandIsr") == []
+    s = step(m, s, "FollowerFetch", 1, 0)  # fetch at 1: caught up with the HW
+    t = step(m, s, "LeaderExpandIsr", 0, 1)
+    assert t.coord.isr == 0b11 and t.replicas[0].isr == 0b11
+
+
+def test_controller_elects_only_when_the_leader_is_lost():
+    m = model(replicas=3, records=1, crashes=1, epochs=2)
+    s = m.init_states()[0]
+    assert moves(m, s, "ControllerElectLeader") == []
+    s = step(m, s, "BrokerCrash", 0)
+    elected = moves(m, s, "ControllerElectLeader")
+    assert sorted(a for a, _ in elected) == [(1,), (2,)]  # live ISR members only
+    t = elected[0][1]
+    assert t.coord.epoch == 2 and t.coord.isr == 0b110
+    assert {q.dest for q in t.requests} == {1, 2}  # LeaderAndIsr to the live replicas
+    m1 = model(replicas=3, records=1, crashes=1, epochs=1)
+    assert moves(m1, run(m1, ("BrokerCrash", 0)), "ControllerElectLeader") == []  # epoch bound
+
+
+def test_controller_removes_a_crashed_follower():
+    m = model(replicas=3, records=1, crashes=1, epochs=2)
+    s = run(m, ("BrokerCrash", 2))
+    assert [a for a, _ in moves(m, s, "ControllerShrinkIsr")] == [(2,)]
+    t = step(m, s, "ControllerShrinkIsr", 2)
+    assert t.coord.isr == 0b011 and t.coord.leader == 0 and t.coord.epoch == 2
+    assert not t.replicas[0].zk_fresh  # the controller's write made the leader's version stale
+
+
+def test_become_follower_truncates_to_hw_only_in_the_seeds_protocol():
+    for proto, truncates in (("hw-truncation", True), ("kip-320", False)):
+        m = model(proto, replicas=2, records=1, crashes=1, epochs=2)
+        s = run(m, ("ProducerSend", 0, 1), ("FollowerFetch", 1, 0), ("BrokerCrash", 1), ("BrokerRestart", 1))
+        # the restarted follower gets the current state and becomes a follower again
+        t = step(m, s, "BrokerBecomeFollower", 1, 0, 1) if moves(m, s, "BrokerBecomeFollower") else s
+        if truncates:
+            assert t.replicas[1].log == ()  # restart truncated to the HW checkpoint, 0
+        else:
+            assert t.replicas[1].log == ((1, 1),) and t.replicas[1].truncating
+            assert moves(m, t, "FollowerTruncate")
+
+
+def test_follower_truncate_exists_only_with_epoch_truncation():
+    assert "FollowerTruncate" not in model("hw-truncation").action_names
+    assert "FollowerTruncate" in model("kip-101").action_names
+
+
+def test_kip_320_fences_fetches_from_another_epoch():
+    for proto, fenced in (("kip-279", False), ("kip-320", True)):
+        m = model(proto, replicas=2, records=1)
+        s = run(m, ("ProducerSend", 0, 1))
+        f = s.replicas[1]
+        s2 = s._replace(replicas=(s.replicas[0]._replace(epoch=2), f))  # leader one epoch ahead
+        assert (moves(m, s2, "FollowerFetch") == []) == fenced
+
+
+def test_crash_and_restart():
+    m = model("hw-truncation", replicas=2, records=1, crashes=1)
+    s = run(m, ("ProducerSend", 0, 1), ("FollowerFetch", 1, 0), ("FollowerFetch", 1, 0))
+    assert s.replicas[1].hw == 1 and s.replicas[1].hw_ckpt == 0
+    s = step(m, s, "BrokerCheckpointHw", 1)
+    assert s.replicas[1].hw_ckpt == 1
+    s = step(m, s, "BrokerCrash", 1)
+    assert not s.replicas[1].alive and s.replicas[1].hw == 0 and s.history.crashes == 1
+    assert moves(m, s, "BrokerCrash") == []  # the crash budget is spent
+    assert moves(m, s, "FollowerFetch") == []
+    s = step(m, s, "BrokerRestart", 1)
+    assert s.replicas[1].alive and s.replicas[1].hw == 1 and s.replicas[1].log == ((1, 1),)
+
+
+def test_consumer_sees_only_below_the_hw():
+    m = model(replicas=2, records=1)
+    s = run(m, ("ProducerSend", 0, 1), ("FollowerFetch", 1, 0))
+    assert moves(m, s, "ConsumerFetch") == []
+    s = step(m, s, "FollowerFetch", 1, 0)
+    t = step(m, s, "ConsumerFetch", 0)
+    assert t.history.shown == ((0, 1),)
+    assert moves(m, t, "ConsumerFetch") == []  # nothing new to show
+
+
+def test_lost_and_stale_requests():
+    m = model(replicas=3, records=1, crashes=1, epochs=2)
+    s = run(m, ("BrokerCrash", 0), ("ControllerElectLeader", 1))
+    lost = moves(m, s, "NetworkLoseLeaderAndIsr")
+    assert sorted(a for a, _ in lost) == [(1, 2), (2, 2)]
+    s = step(m, s, "BrokerBecomeLeader", 1, 2)
+    assert s.replicas[1].leader == 1 and s.replicas[1].epoch == 2
+
+
+def test_the_kip101_data_loss_scenario_by_hand():
+    """Follower restarts with a lagging HW checkpoint, truncates, then is elected (R13)."""
+    m = model("hw-truncation", replicas=2, records=1, crashes=2, epochs=2)
+    s = run(
+        m,
+        ("ProducerSend", 0, 1),
+        ("FollowerFetch", 1, 0),
+        ("FollowerFetch", 1, 0),
+        ("BrokerCrash", 1),
+        ("BrokerRestart", 1),
+        ("BrokerCrash", 0),
+        ("ControllerElectLeader", 1),
+        ("BrokerBecomeLeader", 1, 2),
+    )
+    assert s.history.acked == ((0, 1),)
+    assert not no_committed_loss(s)
+    assert strong_isr(s)  # the ISR is now {1} alone
