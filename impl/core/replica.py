@@ -323,6 +323,8 @@ class Broker:
 
     # ---- follower side: truncation and fetching (R10, R12) ------------------------------------
     def _send_epoch_query(self, out: Effects, p: Partition) -> None:
+        if p.leader < 0:
+            return
         corr = self._next_corr()
         p.epoch_query_corr = corr
         q = m.EpochQuery(p.tp[0], p.tp[1], p.log.latest_epoch(), p.leader_epoch)
