@@ -141,6 +141,11 @@ class World:
         if b not in self.coord.sessions:
             self.coord.sessions.add(b)
             self._membership_changed()
+        elif self.coord.controller == b and node.controller is None:
+            # The controller came back within its session: it resigns and /controller is
+            # contested again (controller epoch + 1), as a new process would.
+            self.coord.controller = -1
+            self._membership_changed()
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
         node = self.nodes[b]

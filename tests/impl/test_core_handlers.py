@@ -94,7 +94,7 @@ def test_isr_shrinks_after_lag_time_by_cas_and_then_acks():
 def test_isr_cas_conflict_leaves_isr_alone():
     cfg = Config(min_insync_replicas=1, replica_lag_time_max_ms=1000)
     b = leader(cfg)
-    (cas,) = [e for e in b.on_timer("isrcheck", 5_000) if isinstance(e, m.CasWrite)]
+    (_cas,) = [e for e in b.on_timer("isrcheck", 5_000) if isinstance(e, m.CasWrite)]
     other = m.PartitionState(1, 2, (1, 2), 2)
     effs = b.on_cas_results([m.CasResult(TP, False, other, 7)], 5_001)
     assert b.partitions[TP].isr == {0, 1, 2}
@@ -233,7 +233,7 @@ def test_controller_elects_from_live_isr_and_batches_leader_and_isr():
 def test_controller_retries_on_cas_conflict():
     st = m.PartitionState(0, 3, (0, 1), 1)
     c, _ = ctrl({0, 1, 2}, {TP: (st, 5)})
-    (cas,) = [e for e in c.on_brokers_changed(10, {1, 2}) if isinstance(e, m.CasWrite)]
+    (_cas,) = [e for e in c.on_brokers_changed(10, {1, 2}) if isinstance(e, m.CasWrite)]
     winner = m.PartitionState(0, 3, (0, 1, 2), 1)  # the leader expanded the ISR meanwhile
     effs = c.on_cas_results(11, [m.CasResult(TP, False, winner, 6)])
     (again,) = [e for e in effs if isinstance(e, m.CasWrite)]
