@@ -368,6 +368,28 @@ class World:
         assert br is not None
         return br
 
+    def write_trace(self, path: str) -> None:
+        """The run as one NDJSON trace (traces/FORMAT.md); already in a causal order."""
+        from traces.format import TraceWriter, header
+
+        head = header(
+            self.config.protocol,
+            "sim",
+            config=self.config.to_dict(),
+            cluster={
+                "brokers": self.ids,
+                "assignments": {
+                    f"{t}-{p}": list(r) for (t, p), r in sorted(self.coord.assignments.items())
+                },
+            },
+            seed=self.seed,
+        )
+        head["log_encoding"] = "delta+full" if self.full_log else "delta"
+        w = TraceWriter(path, head, flush_every=1000)
+        for ev in self.trace:
+            w.write(ev)
+        w.close()
+
     def heal(self) -> None:
         """End of faults: reconnect, stop loss, restart the dead."""
         self.net = Net()
