@@ -53,6 +53,7 @@ class BrokerProcess:
         self._stop = asyncio.Event()
         self._last_metrics: tuple[float, dict[str, int]] | None = None
         self.rates: dict[str, float] = {}
+        self._tasks: list[asyncio.Task[None]] = []
 
     # ---- start / stop -------------------------------------------------------------------------
     async def run(self) -> None:
@@ -216,11 +217,9 @@ class BrokerProcess:
                 fut.add_done_callback(lambda f, t=target: self._cas_done(t, f))
 
     def _cas_done(self, target: str, fut: asyncio.Future[Any]) -> None:
-        if fut.cancelled() or fut.exception() is not None:
-            # The coordination service is unreachable: nothing was written; the core retries.
-            res = []
-        else:
-            res = fut.result()
+        # If the coordination service was unreachable nothing was written; the core retries.
+        failed = fut.cancelled() or fut.exception() is not None
+        res = [] if failed else fut.result()
         if target == "broker":
             if res:
                 self.apply(self.core.on_cas_results(res, now_ms()))
@@ -253,35 +252,43 @@ class BrokerProcess:
             q = self.peers.get(dst)
             if q is None:
                 q = self.peers[dst] = asyncio.Queue(maxsize=10_000)
-                asyncio.create_task(self._peer_sender(dst, q))
+                self._tasks.append(asyncio.create_task(self._peer_sender(dst, q)))
             if q.full():
                 return  # a dead peer's backlog: drop (the core times out and retries)
             q.put_nowait(wire.encode(frame))
 
     async def _peer_sender(self, b: int, q: asyncio.Queue[bytes]) -> None:
-        """One outgoing connection per peer; messages queued while it is down are dropped."""
+        """One outgoing connection per peer. The peer never writes on it, so end-of-file means it
+        died: reconnect (to its next incarnation) instead of writing into a dead socket.
+        Messages queued while it is down are dropped, like a lossy network (R8)."""
         while not self._stop.is_set():
             addr = await self.loop.run_in_executor(None, zkcoord.broker_address, self.zk, b)
-            writer = None
+            conn = None
             if addr is not None:
-                try:
-                    _r, writer = await asyncio.open_connection(*addr)
-                except OSError:
-                    writer = None
-            if writer is None:
+                with contextlib.suppress(OSError):
+                    conn = await asyncio.open_connection(*addr)
+            if conn is None:
                 while not q.empty():
                     q.get_nowait()
                 await asyncio.sleep(0.2)
                 continue
+            reader, writer = conn
+            eof = asyncio.create_task(reader.read())
             try:
                 while True:
-                    data = await q.get()
-                    writer.write(data)
+                    get = asyncio.create_task(q.get())
+                    await asyncio.wait({get, eof}, return_when=asyncio.FIRST_COMPLETED)
+                    if eof.done():
+                        get.cancel()
+                        break
+                    writer.write(get.result())
                     if q.empty():
                         await writer.drain()
             except (ConnectionError, OSError):
-                writer.close()
-                await asyncio.sleep(0.05)
+                pass
+            eof.cancel()
+            writer.close()
+            await asyncio.sleep(0.05)
 
     # ---- incoming -----------------------------------------------------------------------------
     async def _on_conn(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -8,6 +8,7 @@ Layout of ``<dir>``: ``cluster.json``, ``zookeeper/`` (its own data dir and log)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -241,10 +242,8 @@ class Cluster:
         for b in self.broker_ids():
             p = self.dir / "metrics" / f"broker-{b}.json"
             if p.exists() and self.pid_alive(self.state["brokers"][str(b)].get("pid")):
-                try:
+                with contextlib.suppress(ValueError):
                     out[b] = json.loads(p.read_text())
-                except ValueError:
-                    pass
         return out
 
     def wait_ready(self, timeout_s: float = 60.0, full_isr: bool = True) -> dict[str, Any]:
