@@ -359,7 +359,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--session-timeout", type=float, default=3.0)
     p.add_argument("--trace-dir", default="")
     p.add_argument("--metrics", default="")
+    p.add_argument("--profile", default="", help="write cProfile stats here on exit")
     a = p.parse_args(argv)
+    if a.profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            asyncio.run(BrokerProcess(a).run())
+        finally:
+            prof.disable()
+            prof.dump_stats(a.profile)
+        return 0
     asyncio.run(BrokerProcess(a).run())
     return 0
 

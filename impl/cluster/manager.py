@@ -125,6 +125,11 @@ class Cluster:
             "--trace-dir", str(self.dir / "traces"),
             "--metrics", str(self.dir / "metrics" / f"broker-{b}.json"),
         ]  # fmt: skip
+        if os.environ.get("ISR_BROKER_PROFILE_DIR"):  # bench: cProfile every broker
+            cmd += [
+                "--profile",
+                str(Path(os.environ["ISR_BROKER_PROFILE_DIR"]) / f"broker-{b}.prof"),
+            ]
         env = dict(os.environ)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         log = open(d / "broker.log", "ab")  # noqa: SIM115 - handed to the child
