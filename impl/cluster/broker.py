@@ -54,6 +54,14 @@ class BrokerProcess:
         self._last_metrics: tuple[float, dict[str, int]] | None = None
         self.rates: dict[str, float] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self.closing = False
+        self.profile_path: str = a.profile
+        self.profiler: Any = None
+        if a.profile:
+            import cProfile
+
+            self.profiler = cProfile.Profile()
+            self.profiler.enable()
 
     # ---- start / stop -------------------------------------------------------------------------
     async def run(self) -> None:
@@ -86,13 +94,24 @@ class BrokerProcess:
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self._stop.set)
         await self._stop.wait()
+        # Orderly stop (SIGTERM): leave the coordination service first so the controller moves
+        # leadership at once, then close files. Exit without waiting for executor threads.
+        self.closing = True
         metrics_task.cancel()
         server.close()
+        for h in self.timers.values():
+            h.cancel()
         with contextlib.suppress(Exception):
             self.zk.stop()
             self.zk.close()
         self.trace.close()
         self.store.close()
+        if self.profiler is not None:
+            self.profiler.disable()
+            self.profiler.dump_stats(self.profile_path)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
     def _runtime_clock(self) -> int:
         """The supervisor logs BrokerCrash for us with a clock; continue above it."""
@@ -193,6 +212,8 @@ class BrokerProcess:
 
     # ---- effects ------------------------------------------------------------------------------
     def apply(self, effects: list[Any], source: str = "broker") -> None:
+        if self.closing:
+            return
         cas_broker: list[m.CasWrite] = []
         cas_ctrl: list[m.CasWrite] = []
         for e in effects:
@@ -361,17 +382,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--metrics", default="")
     p.add_argument("--profile", default="", help="write cProfile stats here on exit")
     a = p.parse_args(argv)
-    if a.profile:
-        import cProfile
-
-        prof = cProfile.Profile()
-        prof.enable()
-        try:
-            asyncio.run(BrokerProcess(a).run())
-        finally:
-            prof.disable()
-            prof.dump_stats(a.profile)
-        return 0
     asyncio.run(BrokerProcess(a).run())
     return 0
 
