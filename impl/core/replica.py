@@ -108,7 +108,10 @@ class Broker:
         }
         if cut is not None:
             st["log_truncate"] = start
-        appended = p.log.view()[start - p.log.log_start :] if start < p.log.leo else []
+        # Only the tail since the last event: building the whole log here would make every
+        # event O(LEO) (it was the cluster's bottleneck, see bench/impl_cluster_throughput.py).
+        tail = p.log.entries[start - p.log.log_start :] if start < p.log.leo else []
+        appended = [[rid, ep] for ep, rid, _v in tail]
         if appended:
             st["log_append"] = appended
         if self.full_log:
