@@ -69,9 +69,10 @@ def test_sigkill_leader_during_acks_all_stream_loses_nothing(cluster):
     assert rep["lost"] == 0, rep
     assert len(ledger.acked) >= before + 200, "no failover: nothing acknowledged after the kill"
     d = cluster.describe()
-    assert d["partitions"]["t-0"]["state"]["leader"] != old or d["partitions"]["t-0"]["state"][
-        "leader_epoch"
-    ] >= 2
+    assert (
+        d["partitions"]["t-0"]["state"]["leader"] != old
+        or d["partitions"]["t-0"]["state"]["leader_epoch"] >= 2
+    )
     # The traces of all processes are valid and merge into one order by Lamport clock.
     paths = sorted((cluster.dir / "traces").glob("*.ndjson"))
     heads, events = tf.merge_files(paths)
