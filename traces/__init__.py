@@ -1,2 +1,2 @@
-"""Trace formats and validation: counterexample files (`isr check --trace-out`, `isr replay`) and
-the implementation trace format (FORMAT.md)."""
+"""Trace formats and validation: the implementation trace format (FORMAT.md, schema/, format.py)
+and counterexample files (`isr check --trace-out`, `isr replay`: counterexample.py)."""

@@ -1,0 +1,65 @@
+"""`isr chaos --duration S`: acks=all produce while killing and restarting brokers, then consume
+everything and report acknowledged, consumed, lost and duplicated records (R15, R17)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from .cluster import DEFAULT_DIR, add_cluster_options, start
+from .errors import OK, VIOLATION, UsageError
+
+
+def run(args: argparse.Namespace) -> int:
+    from impl.cluster.manager import Cluster
+    from impl.cluster.workload import chaos
+
+    if args.duration <= 0:
+        raise UsageError("--duration must be > 0")
+    c = Cluster(args.dir)
+    own = not c.running
+    if own:
+        c = start(args)
+    try:
+
+        def log(s: str) -> None:
+            print(f"chaos: {s}", file=sys.stderr)
+
+        rep = asyncio.run(
+            chaos(
+                c,
+                args.duration,
+                seed=args.seed,
+                kill_every_s=args.kill_every,
+                down_for_s=args.down_for,
+                log=log,
+            )
+        )
+    finally:
+        if own:
+            c.down()
+    if args.json:
+        print(json.dumps(rep, indent=1))
+    else:
+        print(
+            f"acknowledged {rep['acknowledged']}  consumed {rep['consumed']}  lost {rep['lost']}  "
+            f"duplicated {rep['duplicated']}  failed {rep['failed']}"
+        )
+        if rep["lost"]:
+            print(f"lost: {rep['lost_ids']}")
+    return OK if rep["lost"] == 0 else VIOLATION
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("chaos", help="kill and restart brokers under an acks=all stream")
+    p.add_argument("--duration", type=float, required=True, help="seconds of faults")
+    p.add_argument("--dir", default=DEFAULT_DIR)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kill-every", type=float, default=4.0, help="seconds between kills")
+    p.add_argument("--down-for", type=float, default=2.0, help="seconds a killed broker stays down")
+    p.add_argument("--json", action="store_true")
+    add_cluster_options(p)
+    p.set_defaults(run=run)

@@ -1,0 +1,189 @@
+"""An asyncio client for the real cluster: produce with acks and retries, consume below HW, status
+(R5, R6, R15). Leaders come from the coordination service (the partition state znodes); a retry
+after NotLeader or a time-out re-reads them. A retry after a lost answer can duplicate (R15)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..core import messages as m
+from ..core.messages import TP
+from . import wire, zkcoord
+
+RETRIABLE = {
+    m.NOT_LEADER,
+    m.NOT_ENOUGH_REPLICAS,
+    m.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    m.REQUEST_TIMED_OUT,
+    "DISCONNECTED",
+}
+_ids = itertools.count()
+
+
+@dataclass
+class ProduceResult:
+    error: str
+    base_offset: int
+    attempts: int
+    latency_s: float
+
+
+class _Conn:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.waiting: dict[Any, asyncio.Future[Any]] = {}
+        self.task = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        while True:
+            frame = await wire.read_frame(self.reader)
+            if frame is None:
+                break
+            if "op" in frame:
+                fut = self.waiting.pop(("op", frame.get("id")), None)
+                if fut and not fut.done():
+                    fut.set_result(frame)
+                continue
+            msg = m.from_wire(frame["msg"])
+            fut = self.waiting.pop(msg.correlation_id, None)
+            if fut and not fut.done():
+                fut.set_result(msg)
+        for fut in self.waiting.values():
+            if not fut.done():
+                fut.set_exception(ConnectionError("connection closed"))
+        self.waiting.clear()
+
+    def close(self) -> None:
+        self.task.cancel()
+        self.writer.close()
+
+
+class ClusterClient:
+    def __init__(self, zk_hosts: str, *, request_timeout_s: float = 6.0) -> None:
+        self.zk = zkcoord.connect(zk_hosts)
+        self.client_id = f"client-{os.getpid()}-{next(_ids)}"
+        self.timeout = request_timeout_s
+        self.conns: dict[int, _Conn] = {}
+        self.leaders: dict[TP, int] = {}
+        self._corr = itertools.count(1)
+
+    def close(self) -> None:
+        for c in self.conns.values():
+            c.close()
+        self.zk.stop()
+        self.zk.close()
+
+    async def refresh(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.leaders = await loop.run_in_executor(None, zkcoord.leaders, self.zk)
+
+    async def _conn(self, b: int) -> _Conn:
+        c = self.conns.get(b)
+        if c is not None and not c.task.done():
+            return c
+        loop = asyncio.get_running_loop()
+        addr = await loop.run_in_executor(None, zkcoord.broker_address, self.zk, b)
+        if addr is None:
+            raise ConnectionError(f"broker {b} not registered")
+        r, w = await asyncio.wait_for(asyncio.open_connection(*addr), 2.0)
+        c = self.conns[b] = _Conn(r, w)
+        return c
+
+    async def request(self, b: int, msg: Any) -> Any:
+        c = await self._conn(b)
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        c.waiting[msg.correlation_id] = fut
+        c.writer.write(wire.encode({"src": self.client_id, "clock": 0, "msg": m.to_wire(msg)}))
+        try:
+            return await asyncio.wait_for(fut, self.timeout)
+        finally:
+            c.waiting.pop(msg.correlation_id, None)
+
+    async def produce(
+        self,
+        tp: TP,
+        records: list[tuple[str, str]],
+        acks: int = -1,
+        retries: int = 3,
+        backoff_s: float = 0.2,
+    ) -> ProduceResult:
+        t0 = time.perf_counter()
+        err = m.NOT_LEADER
+        for attempt in range(1, retries + 2):
+            leader = self.leaders.get(tp, -1)
+            if leader < 0:
+                await self.refresh()
+                leader = self.leaders.get(tp, -1)
+            if leader >= 0:
+                req = m.ProduceRequest(
+                    self.client_id, next(self._corr), tp[0], tp[1], acks, tuple(records)
+                )
+                try:
+                    if acks == 0:
+                        c = await self._conn(leader)
+                        frame = {"src": self.client_id, "clock": 0, "msg": m.to_wire(req)}
+                        c.writer.write(wire.encode(frame))
+                        return ProduceResult(m.NONE, -1, attempt, time.perf_counter() - t0)
+                    resp = await self.request(leader, req)
+                    err = resp.error
+                    if err == m.NONE:
+                        return ProduceResult(
+                            err, resp.base_offset, attempt, time.perf_counter() - t0
+                        )
+                except (TimeoutError, ConnectionError, OSError):
+                    err = "DISCONNECTED"
+            if err not in RETRIABLE:
+                break
+            await asyncio.sleep(backoff_s)
+            await self.refresh()
+        return ProduceResult(err, -1, retries + 1, time.perf_counter() - t0)
+
+    async def consume(self, tp: TP, offset: int, max_records: int = 500) -> m.ConsumeResponse:
+        leader = self.leaders.get(tp, -1)
+        if leader < 0:
+            await self.refresh()
+            leader = self.leaders.get(tp, -1)
+        req = m.ConsumeRequest(self.client_id, next(self._corr), tp[0], tp[1], offset, max_records)
+        return await self.request(leader, req)
+
+    async def consume_all(self, tps: list[TP], idle_rounds: int = 3) -> dict[tuple[TP, int], str]:
+        """Every record below HW of every partition, read from the leaders (R5)."""
+        seen: dict[tuple[TP, int], str] = {}
+        pos = dict.fromkeys(tps, 0)
+        idle = 0
+        for _ in range(100_000):
+            got = 0
+            for tp in tps:
+                try:
+                    resp = await self.consume(tp, pos[tp])
+                except (TimeoutError, ConnectionError, OSError):
+                    await asyncio.sleep(0.2)
+                    await self.refresh()
+                    continue
+                if resp.error == m.NOT_LEADER:
+                    await self.refresh()
+                    continue
+                for i, e in enumerate(resp.entries):
+                    seen[(tp, resp.base_offset + i)] = e[1]
+                pos[tp] += len(resp.entries)
+                got += len(resp.entries)
+            idle = idle + 1 if got == 0 else 0
+            if idle >= idle_rounds:
+                break
+            if got == 0:
+                await asyncio.sleep(0.1)
+        return seen
+
+    async def status(self, b: int) -> dict[str, Any]:
+        c = await self._conn(b)
+        rid = next(self._corr)
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        c.waiting[("op", rid)] = fut
+        c.writer.write(wire.encode({"op": "status", "id": rid}))
+        frame = await asyncio.wait_for(fut, self.timeout)
+        return frame["status"]

@@ -1,0 +1,270 @@
+"""Cluster lifecycle for the CLI, the tests and the benchmark: ZooKeeper plus one process per
+broker, with their pids, ports and data dirs kept in ``<dir>/cluster.json``.
+
+Layout of ``<dir>``: ``cluster.json``, ``zookeeper/`` (its own data dir and log),
+``broker-<id>/`` (``log/`` segments and checkpoints, ``broker.log`` stdout/stderr),
+``traces/broker-<id>.ndjson`` and ``traces/runtime.ndjson``, ``metrics/broker-<id>.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from traces.format import TraceWriter, header, last_clock
+
+from ..config import Config
+from ..core.placement import assign
+from ..core.trace import event
+from . import zk as zkserver
+from . import zkcoord
+
+ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `impl` package
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+class Cluster:
+    def __init__(self, directory: str | Path) -> None:
+        self.dir = Path(directory).resolve()
+        self.state_path = self.dir / "cluster.json"
+        self.state: dict[str, Any] = {}
+        if self.state_path.exists():
+            self.state = json.loads(self.state_path.read_text())
+
+    @property
+    def running(self) -> bool:
+        return bool(self.state)
+
+    @property
+    def zk_hosts(self) -> str:
+        return f"127.0.0.1:{self.state['zk']['port']}"
+
+    def _save(self) -> None:
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.state, indent=1))
+        os.replace(tmp, self.state_path)
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    def up(
+        self,
+        brokers: int = 3,
+        partitions: int = 1,
+        replication: int = 3,
+        config: Config | None = None,
+        topic: str = "t",
+        session_timeout_s: float = 3.0,
+        wait_s: float = 60.0,
+    ) -> None:
+        if self.running:
+            raise ClusterError(
+                f"a cluster is already running in {self.dir} (isr cluster down first)"
+            )
+        config = config or Config()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "traces").mkdir(exist_ok=True)
+        (self.dir / "metrics").mkdir(exist_ok=True)
+        pid, port = zkserver.start(self.dir / "zookeeper")
+        self.state = {
+            "zk": {"pid": pid, "port": port},
+            "brokers": {},
+            "topic": topic,
+            "partitions": partitions,
+            "replication": replication,
+            "config": config.to_dict(),
+            "session_timeout_s": session_timeout_s,
+        }
+        self._save()
+        try:
+            for b in range(brokers):
+                self.state["brokers"][str(b)] = {"port": zkserver.free_port(), "pid": None}
+            ids = list(range(brokers))
+            for b in ids:
+                self.start_broker(b)
+            zk = zkcoord.connect(self.zk_hosts)
+            try:
+                # Create the topic once every broker is registered, so the first leaders are the
+                # preferred replicas (R1) and every replica starts in the ISR.
+                deadline = time.monotonic() + wait_s
+                while zkcoord.live_brokers(zk) != set(ids):
+                    if time.monotonic() > deadline:
+                        raise ClusterError("brokers did not register; see broker-*/broker.log")
+                    time.sleep(0.1)
+                zkcoord.create_topic(zk, topic, assign(ids, partitions, replication))
+            finally:
+                zk.stop()
+                zk.close()
+            self.wait_ready(wait_s)
+        except BaseException:
+            self.down()
+            raise
+
+    def start_broker(self, b: int) -> int:
+        info = self.state["brokers"][str(b)]
+        d = self.dir / f"broker-{b}"
+        d.mkdir(exist_ok=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "impl.cluster.broker",
+            "--id", str(b),
+            "--port", str(info["port"]),
+            "--dir", str(d),
+            "--zk", self.zk_hosts,
+            "--config", json.dumps(self.state["config"]),
+            "--session-timeout", str(self.state["session_timeout_s"]),
+            "--trace-dir", str(self.dir / "traces"),
+            "--metrics", str(self.dir / "metrics" / f"broker-{b}.json"),
+        ]  # fmt: skip
+        if os.environ.get("ISR_BROKER_PROFILE_DIR"):  # bench: cProfile every broker
+            cmd += [
+                "--profile",
+                str(Path(os.environ["ISR_BROKER_PROFILE_DIR"]) / f"broker-{b}.prof"),
+            ]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        log = open(d / "broker.log", "ab")  # noqa: SIM115 - handed to the child
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        log.close()
+        info["pid"] = proc.pid
+        self._save()
+        return proc.pid
+
+    def broker_ids(self) -> list[int]:
+        return sorted(int(b) for b in self.state.get("brokers", {}))
+
+    def pid_alive(self, pid: int | None) -> bool:
+        if not pid:
+            return False
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                return False
+        except ChildProcessError:
+            pass
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        # A zombie of a process we did not reap still answers signal 0.
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().split()[2] != "Z"
+        except OSError:
+            return False
+
+    def kill(self, b: int) -> None:
+        """SIGKILL (R8 crash), recorded in traces/runtime.ndjson as BrokerCrash."""
+        info = self._broker(b)
+        pid = info.get("pid")
+        if not self.pid_alive(pid):
+            raise ClusterError(f"broker {b} is not running")
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(100):
+            if not self.pid_alive(pid):
+                break
+            time.sleep(0.02)
+        info["pid"] = None
+        self._save()
+        tdir = self.dir / "traces"
+        clock = (
+            max(last_clock(tdir / f"broker-{b}.ndjson"), last_clock(tdir / "runtime.ndjson")) + 1
+        )
+        w = TraceWriter(
+            tdir / "runtime.ndjson", header(self.state["config"]["protocol"], "runtime")
+        )
+        w.write(
+            event(
+                clock,
+                b,
+                "BrokerCrash",
+                {"replica": b},
+                now_ms=int(time.monotonic() * 1000),
+                state={"alive": False},
+            )
+        )
+        w.close()
+
+    def restart(self, b: int) -> None:
+        info = self._broker(b)
+        if self.pid_alive(info.get("pid")):
+            raise ClusterError(f"broker {b} is running (kill it first)")
+        self.start_broker(b)
+
+    def _broker(self, b: int) -> dict[str, Any]:
+        if not self.running:
+            raise ClusterError(f"no cluster in {self.dir} (isr cluster up first)")
+        info = self.state["brokers"].get(str(b))
+        if info is None:
+            raise ClusterError(f"no broker {b}; brokers are {self.broker_ids()}")
+        return info
+
+    def down(self) -> None:
+        for b in self.broker_ids():
+            pid = self.state["brokers"][str(b)].get("pid")
+            if self.pid_alive(pid):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for b in self.broker_ids():
+            pid = self.state["brokers"][str(b)].get("pid")
+            while self.pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if self.pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if self.state.get("zk", {}).get("pid"):
+            zkserver.stop(self.state["zk"]["pid"])
+        self.state = {}
+        self.state_path.unlink(missing_ok=True)
+
+    # ---- views --------------------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        zk = zkcoord.connect(self.zk_hosts)
+        try:
+            return zkcoord.describe(zk)
+        finally:
+            zk.stop()
+            zk.close()
+
+    def metrics(self) -> dict[int, dict[str, Any]]:
+        out = {}
+        for b in self.broker_ids():
+            p = self.dir / "metrics" / f"broker-{b}.json"
+            if p.exists() and self.pid_alive(self.state["brokers"][str(b)].get("pid")):
+                with contextlib.suppress(ValueError):
+                    out[b] = json.loads(p.read_text())
+        return out
+
+    def wait_ready(self, timeout_s: float = 60.0, full_isr: bool = True) -> dict[str, Any]:
+        """Until every partition has a live leader (and, with ``full_isr``, a full ISR)."""
+        deadline = time.monotonic() + timeout_s
+        d: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            d = self.describe()
+            parts = d["partitions"].values()
+            ok = parts and all(
+                p["state"] is not None
+                and p["state"]["leader"] in d["live"]
+                and (not full_isr or len(p["state"]["isr"]) == len(p["replicas"]))
+                for p in parts
+            )
+            if ok:
+                return d
+            time.sleep(0.2)
+        raise ClusterError(f"cluster not ready after {timeout_s}s: {json.dumps(d)}")

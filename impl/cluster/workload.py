@@ -1,0 +1,129 @@
+"""Workloads on the real cluster: an acks=all produce stream with broker kills and restarts
+(``isr chaos``, the CI test), and the throughput benchmark's producer (R6, R15, R17)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import messages as m
+from ..core.messages import TP
+from .client import ClusterClient
+from .manager import Cluster
+
+
+@dataclass
+class Ledger:
+    """What the producers were told: acknowledged record ids at their offsets, and failures."""
+
+    acked: dict[str, tuple[TP, int]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+
+
+async def produce_stream(
+    client: ClusterClient,
+    tps: list[TP],
+    ledger: Ledger,
+    stop: asyncio.Event,
+    *,
+    prefix: str,
+    acks: int = -1,
+    value: str = "x",
+    batch: int = 1,
+    retries: int = 30,
+    limit: int | None = None,
+) -> None:
+    i = 0
+    while not stop.is_set() and (limit is None or i < limit):
+        tp = tps[i % len(tps)]
+        recs = [(f"{prefix}-{i + k}", value) for k in range(batch)]
+        i += batch
+        res = await client.produce(tp, recs, acks=acks, retries=retries, backoff_s=0.25)
+        if res.error == m.NONE:
+            ledger.latencies.append(res.latency_s)
+            for k, (rid, _v) in enumerate(recs):
+                ledger.acked[rid] = (tp, res.base_offset + k)
+        else:
+            for rid, _v in recs:
+                ledger.failed[rid] = res.error
+
+
+def verdict(ledger: Ledger, seen: dict[tuple[TP, int], str]) -> dict[str, Any]:
+    """Acknowledged records missing from their offset are lost; ids read twice are duplicates."""
+    lost = sorted(rid for rid, (tp, off) in ledger.acked.items() if seen.get((tp, off)) != rid)
+    counts = Counter(seen.values())
+    dups = sorted(rid for rid, n in counts.items() if n > 1)
+    return {
+        "acknowledged": len(ledger.acked),
+        "failed": len(ledger.failed),
+        "consumed": len(seen),
+        "lost": len(lost),
+        "lost_ids": lost[:20],
+        "duplicated": len(dups),
+        "duplicated_ids": dups[:20],
+    }
+
+
+def tps_of(cluster: Cluster) -> list[TP]:
+    return [(cluster.state["topic"], p) for p in range(cluster.state["partitions"])]
+
+
+async def chaos(
+    cluster: Cluster,
+    duration_s: float,
+    seed: int = 0,
+    producers: int = 2,
+    kill_every_s: float = 4.0,
+    down_for_s: float = 2.0,
+    log: Any = None,
+) -> dict[str, Any]:
+    """Produce with acks=all while SIGKILLing and restarting brokers (at most one down at a time,
+    so an ISR member survives, R17), then restart everyone, consume everything and compare."""
+    rng = random.Random(seed)
+    tps = tps_of(cluster)
+    client = ClusterClient(cluster.zk_hosts)
+    ledger = Ledger()
+    stop = asyncio.Event()
+    events: list[str] = []
+    try:
+        await client.refresh()
+        tasks = [
+            asyncio.create_task(produce_stream(client, tps, ledger, stop, prefix=f"p{k}"))
+            for k in range(producers)
+        ]
+        t_end = time.monotonic() + duration_s
+        loop = asyncio.get_running_loop()
+        while time.monotonic() < t_end:
+            await asyncio.sleep(min(kill_every_s, max(0.0, t_end - time.monotonic())))
+            if time.monotonic() >= t_end:
+                break
+            victim = rng.choice(cluster.broker_ids())
+            await loop.run_in_executor(None, cluster.kill, victim)
+            events.append(f"kill {victim}")
+            if log:
+                log(f"killed broker {victim} ({len(ledger.acked)} acknowledged so far)")
+            await asyncio.sleep(down_for_s)
+            await loop.run_in_executor(None, cluster.restart, victim)
+            events.append(f"restart {victim}")
+        stop.set()
+        await asyncio.gather(*tasks)
+        await loop.run_in_executor(None, cluster.wait_ready, 90.0)
+        await client.refresh()
+        seen = await client.consume_all(tps)
+    finally:
+        client.close()
+    out = verdict(ledger, seen)
+    out["faults"] = events
+    return out
+
+
+def percentile(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]

@@ -1,0 +1,173 @@
+"""The R18 layout in ZooKeeper through kazoo.
+
+- /brokers/ids/[id]: ephemeral, {"host", "port"} (registration, R7's session)
+- /brokers/topics/[topic]: {"partitions": {"0": [replicas...]}} (assignment, R1)
+- /brokers/topics/[topic]/partitions/[p]/state: {leader, leader_epoch, isr, controller_epoch},
+  written with compare-and-set on the znode version (R9, R18)
+- /controller: ephemeral {"brokerid"}; /controller_epoch: incremented at every election (R9)
+- /admin/reassign_partitions, /admin/preferred_replica_election, /admin/delete_topics: created,
+  not acted on (not modelled).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from ..core.messages import TP, CasResult, CasWrite, PartitionState
+
+PATHS = [
+    "/brokers/ids",
+    "/brokers/topics",
+    "/admin/reassign_partitions",
+    "/admin/preferred_replica_election",
+    "/admin/delete_topics",
+]
+
+
+def state_path(tp: TP) -> str:
+    return f"/brokers/topics/{tp[0]}/partitions/{tp[1]}/state"
+
+
+def connect(hosts: str, timeout_s: float = 3.0) -> KazooClient:
+    zk = KazooClient(hosts=hosts, timeout=timeout_s)
+    zk.start(timeout=15)
+    for p in PATHS:
+        zk.ensure_path(p)
+    return zk
+
+
+def encode_state(st: PartitionState) -> bytes:
+    return json.dumps(
+        {
+            "leader": st.leader,
+            "leader_epoch": st.leader_epoch,
+            "isr": list(st.isr),
+            "controller_epoch": st.controller_epoch,
+        }
+    ).encode()
+
+
+def decode_state(data: bytes) -> PartitionState:
+    d = json.loads(data)
+    return PartitionState(d["leader"], d["leader_epoch"], tuple(d["isr"]), d["controller_epoch"])
+
+
+def read_state(zk: KazooClient, tp: TP) -> tuple[PartitionState, int] | None:
+    try:
+        data, stat = zk.get(state_path(tp))
+    except NoNodeError:
+        return None
+    return decode_state(data), stat.version
+
+
+def cas(zk: KazooClient, w: CasWrite) -> CasResult:
+    path = state_path(w.tp)
+    try:
+        if w.expected_version == -1:
+            zk.create(path, encode_state(w.state), makepath=True)
+            return CasResult(w.tp, True, w.state, 0)
+        stat = zk.set(path, encode_state(w.state), version=w.expected_version)
+        return CasResult(w.tp, True, w.state, stat.version)
+    except (BadVersionError, NodeExistsError, NoNodeError):
+        cur = read_state(zk, w.tp)
+        return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1)
+
+
+def live_brokers(zk: KazooClient) -> set[int]:
+    return {int(c) for c in zk.get_children("/brokers/ids")}
+
+
+def broker_address(zk: KazooClient, b: int) -> tuple[str, int] | None:
+    try:
+        data, _ = zk.get(f"/brokers/ids/{b}")
+    except NoNodeError:
+        return None
+    d = json.loads(data)
+    return d["host"], int(d["port"])
+
+
+def assignments(zk: KazooClient) -> dict[TP, tuple[int, ...]]:
+    out: dict[TP, tuple[int, ...]] = {}
+    for t in zk.get_children("/brokers/topics"):
+        try:
+            data, _ = zk.get(f"/brokers/topics/{t}")
+        except NoNodeError:
+            continue
+        if not data:
+            continue
+        for p, reps in json.loads(data)["partitions"].items():
+            out[(t, int(p))] = tuple(reps)
+    return out
+
+
+def states(zk: KazooClient, tps: list[TP]) -> dict[TP, tuple[PartitionState, int]]:
+    out = {}
+    for tp in tps:
+        sv = read_state(zk, tp)
+        if sv is not None:
+            out[tp] = sv
+    return out
+
+
+def create_topic(zk: KazooClient, topic: str, assignment: dict[int, tuple[int, ...]]) -> None:
+    data = json.dumps({"partitions": {str(p): list(r) for p, r in assignment.items()}}).encode()
+    try:
+        zk.create(f"/brokers/topics/{topic}", data, makepath=True)
+    except NodeExistsError:
+        zk.set(f"/brokers/topics/{topic}", data)
+
+
+def try_become_controller(zk: KazooClient, broker_id: int) -> int | None:
+    """Create the ephemeral /controller; on success bump /controller_epoch (CAS) and return it."""
+    try:
+        zk.create("/controller", json.dumps({"brokerid": broker_id}).encode(), ephemeral=True)
+    except NodeExistsError:
+        return None
+    while True:
+        try:
+            data, stat = zk.get("/controller_epoch")
+        except NoNodeError:
+            try:
+                zk.create("/controller_epoch", b"1")
+                return 1
+            except NodeExistsError:
+                continue
+        epoch = int(data or b"0") + 1
+        try:
+            zk.set("/controller_epoch", str(epoch).encode(), version=stat.version)
+            return epoch
+        except BadVersionError:
+            continue
+
+
+def leaders(zk: KazooClient) -> dict[TP, int]:
+    tps = list(assignments(zk))
+    return {tp: st.leader for tp, (st, _v) in states(zk, tps).items()}
+
+
+def describe(zk: KazooClient) -> dict[str, Any]:
+    asg = assignments(zk)
+    st = states(zk, list(asg))
+    return {
+        "live": sorted(live_brokers(zk)),
+        "partitions": {
+            f"{t}-{p}": {
+                "replicas": list(asg[(t, p)]),
+                "state": (
+                    None
+                    if (t, p) not in st
+                    else {
+                        "leader": st[(t, p)][0].leader,
+                        "leader_epoch": st[(t, p)][0].leader_epoch,
+                        "isr": list(st[(t, p)][0].isr),
+                        "version": st[(t, p)][1],
+                    }
+                ),
+            }
+            for (t, p) in sorted(asg)
+        },
+    }

@@ -1,0 +1,94 @@
+"""The partition log as the core sees it: entries, LEO, HW and the leader-epoch cache (R3, R4).
+
+This is in-memory state; durability is the runtime's job (effects ``Append``/``Truncate``, the
+``impl.storage`` log). Every entry carries the leader epoch it was written in (KIP-101). Log start
+offset is kept for R12 even though retention is deliberately not modelled (it stays 0 unless a
+follower resets to a leader's start offset).
+"""
+
+from __future__ import annotations
+
+from .messages import Entry
+
+
+class PartitionLog:
+    def __init__(self, entries: list[Entry] | None = None, log_start: int = 0, hw: int = 0) -> None:
+        self.log_start = log_start
+        self.entries: list[Entry] = list(entries or [])
+        self.hw = min(hw, self.leo)  # R4: HW <= LEO always
+
+    # -- offsets ---------------------------------------------------------------------------------
+    @property
+    def leo(self) -> int:
+        """R3: the offset the next record will get."""
+        return self.log_start + len(self.entries)
+
+    def entry(self, offset: int) -> Entry:
+        return self.entries[offset - self.log_start]
+
+    def read(self, offset: int, max_records: int, limit: int | None = None) -> tuple[Entry, ...]:
+        end = self.leo if limit is None else min(limit, self.leo)
+        if offset >= end or offset < self.log_start:
+            return ()
+        lo = offset - self.log_start
+        hi = min(end, offset + max_records) - self.log_start
+        return tuple(self.entries[lo:hi])
+
+    # -- mutation --------------------------------------------------------------------------------
+    def append(self, entries: tuple[Entry, ...] | list[Entry]) -> int:
+        base = self.leo
+        self.entries.extend(entries)
+        return base
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every entry at or above ``offset``; HW follows down (R4 HW <= LEO)."""
+        offset = max(offset, self.log_start)
+        if offset < self.leo:
+            del self.entries[offset - self.log_start :]
+        self.hw = min(self.hw, self.leo)
+
+    def reset_to(self, start: int) -> None:
+        """R12: the leader no longer has our offsets; drop everything and start at ``start``."""
+        self.entries.clear()
+        self.log_start = start
+        self.hw = start
+
+    # -- leader-epoch cache (KIP-101) ------------------------------------------------------------
+    def epochs(self) -> list[tuple[int, int]]:
+        """(epoch, start offset) for every epoch present in the log, ascending."""
+        out: list[tuple[int, int]] = []
+        last = None
+        for i, e in enumerate(self.entries):
+            if e[0] != last:
+                out.append((e[0], self.log_start + i))
+                last = e[0]
+        return out
+
+    def latest_epoch(self) -> int:
+        return self.entries[-1][0] if self.entries else -1
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """KIP-279 answer: (largest epoch <= ``epoch`` present here, the end offset of it).
+
+        The end offset of an epoch is the start offset of the next epoch, or LEO for the latest.
+        If no such epoch exists, (-1, log_start). The KIP-101 answer is derived from it.
+        """
+        cache = self.epochs()
+        best = -1
+        end = self.log_start
+        for i, (ep, _start) in enumerate(cache):
+            if ep <= epoch:
+                best = ep
+                end = cache[i + 1][1] if i + 1 < len(cache) else self.leo
+        return best, end
+
+    def end_offset_kip101(self, epoch: int) -> int:
+        """KIP-101 answer: the start offset of the first epoch > ``epoch``, else LEO."""
+        for ep, start in self.epochs():
+            if ep > epoch:
+                return start
+        return self.leo
+
+    def view(self) -> list[list[object]]:
+        """The trace's view of the log: [record_id, epoch] pairs."""
+        return [[rid, ep] for ep, rid, _v in self.entries]

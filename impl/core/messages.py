@@ -1,0 +1,305 @@
+"""Wire messages and effects of the core, as frozen dataclasses (R2, R6, R9, R10, R12).
+
+Messages are what travels between nodes; effects are what a handler asks its runtime to do.
+Both serialise to plain JSON-able dicts (``to_wire``/``from_wire``) so the real runtime can frame
+them and the simulation can copy them. A partition is named by ``TP = (topic, partition)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+TP = tuple[str, int]
+# A log entry as the core keeps it: (leader_epoch, record_id, value).
+Entry = tuple[int, str, str]
+
+# Error codes (names follow Kafka's).
+NONE = "NONE"
+NOT_LEADER = "NOT_LEADER_FOR_PARTITION"
+NOT_ENOUGH_REPLICAS = "NOT_ENOUGH_REPLICAS"
+NOT_ENOUGH_REPLICAS_AFTER_APPEND = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
+FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
+UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
+REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
+STALE_CONTROLLER_EPOCH = "STALE_CONTROLLER_EPOCH"
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """The coordination record of a partition (R18 .../partitions/[p]/state)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+
+
+# ---- controller -> broker ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class LeaderAndIsrPartition:
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+    replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class LeaderAndIsr:
+    """Batched LeaderAndIsrRequest (R9)."""
+
+    controller_id: int
+    controller_epoch: int
+    partitions: tuple[LeaderAndIsrPartition, ...]
+
+
+@dataclass(frozen=True)
+class StopReplica:
+    """Batched StopReplicaRequest (R9): stop serving/fetching; ``delete`` drops the log."""
+
+    controller_id: int
+    controller_epoch: int
+    partitions: tuple[tuple[str, int], ...]
+    delete: bool = False
+
+
+# ---- replication -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FetchPartition:
+    topic: str
+    partition: int
+    fetch_offset: int
+    current_leader_epoch: int  # only checked under kip-320
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    """A follower fetcher's batched fetch (R2, R10); ``fetcher_id`` names its thread."""
+
+    replica_id: int
+    fetcher_id: int
+    correlation_id: int
+    partitions: tuple[FetchPartition, ...]
+
+
+@dataclass(frozen=True)
+class FetchPartitionData:
+    topic: str
+    partition: int
+    error: str
+    high_watermark: int
+    leader_leo: int
+    log_start_offset: int
+    base_offset: int
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    leader_id: int
+    fetcher_id: int
+    correlation_id: int
+    partitions: tuple[FetchPartitionData, ...]
+
+
+@dataclass(frozen=True)
+class EpochQuery:
+    topic: str
+    partition: int
+    leader_epoch: int  # the follower's latest epoch
+    current_leader_epoch: int
+
+
+@dataclass(frozen=True)
+class OffsetsForLeaderEpochRequest:
+    """KIP-101/279 truncation query."""
+
+    replica_id: int
+    correlation_id: int
+    partitions: tuple[EpochQuery, ...]
+
+
+@dataclass(frozen=True)
+class EpochEndOffset:
+    topic: str
+    partition: int
+    error: str
+    leader_epoch: int  # kip-279: the largest epoch the leader knows <= the asked one
+    end_offset: int
+
+
+@dataclass(frozen=True)
+class OffsetsForLeaderEpochResponse:
+    leader_id: int
+    correlation_id: int
+    partitions: tuple[EpochEndOffset, ...]
+
+
+# ---- clients -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProduceRequest:
+    """R6. ``records`` are (record_id, value); acks is 0, 1 or -1 (all)."""
+
+    client_id: str
+    correlation_id: int
+    topic: str
+    partition: int
+    acks: int
+    records: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ProduceResponse:
+    broker_id: int
+    correlation_id: int
+    topic: str
+    partition: int
+    error: str
+    base_offset: int
+
+
+@dataclass(frozen=True)
+class ConsumeRequest:
+    """R5: a consumer reads from ``offset``; only offsets below HW are returned."""
+
+    client_id: str
+    correlation_id: int
+    topic: str
+    partition: int
+    offset: int
+    max_records: int = 500
+
+
+@dataclass(frozen=True)
+class ConsumeResponse:
+    broker_id: int
+    correlation_id: int
+    topic: str
+    partition: int
+    error: str
+    high_watermark: int
+    base_offset: int
+    entries: tuple[Entry, ...]
+
+
+# ---- effects -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Send:
+    dst: int | str  # broker id or client id
+    msg: Any
+
+
+@dataclass(frozen=True)
+class SetTimer:
+    key: str
+    delay_ms: int
+
+
+@dataclass(frozen=True)
+class Append:
+    """Persist ``entries`` at ``base_offset`` (== current durable LEO)."""
+
+    tp: TP
+    base_offset: int
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
+class Truncate:
+    tp: TP
+    offset: int
+
+
+@dataclass(frozen=True)
+class Flush:
+    tp: TP
+
+
+@dataclass(frozen=True)
+class CheckpointHw:
+    """Write the HW checkpoint of these partitions (atomic file replace in storage)."""
+
+    hws: tuple[tuple[TP, int], ...]
+
+
+@dataclass(frozen=True)
+class DeleteLog:
+    tp: TP
+
+
+@dataclass(frozen=True)
+class CasWrite:
+    """Compare-and-set of a partition state in the coordination service (R9, R18).
+
+    ``expected_version`` -1 means "create". The runtime answers with ``on_cas_results``.
+    """
+
+    tp: TP
+    state: PartitionState
+    expected_version: int
+    purpose: str  # "isr" (leader) or "elect"/"shrink"/"create" (controller)
+
+
+@dataclass(frozen=True)
+class CasResult:
+    tp: TP
+    ok: bool
+    state: PartitionState | None  # the state now stored (ours if ok, the winner's if not)
+    version: int
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One protocol step for the trace (traces/FORMAT.md)."""
+
+    event: dict[str, Any] = field(default_factory=dict)
+
+
+# ---- serialisation -----------------------------------------------------------------------------
+_WIRE: dict[str, type] = {
+    c.__name__: c
+    for c in (
+        PartitionState,
+        LeaderAndIsrPartition,
+        LeaderAndIsr,
+        StopReplica,
+        FetchPartition,
+        FetchRequest,
+        FetchPartitionData,
+        FetchResponse,
+        EpochQuery,
+        OffsetsForLeaderEpochRequest,
+        EpochEndOffset,
+        OffsetsForLeaderEpochResponse,
+        ProduceRequest,
+        ProduceResponse,
+        ConsumeRequest,
+        ConsumeResponse,
+    )
+}
+
+
+def to_wire(obj: Any) -> Any:
+    """Dataclass -> JSON-able value, tagged with its type name."""
+    if hasattr(obj, "__dataclass_fields__"):
+        d: dict[str, Any] = {"@": type(obj).__name__}
+        for f in fields(obj):
+            d[f.name] = to_wire(getattr(obj, f.name))
+        return d
+    if isinstance(obj, tuple | list):
+        return [to_wire(x) for x in obj]
+    return obj
+
+
+def from_wire(v: Any) -> Any:
+    """Inverse of :func:`to_wire`; lists come back as tuples (messages are frozen)."""
+    if isinstance(v, dict) and "@" in v:
+        cls = _WIRE[v["@"]]
+        return cls(**{k: from_wire(x) for k, x in v.items() if k != "@"})
+    if isinstance(v, list):
+        return tuple(from_wire(x) for x in v)
+    return v

@@ -1,0 +1,68 @@
+"""One replica of one partition on a broker, as leader or follower (R2-R7, R10, R11).
+
+Plain state; the rules live in ``replica.py`` (the broker's replica manager) so that this file reads
+as the list of what a replica knows. Not modelled: log retention (log start only moves by R12's
+reset), transactions, idempotent producers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .log import PartitionLog
+from .messages import TP
+
+NONE_ROLE = "none"  # restarted or stopped: neither serving nor fetching
+LEADER = "leader"
+FOLLOWER = "follower"
+
+# Follower states.
+TRUNCATING = "truncating"  # waiting for an OffsetsForLeaderEpoch answer (KIP-101+)
+FETCHING = "fetching"
+
+
+@dataclass
+class RemoteReplica:
+    """The leader's view of one follower (R3, R7)."""
+
+    leo: int = -1  # unknown until the follower fetches (R11: HW may lag until then)
+    last_caught_up_ms: int = 0
+    last_fetch_ms: int = 0
+    leader_leo_at_last_fetch: int = 0
+
+
+@dataclass
+class DelayedProduce:
+    """An acks=all produce waiting for the HW to pass ``required`` (R6)."""
+
+    client: str
+    correlation_id: int
+    base_offset: int
+    required: int
+
+
+@dataclass
+class Partition:
+    tp: TP
+    log: PartitionLog
+    replicas: tuple[int, ...] = ()
+    role: str = NONE_ROLE
+    leader: int = -1
+    leader_epoch: int = -1
+    isr: frozenset[int] = frozenset()
+    zk_version: int = -1
+    hw_checkpoint: int = 0
+    # leader only
+    remote: dict[int, RemoteReplica] = field(default_factory=dict)
+    epoch_start_offset: int = 0
+    pending_isr: tuple[str, frozenset[int], int] | None = None  # (kind, isr, leader epoch)
+    delayed: list[DelayedProduce] = field(default_factory=list)
+    # follower only
+    fetch_state: str = FETCHING
+    epoch_query_corr: int = -1
+    # trace bookkeeping: log delta since the last traced event of this partition
+    trace_mark: int = 0
+    trace_cut: int | None = None
+
+    def under_replicated(self) -> bool:
+        return self.role == LEADER and len(self.isr) < len(self.replicas)

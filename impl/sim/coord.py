@@ -1,0 +1,45 @@
+"""In-memory coordination service for the simulation: the R18 layout reduced to what the protocol
+reads, with sessions, a versioned partition state per partition and compare-and-set (R9, R18).
+
+Deliberately not modelled: ZooKeeper's own failures and watch delivery delays beyond the
+scheduler's; the controller is notified of membership changes by the runtime.
+"""
+
+from __future__ import annotations
+
+from ..core.messages import TP, CasResult, CasWrite, PartitionState
+
+
+class MemCoord:
+    def __init__(self) -> None:
+        self.sessions: set[int] = set()  # /brokers/ids/[id] (ephemeral)
+        self.assignments: dict[TP, tuple[int, ...]] = {}  # /brokers/topics/[t]
+        self.states: dict[TP, tuple[PartitionState, int]] = {}  # .../partitions/[p]/state
+        self.controller: int = -1  # /controller
+        self.controller_epoch: int = 0  # /controller_epoch
+
+    def cas(self, w: CasWrite) -> CasResult:
+        cur = self.states.get(w.tp)
+        if w.expected_version == -1:
+            if cur is not None:
+                return CasResult(w.tp, False, cur[0], cur[1])
+            self.states[w.tp] = (w.state, 0)
+            return CasResult(w.tp, True, w.state, 0)
+        if cur is None or cur[1] != w.expected_version:
+            return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1)
+        self.states[w.tp] = (w.state, cur[1] + 1)
+        return CasResult(w.tp, True, w.state, cur[1] + 1)
+
+    def elect_controller(self) -> bool:
+        """If /controller is vacant, the lowest live broker takes it (epoch + 1). True if changed."""
+        if self.controller in self.sessions:
+            return False
+        if not self.sessions:
+            self.controller = -1
+            return False
+        self.controller = min(self.sessions)
+        self.controller_epoch += 1
+        return True
+
+    def leaders(self) -> dict[TP, int]:
+        return {tp: st.leader for tp, (st, _v) in self.states.items()}

@@ -1,0 +1,98 @@
+"""Scripted and random scenarios for the simulation (R8, R13, R17; KIP-101's data-loss run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .world import World, sim_config
+
+TP0 = ("t", 0)
+
+
+def run_until_acked(w: World, rid: str, limit_ms: int = 5_000) -> bool:
+    end = w.now + limit_ms
+    while w.now < end:
+        if rid in w.producer.acked:
+            return True
+        w.run_until(w.now + 1)
+    return rid in w.producer.acked
+
+
+def kip101_scenario(protocol: str, seed: int = 0) -> World:
+    """KIP-101 scenario 1: the follower B restarts and truncates to its lagging HW checkpoint, then
+    the leader A dies before B fetches again, and B is elected. Under ``hw-truncation`` the
+    acknowledged record m2 is lost; with leader epochs (kip-101 and later) B keeps its log."""
+    w = World(
+        brokers=2,
+        partitions=1,
+        replication=2,
+        seed=seed,
+        config=sim_config(protocol, min_insync_replicas=1),
+    )
+    w.run_until(200)
+    a, b = w.leader_of(TP0), 1 - w.leader_of(TP0)
+    w.produce(TP0, "m1")
+    assert run_until_acked(w, "m1")
+    w.run_until(w.now + 300)  # B learns HW=1 and checkpoints it
+    w.produce(TP0, "m2")
+    assert run_until_acked(w, "m2")  # A's HW=2 from B's fetch at 2; B's HW is still 1
+    w.crash(b)
+    w.restart(b)  # back before its session expires: still in the ISR
+    w.crash(a)  # the leader dies before B fetches again
+    w.run_until(w.now + 2_000)  # A's session expires; the controller elects B
+    return w
+
+
+@dataclass(frozen=True)
+class Fault:
+    at_ms: int
+    kind: str  # crash | restart | pause | partition | loss | duplicate
+    target: int
+    other: int = 0
+    duration_ms: int = 100
+
+
+def run_random(
+    protocol: str,
+    faults: list[Fault],
+    seed: int = 0,
+    records: int = 40,
+    brokers: int = 3,
+    replication: int = 3,
+    partitions: int = 1,
+    **config: Any,
+) -> World:
+    """Produce ``records`` acks=all records at a steady pace while ``faults`` happen, then heal
+    and let the cluster settle. The caller checks ``w.lost_acked()`` and friends."""
+    cfg = sim_config(protocol, **config)
+    w = World(brokers, partitions, replication, cfg, seed=seed)
+    w.run_until(100)
+    for i in range(records):
+        w.at(100 + 25 * i, w.produce, ("t", i % partitions), f"r{i}")
+    for f in faults:
+        t = 100 + f.at_ms
+        tgt = f.target % brokers
+        if f.kind == "crash":
+            w.at(t, w.crash, tgt)
+            w.at(t + f.duration_ms * 4, w.restart, tgt)
+        elif f.kind == "restart":
+            w.at(t, w.crash, tgt)
+            w.at(t, w.restart, tgt)
+        elif f.kind == "pause":
+            w.at(t, w.pause, tgt, f.duration_ms * 4)
+        elif f.kind == "partition":
+            pair = frozenset((tgt, f.other % brokers))
+            w.at(t, w.net.blocked.add, pair)
+            w.at(t + f.duration_ms * 4, w.net.blocked.discard, pair)
+        elif f.kind == "loss":
+            w.at(t, setattr, w.net, "loss", 0.3)
+            w.at(t + f.duration_ms, setattr, w.net, "loss", 0.0)
+        elif f.kind == "duplicate":
+            w.at(t, setattr, w.net, "duplicate", 0.3)
+            w.at(t + f.duration_ms, setattr, w.net, "duplicate", 0.0)
+    end = 100 + 25 * records + 1_500
+    w.run_until(end)
+    w.at(end, w.heal)
+    w.run_until(end + 3_000)
+    return w

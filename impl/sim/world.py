@@ -1,0 +1,424 @@
+"""The simulated world: a seeded scheduler in virtual time running the unchanged core.
+
+Everything random (delays, loss, duplication, reordering) draws from one ``random.Random(seed)``,
+so a seed replays exactly. Faults (R8): crash (process, or power failure dropping unflushed data),
+restart, pause (a zombie that resumes with stale beliefs), message loss, delay, duplication,
+reordering (random delays), and network partitions between node pairs. The coordination service is
+reliable and reached without faults (not modelled: ZooKeeper partitions).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import Config
+from ..core import messages as m
+from ..core.clients import ConsumerClient, ProducerClient
+from ..core.controller import Controller
+from ..core.messages import TP
+from ..core.placement import assign
+from ..core.replica import Broker
+from ..core.trace import event
+from .coord import MemCoord
+from .store import MemStore
+
+
+@dataclass
+class Net:
+    """Network fault settings, changeable during a run."""
+
+    min_delay_ms: int = 1
+    max_delay_ms: int = 5
+    loss: float = 0.0
+    duplicate: float = 0.0
+    blocked: set[frozenset[Any]] = field(default_factory=set)  # partitioned node pairs
+
+
+@dataclass
+class Node:
+    broker: Broker | None
+    store: MemStore
+    controller: Controller | None = None
+    alive: bool = True
+    generation: int = 0  # bumped on crash: drops the dead incarnation's timers and messages
+    paused_until: int = -1
+    session_expiry: int = -1  # pending session expiry time after a crash/pause
+
+
+class World:
+    def __init__(
+        self,
+        brokers: int = 3,
+        partitions: int = 1,
+        replication: int = 3,
+        config: Config | None = None,
+        seed: int = 0,
+        session_timeout_ms: int = 600,
+        topic: str = "t",
+        full_log_in_trace: bool = True,
+    ) -> None:
+        self.config = config or sim_config()
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.now = 0
+        self._seq = 0
+        self._q: list[tuple[int, int, str, tuple[Any, ...]]] = []
+        self.net = Net()
+        self.session_timeout_ms = session_timeout_ms
+        self.full_log = full_log_in_trace
+        self.coord = MemCoord()
+        self.trace: list[dict[str, Any]] = []
+        self.ids = list(range(brokers))
+        self.nodes: dict[int, Node] = {}
+        self.timers: dict[tuple[Any, str], int] = {}
+        self.topic = topic
+        self.producer = ProducerClient("producer", acks=-1, request_timeout_ms=2_000)
+        self.consumer = ConsumerClient("consumer")
+        self.history: dict[str, Any] = {"sent": [], "acked": {}, "refused": {}}
+        for b in self.ids:
+            self.nodes[b] = Node(None, MemStore())
+            self._boot(b)
+        self.create_topic(topic, partitions, replication)
+
+    def create_topic(self, topic: str, partitions: int, replication: int) -> None:
+        """Write the R1 assignment (/brokers/topics/[t]); the controller's watch fires."""
+        new = {(topic, i): reps for i, reps in assign(self.ids, partitions, replication).items()}
+        self.coord.assignments.update(new)
+        c = self.coord.controller
+        if c >= 0 and self.nodes[c].controller is not None:
+            self._apply(c, self.nodes[c].controller.on_topics_changed(self.now, new))
+
+    # ---- scheduling ---------------------------------------------------------------------------
+    def _push(self, at: int, kind: str, *payload: Any) -> None:
+        self._seq += 1
+        heapq.heappush(self._q, (at, self._seq, kind, payload))
+
+    def at(self, t: int, fn: Any, *args: Any) -> None:
+        """Schedule a scenario step (a fault, a produce) at virtual time ``t``."""
+        self._push(t, "call", fn, args)
+
+    def run_until(self, t: int, max_events: int = 2_000_000) -> None:
+        n = 0
+        while self._q and self._q[0][0] <= t and n < max_events:
+            at, _s, kind, payload = heapq.heappop(self._q)
+            self.now = max(self.now, at)
+            self._dispatch(kind, payload)
+            n += 1
+        self.now = max(self.now, t)
+
+    def _dispatch(self, kind: str, payload: tuple[Any, ...]) -> None:
+        if kind == "call":
+            fn, args = payload
+            fn(*args)
+        elif kind == "msg":
+            self._deliver(*payload)
+        elif kind == "timer":
+            self._fire(*payload)
+        elif kind == "expire":
+            self._expire(*payload)
+
+    # ---- node lifecycle -----------------------------------------------------------------------
+    def _boot(self, b: int) -> None:
+        node = self.nodes[b]
+        clock0 = node.broker.clock.value if node.broker else 0
+        node.broker = Broker(
+            b,
+            self.config,
+            node.store.restored(),
+            clock_start=clock0,
+            full_log_in_trace=self.full_log,
+        )
+        node.alive, node.controller = True, None
+        self._apply(b, node.broker.start(self.now))
+        self._register(b)
+
+    def _register(self, b: int) -> None:
+        node = self.nodes[b]
+        node.session_expiry = -1
+        if b not in self.coord.sessions:
+            self.coord.sessions.add(b)
+            self._membership_changed()
+        elif self.coord.controller == b and node.controller is None:
+            # The controller came back within its session: it resigns and /controller is
+            # contested again (controller epoch + 1), as a new process would.
+            self.coord.controller = -1
+            self._membership_changed()
+
+    def crash(self, b: int, lose_unflushed: bool = False) -> None:
+        node = self.nodes[b]
+        if not node.alive:
+            return
+        br = node.broker
+        assert br is not None
+        self.trace.append(
+            event(
+                br.clock.tick(),
+                b,
+                "BrokerCrash",
+                {"replica": b},
+                now_ms=self.now,
+                state={"alive": False},
+            )
+        )
+        node.alive, node.controller = False, None
+        node.generation += 1
+        if lose_unflushed:
+            node.store.power_failure()
+        self._schedule_expiry(b)
+
+    def restart(self, b: int) -> None:
+        node = self.nodes[b]
+        if node.alive:
+            return
+        node.generation += 1
+        self._boot(b)
+
+    def pause(self, b: int, duration_ms: int) -> None:
+        node = self.nodes[b]
+        if not node.alive or node.paused_until > self.now:
+            return
+        node.paused_until = self.now + duration_ms
+        self._schedule_expiry(b)
+        self.at(node.paused_until, self._resume, b)
+
+    def _resume(self, b: int) -> None:
+        node = self.nodes[b]
+        if node.alive and node.paused_until <= self.now:
+            self._register(b)  # a new session if the old one expired: a zombie comes back
+
+    def _schedule_expiry(self, b: int) -> None:
+        node = self.nodes[b]
+        node.session_expiry = self.now + self.session_timeout_ms
+        self._push(node.session_expiry, "expire", b, node.session_expiry)
+
+    def _expire(self, b: int, when: int) -> None:
+        node = self.nodes[b]
+        if node.session_expiry != when:
+            return  # the broker came back in time
+        node.session_expiry = -1
+        if b in self.coord.sessions:
+            self.coord.sessions.discard(b)
+            node.controller = None
+            self._membership_changed()
+
+    def _membership_changed(self) -> None:
+        """Watches fire: controller election (R9), then the controller sees the live set."""
+        live = set(self.coord.sessions)
+        if self.coord.elect_controller():
+            c = self.coord.controller
+            for n in self.nodes.values():
+                n.controller = None
+            node = self.nodes[c]
+            assert node.broker is not None
+            node.controller = Controller(
+                c, self.config, self.coord.controller_epoch, node.broker.clock
+            )
+            effs = node.controller.activate(
+                self.now, live, dict(self.coord.assignments), dict(self.coord.states)
+            )
+            self._apply(c, effs)
+        elif self.coord.controller >= 0:
+            node = self.nodes[self.coord.controller]
+            if node.controller is not None:
+                self._apply(
+                    self.coord.controller, node.controller.on_brokers_changed(self.now, live)
+                )
+
+    def _usable(self, b: int) -> bool:
+        node = self.nodes[b]
+        return node.alive and node.paused_until <= self.now
+
+    # ---- effects ------------------------------------------------------------------------------
+    def _apply(self, src: int | str, effects: list[Any]) -> None:
+        clock = self._clock_of(src)
+        for e in effects:
+            if isinstance(e, m.Send):
+                self._send(src, e.dst, e.msg, clock)
+            elif isinstance(e, m.SetTimer):
+                gen = self.nodes[src].generation if isinstance(src, int) else 0
+                self._seq += 1
+                self.timers[(src, e.key)] = self._seq
+                self._push(self.now + e.delay_ms, "timer", src, e.key, self._seq, gen)
+            elif isinstance(e, m.Trace):
+                self.trace.append(e.event)
+            elif isinstance(e, m.CasWrite):
+                res = self.coord.cas(e)
+                gen = self.nodes[src].generation if isinstance(src, int) else 0
+                self._push(self.now + 1, "timer", src, ("cas", e.purpose, res), 0, gen)
+            elif isinstance(src, int):
+                self.nodes[src].store.apply(e)
+
+    def _clock_of(self, src: int | str) -> int:
+        if isinstance(src, int):
+            br = self.nodes[src].broker
+            return br.clock.value if br else 0
+        return 0
+
+    def _send(self, src: int | str, dst: int | str, msg: Any, clock: int) -> None:
+        if frozenset((src, dst)) in self.net.blocked:
+            self._note_loss(src, dst, msg, clock)
+            return
+        if src != dst and self.rng.random() < self.net.loss:
+            self._note_loss(src, dst, msg, clock)
+            return
+        copies = 2 if src != dst and self.rng.random() < self.net.duplicate else 1
+        for _ in range(copies):
+            delay = self.rng.randint(self.net.min_delay_ms, self.net.max_delay_ms)
+            gen = self.nodes[dst].generation if isinstance(dst, int) else 0
+            self._push(self.now + delay, "msg", src, dst, msg, clock, gen)
+
+    def _note_loss(self, src: int | str, dst: int | str, msg: Any, clock: int) -> None:
+        if isinstance(msg, m.LeaderAndIsr):
+            for lp in msg.partitions:
+                self.trace.append(
+                    event(
+                        clock,
+                        "network",
+                        "NetworkLoseLeaderAndIsr",
+                        {"replica": dst, "epoch": lp.leader_epoch},
+                        now_ms=self.now,
+                        tp=(lp.topic, lp.partition),
+                    )
+                )
+
+    def _deliver(self, src: int | str, dst: int | str, msg: Any, clock: int, gen: int) -> None:
+        if dst == "producer":
+            self._apply("producer", self.producer.on_response(msg))
+            return
+        if dst == "consumer":
+            self.consumer.on_response(msg)
+            return
+        assert isinstance(dst, int)
+        node = self.nodes[dst]
+        if not node.alive or node.generation != gen:
+            return  # the connection died with the process
+        if node.paused_until > self.now:
+            self._push(node.paused_until, "msg", src, dst, msg, clock, gen)
+            return
+        assert node.broker is not None
+        self._apply(dst, node.broker.on_message(src, msg, clock, self.now))
+
+    def _fire(self, src: int | str, key: Any, token: int, gen: int) -> None:
+        if isinstance(key, tuple):  # a coordination answer
+            _c, purpose, res = key
+            assert isinstance(src, int)
+            node = self.nodes[src]
+            if not node.alive or node.generation != gen:
+                return
+            if node.paused_until > self.now:
+                self._push(node.paused_until, "timer", src, key, token, gen)
+                return
+            if purpose == "isr":
+                assert node.broker is not None
+                self._apply(src, node.broker.on_cas_results([res], self.now))
+            elif node.controller is not None:
+                self._apply(src, node.controller.on_cas_results(self.now, [res]))
+            return
+        if self.timers.get((src, key)) != token:
+            return  # replaced by a later timer with the same key
+        if src == "producer":
+            self._refresh_metadata()
+            self._apply("producer", self.producer.on_timer(key))
+            return
+        assert isinstance(src, int)
+        node = self.nodes[src]
+        if not node.alive or node.generation != gen:
+            return
+        if node.paused_until > self.now:
+            self._push(node.paused_until, "timer", src, key, token, gen)
+            return
+        if key == "resync":
+            if node.controller is not None:
+                effs = node.controller.on_resync(self.now, dict(self.coord.states))
+                self._apply(src, effs)
+            return
+        assert node.broker is not None
+        self._apply(src, node.broker.on_timer(key, self.now))
+
+    # ---- clients ------------------------------------------------------------------------------
+    def _refresh_metadata(self) -> None:
+        leaders = self.coord.leaders()
+        self.producer.metadata = dict(leaders)
+        self.consumer.metadata = dict(leaders)
+
+    def produce(self, tp: TP, rid: str, value: str = "") -> None:
+        self._refresh_metadata()
+        self.history["sent"].append(rid)
+        self._apply("producer", self.producer.send(tp, [(rid, value or rid)]))
+
+    def consume_all(self, rounds: int = 50) -> dict[tuple[TP, int], str]:
+        """Read every partition from offset 0 until nothing new arrives (R5)."""
+        for _ in range(rounds):
+            self._refresh_metadata()
+            for tp in sorted(self.coord.assignments):
+                self._apply("consumer", self.consumer.poll(tp))
+            self.run_until(self.now + 20)
+        return self.consumer.seen
+
+    # ---- views --------------------------------------------------------------------------------
+    def leader_of(self, tp: TP) -> int:
+        st = self.coord.states.get(tp)
+        return st[0].leader if st else -1
+
+    def broker(self, b: int) -> Broker:
+        br = self.nodes[b].broker
+        assert br is not None
+        return br
+
+    def write_trace(self, path: str) -> None:
+        """The run as one NDJSON trace (traces/FORMAT.md); already in a causal order."""
+        from traces.format import TraceWriter, header
+
+        head = header(
+            self.config.protocol,
+            "sim",
+            config=self.config.to_dict(),
+            cluster={
+                "brokers": self.ids,
+                "assignments": {
+                    f"{t}-{p}": list(r) for (t, p), r in sorted(self.coord.assignments.items())
+                },
+            },
+            seed=self.seed,
+        )
+        head["log_encoding"] = "delta+full" if self.full_log else "delta"
+        w = TraceWriter(path, head, flush_every=1000)
+        for ev in self.trace:
+            w.write(ev)
+        w.close()
+
+    def heal(self) -> None:
+        """End of faults: reconnect, stop loss, restart the dead."""
+        self.net = Net()
+        for b, node in self.nodes.items():
+            if not node.alive:
+                self.restart(b)
+
+    def lost_acked(self) -> list[tuple[str, TP, int]]:
+        """acks=all records acknowledged but not at their offset in the current leader's log."""
+        lost = []
+        for rid, (tp, off) in sorted(self.producer.acked.items()):
+            leader = self.leader_of(tp)
+            log = self.broker(leader).partitions[tp].log if leader >= 0 else None
+            if log is None or off >= log.leo or log.entry(off)[1] != rid:
+                lost.append((rid, tp, off))
+        return lost
+
+
+def sim_config(protocol: str = "kip-320", **kw: Any) -> Config:
+    """Timings scaled for virtual time: faults matter within a few simulated seconds."""
+    base: dict[str, Any] = {
+        "protocol": protocol,
+        "replica_lag_time_max_ms": 400,
+        "replica_fetch_backoff_ms": 20,
+        "replica_fetch_wait_max_ms": 50,
+        "hw_checkpoint_interval_ms": 100,
+        "isr_check_interval_ms": 50,
+        "request_timeout_ms": 300,
+        "controller_resync_ms": 200,
+    }
+    base.update(kw)
+    return Config(**base)

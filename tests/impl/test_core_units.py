@@ -1,0 +1,83 @@
+"""Unit tests of the sans-I/O core's pieces: log, truncation strategies, placement, fetchers."""
+
+from __future__ import annotations
+
+import pytest
+
+from impl.config import Config
+from impl.core.fetcher import FetcherPool, fetcher_id
+from impl.core.log import PartitionLog
+from impl.core.placement import assign
+from impl.core.truncation import strategy
+
+
+def log_of(*epochs: int) -> PartitionLog:
+    return PartitionLog([(e, f"r{i}", "v") for i, e in enumerate(epochs)])
+
+
+def test_placement_r1_round_robin_preferred_leader_first():
+    a = assign([3, 1, 2], partitions=4, replication=2)
+    assert a == {0: (1, 2), 1: (2, 3), 2: (3, 1), 3: (1, 2)}
+    with pytest.raises(ValueError):
+        assign([1, 2], partitions=1, replication=3)
+
+
+def test_log_offsets_and_hw_never_above_leo():
+    log = log_of(0, 0, 1)
+    assert log.leo == 3
+    log.hw = 3
+    log.truncate_to(1)
+    assert (log.leo, log.hw) == (1, 1)
+    assert log.read(0, 10, limit=1) == ((0, "r0", "v"),)
+
+
+def test_epoch_cache_answers():
+    log = log_of(0, 0, 2, 2, 5)
+    assert log.epochs() == [(0, 0), (2, 2), (5, 4)]
+    assert log.end_offset_for_epoch(1) == (0, 2)  # kip-279: largest epoch <= 1 is 0, ends at 2
+    assert log.end_offset_for_epoch(5) == (5, 5)
+    assert log.end_offset_for_epoch(-1) == (-1, 0)
+    assert log.end_offset_kip101(1) == 2  # kip-101: start of the first epoch > 1
+    assert log.end_offset_kip101(9) == 5
+
+
+def test_truncation_rules_per_version():
+    follower = log_of(0, 0, 1, 1)
+    follower.hw = 1
+    assert strategy("hw-truncation").truncate_on_become_follower(follower) == 1
+    assert strategy("kip-101").truncate_on_become_follower(follower) == 4
+    assert strategy("hw-truncation").truncate_on_restart(follower, 1) == 1
+    assert strategy("kip-320").truncate_on_restart(follower, 1) == 4
+
+
+def test_kip279_walks_back_epoch_by_epoch_where_kip101_stops_early():
+    # Leader: epoch 0 ends at 3, then epoch 1. Follower: epoch 0 up to 5, then its own epoch 2.
+    leader = log_of(0, 0, 0, 1, 1, 1, 1)
+    follower = log_of(0, 0, 0, 0, 0, 2)
+    k101 = strategy("kip-101")
+    ep, end = k101.answer(leader, follower.latest_epoch())
+    assert k101.follower_offset(follower, ep, end) == (6, True)  # keeps the divergent tail
+    k279 = strategy("kip-279")
+    ep, end = k279.answer(leader, follower.latest_epoch())
+    assert (ep, end) == (1, 7)
+    off, done = k279.follower_offset(follower, ep, end)
+    assert (off, done) == (5, False)
+    follower.truncate_to(off)
+    ep, end = k279.answer(leader, follower.latest_epoch())
+    assert k279.follower_offset(follower, ep, end) == (3, True)  # the true divergence point
+
+
+def test_fetcher_pool_hash_assignment_and_idle_fetchers_stop():
+    pool = FetcherPool(3)
+    f = pool.add(("t", 0), leader=1)
+    assert f.fid == fetcher_id(("t", 0), 3)
+    assert fetcher_id(("t", 0), 3) == fetcher_id(("t", 0), 3)  # stable across processes (crc32)
+    pool.backoff(("t", 0), 500)
+    assert pool.ready(f, 100) == [] and pool.ready(f, 500) == [("t", 0)]
+    pool.remove(("t", 0))
+    assert pool.fetchers == {}
+
+
+def test_config_rejects_unknown_protocol():
+    with pytest.raises(ValueError, match="unknown protocol"):
+        Config(protocol="kip-999")
