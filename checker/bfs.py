@@ -65,14 +65,21 @@ def check_bfs(
     generated = 0
 
     def check_new_state(fp: int, state: State) -> None:
-        for p in list(invariants):
+        failed = False
+        for p in invariants:
             if not p.check(state):
                 violation[p.name] = fp
-                invariants.remove(p)
-        for p in list(some_states):
-            if p.check(state):
-                witnessed[p.name] = fp
-                some_states.remove(p)
+                failed = True
+        if failed:
+            invariants[:] = [p for p in invariants if p.name not in violation]
+        if some_states:
+            met = False
+            for p in some_states:
+                if p.check(state):
+                    witnessed[p.name] = fp
+                    met = True
+            if met:
+                some_states[:] = [p for p in some_states if p.name not in witnessed]
 
     for s in model.init_states():
         c = canon(s)
@@ -120,15 +127,17 @@ def check_bfs(
                 n += 1
                 fired[action[0]] = True
                 if action_props:
-                    for p in list(action_props):
+                    for p in action_props:
                         if not p.check(s, action, t):
                             action_violation[p.name] = sfp
-                            action_props.remove(p)
+                    if action_violation:
+                        action_props[:] = [p for p in action_props if p.name not in action_violation]
                 if some_trans:
-                    for p in list(some_trans):
+                    for p in some_trans:
                         if p.check(s, action, t):
                             witnessed[p.name] = sfp
-                            some_trans.remove(p)
+                    if witnessed:
+                        some_trans[:] = [p for p in some_trans if p.name not in witnessed]
                 c = canon(t)
                 fp = fingerprint(c)
                 if fp in seen:

@@ -3,7 +3,6 @@ symmetry over replica ids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from .actions import ACTIONS, ActionDef
@@ -11,7 +10,7 @@ from .actions.common import Ctx
 from .config import Config
 from .liveness import make_liveness
 from .properties import make_properties
-from .state import Replica, Request, State, initial_state
+from .state import Coord, Replica, Request, State, initial_state
 
 
 class IsrSpec:
@@ -30,15 +29,19 @@ class IsrSpec:
         liveness, self.fairness = make_liveness(self.ctx, self.kind_of)
         self.properties = [*make_properties(self.ctx, self.kind_of), *liveness]
         self.name = f"isr/{config.protocol}"
+        self._ident = list(range(self.ctx.n))
+        self._mask_tables: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     # --- the model protocol -------------------------------------------------------------------
     def init_states(self) -> list[State]:
         return [initial_state(self.ctx.n)]
 
-    def successors(self, state: State) -> Iterator[tuple]:
+    def successors(self, state: State) -> list[tuple]:
         ctx = self.ctx
+        out: list[tuple] = []
         for kind, fn in self._fns:
-            yield from fn(ctx, state, kind)
+            fn(ctx, state, kind, out)
+        return out
 
     def within_boundary(self, state: State) -> bool:
         return True  # the bounds are enforced by the actions' enabling conditions
@@ -50,26 +53,17 @@ class IsrSpec:
         reduction, never unsound: the representative is always in the orbit)."""
         reps = s.replicas
         c = s.coord
+        cl = c.leader
+        cisr = c.isr
         keys = [
-            (
-                r.log,
-                r.hw,
-                r.hw_ckpt,
-                r.alive,
-                r.epoch,
-                r.leader == i,
-                c.leader == i,
-                c.isr >> i & 1,
-                r.truncating,
-                r.zk_fresh,
-                r.pending,
-            )
+            (r.log, r.hw, r.hw_ckpt, r.alive, r.epoch, r.leader == i, cl == i, cisr >> i & 1,
+             r.truncating, r.zk_fresh, r.pending)
             for i, r in enumerate(reps)
         ]
-        order = sorted(range(len(reps)), key=keys.__getitem__)
-        if all(order[k] == k for k in range(len(order))):
+        order = sorted(self._ident, key=keys.__getitem__)
+        if order == self._ident:
             return s
-        return permute(s, order)
+        return permute(s, order, self._mask_tables)
 
     def describe_action(self, action: tuple) -> dict[str, Any]:
         kind, args = action
@@ -93,43 +87,50 @@ def _perm_mask(mask: int, pos: list[int]) -> int:
     return out
 
 
-def permute(s: State, order: list[int]) -> State:
-    """The state with replica ``order[k]`` renamed ``k``."""
+def permute(s: State, order: list[int], tables: dict | None = None) -> State:
+    """The state with replica ``order[k]`` renamed ``k``. ``tables`` caches, per permutation, the
+    image of every replica bitmask."""
     n = len(order)
+    key = tuple(order)
+    table = None if tables is None else tables.get(key)
     pos = [0] * n
     for new, old in enumerate(order):
         pos[old] = new
-
-    def ren(x: int) -> int:
-        return pos[x] if x >= 0 else x
-
+    if table is None:
+        table = tuple(_perm_mask(m, pos) for m in range(1 << n))
+        if tables is not None:
+            tables[key] = table
     reps = []
+    replicas = s.replicas
     for old in order:
-        r = s.replicas[old]
+        r = replicas[old]
         rl = r.remote_leo
+        lead = r.leader
         reps.append(
             Replica(
                 r.log,
                 r.hw,
                 r.hw_ckpt,
                 r.alive,
-                ren(r.leader),
+                pos[lead] if lead >= 0 else lead,
                 r.epoch,
-                _perm_mask(r.isr, pos),
+                table[r.isr],
                 r.zk_fresh,
-                tuple(rl[order[k]] for k in range(n)),
+                tuple([rl[o] for o in order]),
                 r.truncating,
                 r.pending,
             )
         )
     c = s.coord
-    coord = c._replace(leader=ren(c.leader), isr=_perm_mask(c.isr, pos))
-    reqs = tuple(
-        sorted(
-            Request(pos[q.dest], ren(q.leader), q.epoch, _perm_mask(q.isr, pos), q.fresh)
-            for q in s.requests
+    coord = Coord(pos[c.leader], c.epoch, table[c.isr])
+    reqs = s.requests
+    if reqs:
+        reqs = tuple(
+            sorted(
+                Request(pos[q.dest], pos[q.leader] if q.leader >= 0 else q.leader, q.epoch, table[q.isr], q.fresh)
+                for q in reqs
+            )
         )
-    )
     return State(tuple(reps), coord, reqs, s.history)
 
 

@@ -14,25 +14,35 @@ from .state import State
 def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
     cfg = ctx.config
     n, full, records, epochs = ctx.n, ctx.full, cfg.records, cfg.epochs
+    # Replica values recur across many states (successors share unchanged parts), so the
+    # per-replica check is memoised by value; a bounded cache keeps memory flat.
+    good_replicas: set = set()
+
+    def replica_ok(r) -> bool:
+        if len(r.log) > records or len(r.remote_leo) != n:
+            return False
+        for rec, ep in r.log:
+            if not (1 <= rec <= records and 1 <= ep <= epochs):
+                return False
+        if not (0 <= r.hw <= records and 0 <= r.hw_ckpt <= records):
+            return False
+        if not (-1 <= r.leader < n and 0 <= r.epoch <= epochs and 0 <= r.isr <= full):
+            return False
+        if not all(-1 <= x <= records for x in r.remote_leo):
+            return False
+        return all(0 <= o < len(r.log) for o in r.pending)
 
     def type_ok(s: State) -> bool:
         """TypeOK: every variable holds a value of its type and within the bounds."""
         if len(s.replicas) != n:
             return False
         for r in s.replicas:
-            if len(r.log) > records or len(r.remote_leo) != n:
-                return False
-            for rec, ep in r.log:
-                if not (1 <= rec <= records and 1 <= ep <= epochs):
+            if r not in good_replicas:
+                if not replica_ok(r):
                     return False
-            if not (0 <= r.hw <= records and 0 <= r.hw_ckpt <= records):
-                return False
-            if not (-1 <= r.leader < n and 0 <= r.epoch <= epochs and 0 <= r.isr <= full):
-                return False
-            if not all(-1 <= x <= records for x in r.remote_leo):
-                return False
-            if not all(0 <= o < len(r.log) for o in r.pending):
-                return False
+                if len(good_replicas) > 200_000:
+                    good_replicas.clear()
+                good_replicas.add(r)
         c = s.coord
         if not (0 <= c.leader < n and 1 <= c.epoch <= epochs and 0 < c.isr <= full):
             return False
@@ -125,10 +135,7 @@ def no_phantom_read(s: State) -> bool:
     return all(o < len(log) and log[o][0] == rec for o, rec in shown)
 
 
-def log_matching(s: State) -> bool:
-    """LogMatching: two logs holding an entry of the same epoch at the same offset agree on every
-    entry up to and including it."""
-    logs = [r.log for r in s.replicas]
+def _logs_match(logs) -> bool:
     for a in range(len(logs)):
         la = logs[a]
         for b in range(a + 1, len(logs)):
@@ -143,13 +150,33 @@ def log_matching(s: State) -> bool:
     return True
 
 
+_MATCHING_LOGS: dict = {}
+
+
+def log_matching(s: State) -> bool:
+    """LogMatching: two logs holding an entry of the same epoch at the same offset agree on every
+    entry up to and including it. (Memoised on the tuple of logs, which few steps change.)"""
+    logs = tuple(r.log for r in s.replicas)
+    ok = _MATCHING_LOGS.get(logs)
+    if ok is None:
+        ok = _logs_match(logs)
+        if len(_MATCHING_LOGS) > 200_000:
+            _MATCHING_LOGS.clear()
+        _MATCHING_LOGS[logs] = ok
+    return ok
+
+
 def hw_monotonic(s: State, action, t: State) -> bool:
     """HwMonotonic (an action property): a replica that presumes leadership before and after a
     step never lowers its HW in that step (R4)."""
-    if s.replicas is t.replicas:
+    before = s.replicas
+    after = t.replicas
+    if before is after:
         return True
-    for i, (a, b) in enumerate(zip(s.replicas, t.replicas, strict=True)):
-        if b.hw < a.hw and a.alive and b.alive and a.leader == i and b.leader == i:
+    for i in range(len(before)):
+        b = after[i]
+        a = before[i]
+        if b is not a and b.hw < a.hw and a.leader == i and b.leader == i and a.alive and b.alive:
             return False
     return True
 

@@ -3,8 +3,6 @@ crashing and restarting (R13)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ..state import NO_EPOCH, NO_LEADER, Replica, Request, State
 from .common import Ctx, advance_leader_hw, set_replica
 
@@ -13,7 +11,7 @@ def _without(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
     return tuple(x for x in requests if x is not q)
 
 
-def broker_become_leader(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerBecomeLeader(replica, epoch): a live replica applies a LeaderAndIsr naming itself,
     with a newer epoch (R9: older ones are ignored). It stops fetching, adopts the epoch and ISR,
     caches the request's zkVersion, forgets the followers' LEOs (unknown until they fetch) and
@@ -39,10 +37,10 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
         )
         t = set_replica(s, i, nr)
         t = t._replace(requests=_without(s.requests, q))
-        yield (kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)
+        out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
 
 
-def broker_become_follower(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerBecomeFollower(replica, leader, epoch): a live replica applies a LeaderAndIsr naming
     another leader, with a newer epoch (R10). It stops taking produce (its purgatory is answered
     NotLeaderForPartition) and truncates by the protocol version's rule: to its HW at once
@@ -68,33 +66,33 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
             log, hw, ckpt, True, q.leader, q.epoch, q.isr, False, ctx.unknown_leos, truncating, ()
         )
         t = set_replica(s, i, nr)
-        yield (kind, (i, q.leader, q.epoch)), t._replace(requests=_without(s.requests, q))
+        out.append(((kind, (i, q.leader, q.epoch)), t._replace(requests=_without(s.requests, q))))
 
 
-def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerIgnoreStaleRequest(replica, epoch): a LeaderAndIsr whose epoch is not newer than the
     replica's is dropped on receipt (R9)."""
     for q in s.requests:
         r = s.replicas[q.dest]
         if r.alive and q.epoch <= r.epoch:
-            yield (kind, (q.dest, q.epoch)), s._replace(requests=_without(s.requests, q))
+            out.append(((kind, (q.dest, q.epoch)), s._replace(requests=_without(s.requests, q))))
 
 
-def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """NetworkLoseLeaderAndIsr(replica, epoch): a request in flight is lost (R8)."""
     for q in s.requests:
-        yield (kind, (q.dest, q.epoch)), s._replace(requests=_without(s.requests, q))
+        out.append(((kind, (q.dest, q.epoch)), s._replace(requests=_without(s.requests, q))))
 
 
-def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerCheckpointHw(replica): the periodic HW checkpoint reaches the disk (R13). Lazy on
     purpose: the checkpoint lagging the in-memory HW is the window of the KIP-101 data loss."""
     for i, r in enumerate(s.replicas):
         if r.alive and r.hw_ckpt != r.hw:
-            yield (kind, (i,)), set_replica(s, i, r._replace(hw_ckpt=r.hw))
+            out.append(((kind, (i,)), set_replica(s, i, r._replace(hw_ckpt=r.hw))))
 
 
-def broker_crash(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerCrash(replica): the broker stops; everything in memory is lost (HW, its view of the
     leader, epoch and ISR, remote LEOs, purgatory), the log and the HW checkpoint survive (R8).
     Requests in flight to it stay in the network and may arrive after a restart (R8: delayed)."""
@@ -118,10 +116,10 @@ def broker_crash(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
                 (),
             )
             t = set_replica(s, i, nr)
-            yield (kind, (i,)), t._replace(history=h2)
+            out.append(((kind, (i,)), t._replace(history=h2)))
 
 
-def broker_restart(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerRestart(replica): the broker comes back, reads its HW checkpoint (R13) and, in the
     seeds' protocol, truncates its log to it. It registers again; unless it is itself the
     recorded (crashed) leader, which the controller must re-elect first, the controller sends it
@@ -140,4 +138,4 @@ def broker_restart(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
             req = Request(i, c.leader, c.epoch, c.isr, True)
             if req not in t.requests:
                 t = t._replace(requests=tuple(sorted((*t.requests, req))))
-        yield (kind, (i,)), t
+        out.append(((kind, (i,)), t))

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ..state import State
 from .common import Ctx, sorted_add
 
 
-def consumer_fetch(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def consumer_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ConsumerFetch(leader): a consumer reads everything below the HW of a replica that believes
     it leads (R5: only offsets < HW are visible). Reading the whole visible prefix at once loses
     nothing: any partial read shows a subset, and the safety property is about what was shown.
@@ -20,4 +18,4 @@ def consumer_fetch(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
             continue
         new = [(o, r.log[o][0]) for o in range(r.hw) if (o, r.log[o][0]) not in shown]
         if new:
-            yield (kind, (l,)), s._replace(history=h._replace(shown=sorted_add(h.shown, new)))
+            out.append(((kind, (l,)), s._replace(history=h._replace(shown=sorted_add(h.shown, new)))))

@@ -4,8 +4,6 @@ state followed by LeaderAndIsr requests to the live replicas."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ..state import Coord, State
 from .common import Ctx, alive_mask, controller_write
 
@@ -23,7 +21,7 @@ def _leader_lost(s: State) -> bool:
     return not any(q.dest == c.leader and q.epoch == c.epoch for q in s.requests)
 
 
-def controller_elect_leader(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def controller_elect_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerElectLeader(leader): the leader is lost (see _leader_lost); pick any live ISR
     member, the old leader too if it is back, as the leader with ISR = the live ISR members and
     leader epoch + 1 (R9). With no live ISR member the partition stays offline (no unclean
@@ -36,10 +34,10 @@ def controller_elect_leader(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
     for cand in range(ctx.n):
         if new_isr >> cand & 1:
             coord = Coord(cand, c.epoch + 1, new_isr)
-            yield (kind, (cand,)), controller_write(s, coord, live)
+            out.append(((kind, (cand,)), controller_write(s, coord, live)))
 
 
-def controller_shrink_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerShrinkIsr(replica): a follower's broker is gone; remove it from the ISR, bump the
     leader epoch and tell the live replicas (R9). Kafka's controller never empties the ISR."""
     c = s.coord
@@ -49,4 +47,4 @@ def controller_shrink_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
     for j in range(ctx.n):
         if j != c.leader and c.isr >> j & 1 and not live >> j & 1:
             coord = Coord(c.leader, c.epoch + 1, c.isr & ~(1 << j))
-            yield (kind, (j,)), controller_write(s, coord, live)
+            out.append(((kind, (j,)), controller_write(s, coord, live)))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ..state import State
 from .common import Ctx, advance_leader_hw, set_replica
 
@@ -23,7 +21,7 @@ def _leader_serving(ctx: Ctx, s: State, f: int):
     return l
 
 
-def follower_fetch(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """FollowerFetch(follower, leader): one fetch, request and response as one step. The fetch
     offset is the follower's LEO, which tells the leader everything below it is replicated (R2):
     the leader records it as the remote LEO (R3) and re-evaluates its HW (R4). The response
@@ -43,7 +41,7 @@ def follower_fetch(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
         if offset > lleo:
             log = r.log[:lleo]
             nr = r._replace(log=log, hw=min(r.hw, lleo), hw_ckpt=min(r.hw_ckpt, lleo))
-            yield (kind, (f, l)), set_replica(s, f, nr)
+            out.append(((kind, (f, l)), set_replica(s, f, nr)))
             continue
         t = s
         if lr.remote_leo[f] != offset:
@@ -55,10 +53,10 @@ def follower_fetch(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
         hw = min(len(log), lr.hw)
         if t is s and log is r.log and hw == r.hw:
             continue
-        yield (kind, (f, l)), set_replica(t, f, r._replace(log=log, hw=hw))
+        out.append(((kind, (f, l)), set_replica(t, f, r._replace(log=log, hw=hw))))
 
 
-def follower_truncate(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def follower_truncate(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """FollowerTruncate(follower, leader): the truncating fetcher asks the leader for the end
     offset of its latest epoch (OffsetsForLeaderEpoch) and truncates by the protocol's rule
     (KIP-101: one round; KIP-279: walk back until the epochs agree), then starts fetching. The
@@ -73,4 +71,4 @@ def follower_truncate(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
         lr = s.replicas[l]
         t = proto.truncation_offset(r.log, r.hw, lr.log, lr.epoch)
         nr = r._replace(log=r.log[:t], hw=min(r.hw, t), hw_ckpt=min(r.hw_ckpt, t), truncating=False)
-        yield (kind, (f, l)), set_replica(s, f, nr)
+        out.append(((kind, (f, l)), set_replica(s, f, nr)))

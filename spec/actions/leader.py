@@ -3,8 +3,6 @@ partition state, fenced by the zkVersion the leader cached (see spec.state.Coord
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ..state import State
 from .common import Ctx, advance_leader_hw, with_stale_versions
 
@@ -23,7 +21,7 @@ def _current_epoch_start(log, epoch: int) -> int:
     return len(log)
 
 
-def leader_shrink_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def leader_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """LeaderShrinkIsr(leader, follower): a follower whose last fetch did not reach the leader's
     LEO is removed once replica.lag.time.max.ms passes (time is not modelled: it may pass
     between any two steps). Only with a current zkVersion (the CAS succeeds); a failed CAS changes
@@ -36,10 +34,10 @@ def leader_shrink_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
         for j in range(ctx.n):
             if j != l and r.isr >> j & 1 and r.remote_leo[j] < lleo:
                 t = _leader_write(s, l, r.isr & ~(1 << j))
-                yield (kind, (l, j)), advance_leader_hw(ctx, t, l)
+                out.append(((kind, (l, j)), advance_leader_hw(ctx, t, l)))
 
 
-def leader_expand_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def leader_expand_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """LeaderExpandIsr(leader, follower): a follower whose fetched LEO reached the leader's HW
     rejoins the ISR (R7), a CAS write like the shrink. With KAFKA-7128 (kip-320 here) it must
     also have reached the start offset of the leader's epoch, since a new leader's HW may lag."""
@@ -52,4 +50,4 @@ def leader_expand_isr(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
             floor = max(floor, _current_epoch_start(r.log, r.epoch))
         for j in range(ctx.n):
             if j != l and not r.isr >> j & 1 and r.remote_leo[j] >= floor:
-                yield (kind, (l, j)), _leader_write(s, l, r.isr | (1 << j))
+                out.append(((kind, (l, j)), _leader_write(s, l, r.isr | (1 << j))))

@@ -3,13 +3,11 @@ be stale, so zombie leaders take writes too)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ..state import State
 from .common import Ctx, advance_leader_hw, set_replica, sorted_add
 
 
-def producer_send(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
+def producer_send(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ProducerSend(leader, record): the next record goes to a live replica that believes it leads.
     acks=all with fewer than min.insync.replicas in the leader's ISR: refused, NotEnoughReplicas.
     Otherwise appended with the leader's epoch; acks=1 is acknowledged on append, acks=all waits
@@ -24,7 +22,7 @@ def producer_send(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
             continue
         if ctx.acks_all and r.isr.bit_count() < ctx.config.min_isr:
             h2 = h._replace(next_record=record, refused=sorted_add(h.refused, [record]))
-            yield (kind, (i, record)), s._replace(history=h2)
+            out.append(((kind, (i, record)), s._replace(history=h2)))
             continue
         offset = len(r.log)
         log = (*r.log, (record, r.epoch))
@@ -35,4 +33,4 @@ def producer_send(ctx: Ctx, s: State, kind: int) -> Iterator[tuple]:
             nr = r._replace(log=log)
             h2 = h._replace(next_record=record, acked1=sorted_add(h.acked1, [(offset, record)]))
         t = set_replica(s, i, nr)._replace(history=h2)
-        yield (kind, (i, record)), advance_leader_hw(ctx, t, i)
+        out.append(((kind, (i, record)), advance_leader_hw(ctx, t, i)))
