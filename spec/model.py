@@ -56,8 +56,19 @@ class IsrSpec:
         cl = c.leader
         cisr = c.isr
         keys = [
-            (r.log, r.hw, r.hw_ckpt, r.alive, r.epoch, r.leader == i, cl == i, cisr >> i & 1,
-             r.truncating, r.zk_fresh, r.pending)
+            (
+                r.log,
+                r.hw,
+                r.hw_ckpt,
+                r.alive,
+                r.epoch,
+                r.leader == i,
+                cl == i,
+                cisr >> i & 1,
+                r.truncating,
+                r.zk_fresh,
+                r.pending,
+            )
             for i, r in enumerate(reps)
         ]
         order = sorted(self._ident, key=keys.__getitem__)
@@ -127,7 +138,13 @@ def permute(s: State, order: list[int], tables: dict | None = None) -> State:
     if reqs:
         reqs = tuple(
             sorted(
-                Request(pos[q.dest], pos[q.leader] if q.leader >= 0 else q.leader, q.epoch, table[q.isr], q.fresh)
+                Request(
+                    pos[q.dest],
+                    pos[q.leader] if q.leader >= 0 else q.leader,
+                    q.epoch,
+                    table[q.isr],
+                    q.fresh,
+                )
                 for q in reqs
             )
         )

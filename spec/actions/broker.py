@@ -36,7 +36,7 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
             r.pending if r.leader == i else (),
         )
         t = set_replica(s, i, nr)
-        t = t._replace(requests=_without(s.requests, q))
+        t = State(t.replicas, t.coord, _without(s.requests, q), t.history)
         out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
 
 
@@ -66,7 +66,12 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
             log, hw, ckpt, True, q.leader, q.epoch, q.isr, False, ctx.unknown_leos, truncating, ()
         )
         t = set_replica(s, i, nr)
-        out.append(((kind, (i, q.leader, q.epoch)), t._replace(requests=_without(s.requests, q))))
+        out.append(
+            (
+                (kind, (i, q.leader, q.epoch)),
+                State(t.replicas, t.coord, _without(s.requests, q), t.history),
+            )
+        )
 
 
 def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -75,13 +80,23 @@ def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> Non
     for q in s.requests:
         r = s.replicas[q.dest]
         if r.alive and q.epoch <= r.epoch:
-            out.append(((kind, (q.dest, q.epoch)), s._replace(requests=_without(s.requests, q))))
+            out.append(
+                (
+                    (kind, (q.dest, q.epoch)),
+                    State(s.replicas, s.coord, _without(s.requests, q), s.history),
+                )
+            )
 
 
 def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """NetworkLoseLeaderAndIsr(replica, epoch): a request in flight is lost (R8)."""
     for q in s.requests:
-        out.append(((kind, (q.dest, q.epoch)), s._replace(requests=_without(s.requests, q))))
+        out.append(
+            (
+                (kind, (q.dest, q.epoch)),
+                State(s.replicas, s.coord, _without(s.requests, q), s.history),
+            )
+        )
 
 
 def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int, out: list) -> None:

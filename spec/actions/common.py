@@ -123,7 +123,19 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
                 history = history._replace(
                     refused=sorted_add(history.refused, [log[o][0] for o in done])
                 )
-    r = r._replace(hw=new_hw, pending=pending)
+    r = Replica(
+        r.log,
+        new_hw,
+        r.hw_ckpt,
+        r.alive,
+        r.leader,
+        r.epoch,
+        r.isr,
+        r.zk_fresh,
+        r.remote_leo,
+        r.truncating,
+        pending,
+    )
     reps = s.replicas
     return State(reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history)
 

@@ -18,4 +18,6 @@ def consumer_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         new = [(o, r.log[o][0]) for o in range(r.hw) if (o, r.log[o][0]) not in shown]
         if new:
-            out.append(((kind, (l,)), s._replace(history=h._replace(shown=sorted_add(h.shown, new)))))
+            out.append(
+                ((kind, (l,)), s._replace(history=h._replace(shown=sorted_add(h.shown, new))))
+            )

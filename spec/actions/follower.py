@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..state import State
+from ..state import Replica, State
 from .common import Ctx, advance_leader_hw, set_replica
 
 
@@ -46,14 +46,39 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         t = s
         if lr.remote_leo[f] != offset:
             rl = lr.remote_leo
-            lr2 = lr._replace(remote_leo=rl[:f] + (offset,) + rl[f + 1 :])
+            lr2 = Replica(
+                lr.log,
+                lr.hw,
+                lr.hw_ckpt,
+                lr.alive,
+                lr.leader,
+                lr.epoch,
+                lr.isr,
+                lr.zk_fresh,
+                rl[:f] + (offset,) + rl[f + 1 :],
+                lr.truncating,
+                lr.pending,
+            )
             t = advance_leader_hw(ctx, set_replica(s, l, lr2), l)
             lr = t.replicas[l]
         log = r.log + lr.log[offset:] if offset < lleo else r.log
         hw = min(len(log), lr.hw)
         if t is s and log is r.log and hw == r.hw:
             continue
-        out.append(((kind, (f, l)), set_replica(t, f, r._replace(log=log, hw=hw))))
+        nr = Replica(
+            log,
+            hw,
+            r.hw_ckpt,
+            r.alive,
+            r.leader,
+            r.epoch,
+            r.isr,
+            r.zk_fresh,
+            r.remote_leo,
+            r.truncating,
+            r.pending,
+        )
+        out.append(((kind, (f, l)), set_replica(t, f, nr)))
 
 
 def follower_truncate(ctx: Ctx, s: State, kind: int, out: list) -> None:
