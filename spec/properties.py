@@ -40,7 +40,7 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
             if r not in good_replicas:
                 if not replica_ok(r):
                     return False
-                if len(good_replicas) > 200_000:
+                if len(good_replicas) > 20_000:
                     good_replicas.clear()
                 good_replicas.add(r)
         c = s.coord
@@ -160,7 +160,7 @@ def log_matching(s: State) -> bool:
     ok = _MATCHING_LOGS.get(logs)
     if ok is None:
         ok = _logs_match(logs)
-        if len(_MATCHING_LOGS) > 200_000:
+        if len(_MATCHING_LOGS) > 20_000:
             _MATCHING_LOGS.clear()
         _MATCHING_LOGS[logs] = ok
     return ok
