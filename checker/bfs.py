@@ -1,18 +1,20 @@
 """Exhaustive breadth-first search: the embedded default engine.
 
 Level by level, so the first violation of each property found is a shortest one. The visited set
-holds 64-bit fingerprints only; parent links are two flat arrays (fingerprint, parent), turned
-into a map only when a counterexample must be rebuilt. The frontier holds canonical states.
+holds 64-bit fingerprints with their parent fingerprints in a flat open-addressing table
+(:mod:`checker.fpset`); counterexamples are rebuilt from it by replay. The frontier holds
+canonical states only (a fingerprint is recomputed when its state is expanded: cheaper than
+keeping it).
 """
 
 from __future__ import annotations
 
 import time
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .fingerprint import collision_probability, fingerprint
+from .fpset import FingerprintTable, ParentMap
 from .model import Action, Model, State
 from .paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
 from .progress import Progress, ProgressReporter
@@ -58,10 +60,9 @@ def check_bfs(
     within = model.within_boundary
     fired = [False] * len(model.action_names)
 
-    seen: set[int] = set()
-    fps = array("q")
-    parents = array("q")
-    frontier: list[tuple[int, State]] = []
+    seen = FingerprintTable()
+    add = seen.add
+    frontier: list[State] = []
     generated = 0
 
     def check_new_state(fp: int, state: State) -> None:
@@ -85,13 +86,10 @@ def check_bfs(
         c = canon(s)
         fp = fingerprint(c)
         generated += 1
-        if fp in seen:
+        if not add(fp, fp):  # an initial state is its own parent
             continue
-        seen.add(fp)
-        fps.append(fp)
-        parents.append(fp)
         check_new_state(fp, c)
-        frontier.append((fp, c))
+        frontier.append(c)
 
     depth = 0 if frontier else -1
     stop_reason = "exhausted"
@@ -110,8 +108,8 @@ def check_bfs(
         if props and all_decided():
             stop_reason = "all-properties-decided"
             break
-        next_frontier: list[tuple[int, State]] = []
-        for sfp, s in frontier:
+        next_frontier: list[State] = []
+        for s in frontier:
             counter += 1
             if counter >= check_every:
                 counter = 0
@@ -122,6 +120,7 @@ def check_bfs(
                 reporter.maybe_report(now - t0, generated, len(seen), len(next_frontier), depth)
             if not within(s):
                 continue
+            sfp = fingerprint(s)
             n = 0
             for action, t in successors(s):
                 n += 1
@@ -140,14 +139,11 @@ def check_bfs(
                         some_trans[:] = [p for p in some_trans if p.name not in witnessed]
                 c = canon(t)
                 fp = fingerprint(c)
-                if fp in seen:
+                if not add(fp, sfp):
                     continue
-                seen.add(fp)
-                fps.append(fp)
-                parents.append(sfp)
                 if invariants or some_states:
                     check_new_state(fp, c)
-                next_frontier.append((fp, c))
+                next_frontier.append(c)
             generated += n
             if n == 0:
                 deadlocks += 1
@@ -166,12 +162,9 @@ def check_bfs(
     complete = stop_reason == "exhausted"
     reporter.final(seconds, generated, len(seen), depth)
 
-    parent_of: dict[int, int] | None = None
+    parent_of = ParentMap(seen)
 
     def path_to(fp: int):
-        nonlocal parent_of
-        if parent_of is None:
-            parent_of = dict(zip(fps, parents, strict=True))
         return replay_chain(model, canon, fingerprint_chain(fp, parent_of))
 
     results: list[PropertyResult] = []

@@ -18,11 +18,12 @@ from __future__ import annotations
 from .model import State
 
 FP_BITS = 64
+ZERO_STANDIN = 0x2545F4914F6CDD1D  # 0 marks an empty slot in checker.fpset; never a fingerprint
 
 
 def fingerprint(state: State) -> int:
-    """The 64-bit fingerprint of a (canonical) state, as a signed int."""
-    return hash(state)
+    """The 64-bit fingerprint of a (canonical) state, as a signed int; never 0."""
+    return hash(state) or ZERO_STANDIN
 
 
 def collision_probability(distinct: int) -> float:
