@@ -252,6 +252,7 @@ def export_dot(sg: StateGraph, path: str, *, with_states: bool = True) -> None:
 __all__ = [
     "GraphLimitError",
     "StateGraph",
+    "WithoutActions",
     "action_label",
     "build_graph",
     "export_dot",
@@ -259,3 +260,41 @@ __all__ = [
     "graph_stats",
     "to_dot",
 ]
+
+
+class WithoutActions:
+    """A view of ``model`` in which the named actions never happen (e.g. "what if the network
+    never lost a message"): same states, names and properties, fewer transitions. Action kinds
+    keep their numbers, so counterexamples replay on the original model too."""
+
+    def __init__(self, model: Model, names: list[str]):
+        unknown = [n for n in names if n not in model.action_names]
+        if unknown:
+            raise ValueError(f"unknown action {unknown[0]!r}")
+        self._model = model
+        self._excluded = {list(model.action_names).index(n) for n in names}
+        self.name = f"{model.name} without {', '.join(names)}"
+        self.action_names = model.action_names
+        self.properties = model.properties
+        self.fairness = getattr(model, "fairness", ())
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._model, attr)
+
+    def init_states(self):
+        return self._model.init_states()
+
+    def successors(self, state: State):
+        return ((a, t) for a, t in self._model.successors(state) if a[0] not in self._excluded)
+
+    def within_boundary(self, state: State) -> bool:
+        return self._model.within_boundary(state)
+
+    def canonicalize(self, state: State) -> State:
+        return self._model.canonicalize(state)
+
+    def describe_action(self, action: Action) -> dict[str, Any]:
+        return self._model.describe_action(action)
+
+    def state_to_json(self, state: State) -> dict[str, Any]:
+        return self._model.state_to_json(state)
