@@ -61,7 +61,9 @@ def bmc(protocol: str, n: int, depth: int, *, timeout_ms: int = 120_000) -> BmcR
         if r == z3.sat:
             m = sol.model()
             names = [
-                next(label for sel, label in level if z3.is_true(m.eval(sel, model_completion=True)))
+                next(
+                    label for sel, label in level if z3.is_true(m.eval(sel, model_completion=True))
+                )
                 for level in choices
             ]
             return BmcResult(protocol, n, depth, d, names, time.perf_counter() - t0)

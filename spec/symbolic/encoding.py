@@ -118,7 +118,7 @@ def agree(ra, ea, rb, eb, upto) -> z3.BoolRef:
     """Two logs hold the same entries at every offset below ``upto``."""
     k = z3.Int("k")
     return z3.ForAll(
-        [k], z3.Implies(z3.And(0 <= k, k < upto), z3.And(ra[k] == rb[k], ea[k] == eb[k]))
+        [k], z3.Implies(z3.And(k >= 0, k < upto), z3.And(ra[k] == rb[k], ea[k] == eb[k]))
     )
 
 
@@ -228,7 +228,7 @@ def follower_truncate(s: Sym, f: int, l: int) -> Step:
     k = z3.Int("k")
     m = _min(s.leo[f], s.leo[l])
     point = z3.And(
-        0 <= t_,
+        t_ >= 0,
         t_ <= m,
         agree(s.rec[f], s.ep[f], s.rec[l], s.ep[l], t_),
         z3.Or(t_ == m, s.ep[f][t_] != s.ep[l][t_], s.rec[f][t_] != s.rec[l][t_]),

@@ -40,20 +40,20 @@ def clauses(s: Sym) -> dict[str, z3.BoolRef]:
     k = z3.Int("k")
     c: dict[str, z3.BoolRef] = {}
     c["Bounds"] = z3.And(
-        0 <= s.cl,
+        s.cl >= 0,
         s.cl < n,
         s.ce >= 1,
-        0 <= s.clen,
+        s.clen >= 0,
         *[z3.Implies(s.cl == i, s.cisr[i]) for i in range(n)],
         *[
             z3.And(
-                0 <= s.hw[i],
+                s.hw[i] >= 0,
                 s.hw[i] <= s.leo[i],
-                0 <= s.ckpt[i],
+                s.ckpt[i] >= 0,
                 s.ckpt[i] <= s.leo[i],
-                0 <= s.epoch[i],
+                s.epoch[i] >= 0,
                 s.epoch[i] <= s.ce,
-                -1 <= s.lead[i],
+                s.lead[i] >= -1,
                 s.lead[i] < n,
                 z3.Implies(_presumes(s, i), s.cl == i),
                 z3.Implies(z3.Not(s.alive[i]), z3.And(s.lead[i] == -1, s.epoch[i] == 0)),
@@ -70,7 +70,8 @@ def clauses(s: Sym) -> dict[str, z3.BoolRef]:
     c["Committed"] = z3.And(
         *[
             z3.Implies(
-                s.cisr[j], z3.And(s.leo[j] >= s.clen, agree(s.rec[j], s.ep[j], s.crec, s.cep, s.clen))
+                s.cisr[j],
+                z3.And(s.leo[j] >= s.clen, agree(s.rec[j], s.ep[j], s.crec, s.cep, s.clen)),
             )
             for j in range(n)
         ]
@@ -126,9 +127,7 @@ def clauses(s: Sym) -> dict[str, z3.BoolRef]:
         *[
             z3.Implies(
                 z3.And(s.cl == l, s.alive[l], s.epoch[l] != s.ce),
-                z3.ForAll(
-                    [k], z3.Implies(z3.And(0 <= k, k < s.leo[i]), s.ep[i][k] != s.ce)
-                ),
+                z3.ForAll([k], z3.Implies(z3.And(k >= 0, k < s.leo[i]), s.ep[i][k] != s.ce)),
             )
             for l in range(n)
             for i in range(n)
@@ -140,9 +139,7 @@ def clauses(s: Sym) -> dict[str, z3.BoolRef]:
                 _presumes(s, l),
                 z3.Or(
                     s.clen <= s.hw[l],
-                    z3.ForAll(
-                        [k], z3.Implies(z3.And(0 <= k, k < s.clen), s.ep[l][k] < s.epoch[l])
-                    ),
+                    z3.ForAll([k], z3.Implies(z3.And(k >= 0, k < s.clen), s.ep[l][k] < s.epoch[l])),
                 ),
             )
             for l in range(n)
@@ -153,12 +150,12 @@ def clauses(s: Sym) -> dict[str, z3.BoolRef]:
             z3.ForAll(
                 [k],
                 z3.Implies(
-                    z3.And(0 <= k, k < s.leo[i]), z3.And(s.ep[i][k] >= 1, s.ep[i][k] <= s.ce)
+                    z3.And(k >= 0, k < s.leo[i]), z3.And(s.ep[i][k] >= 1, s.ep[i][k] <= s.ce)
                 ),
             )
             for i in range(n)
         ],
-        z3.ForAll([k], z3.Implies(z3.And(0 <= k, k < s.clen), s.cep[k] <= s.ce)),
+        z3.ForAll([k], z3.Implies(z3.And(k >= 0, k < s.clen), s.cep[k] <= s.ce)),
     )
     return c
 
