@@ -225,7 +225,6 @@ def follower_truncate(s: Sym, f: int, l: int) -> Step:
     """FollowerTruncate(f, l) (KIP-279/320): truncate to the first offset where the epochs of the
     follower's and the leader's logs differ; HW and checkpoint follow."""
     t_ = fresh("trunc_at")
-    k = z3.Int("k")
     m = _min(s.leo[f], s.leo[l])
     point = z3.And(
         t_ >= 0,
