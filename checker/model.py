@@ -45,7 +45,19 @@ class Property:
       * ``sometimes``  — ``check(...)`` holds in at least one reachable state, or on at least one
                          transition when ``on_transitions``. A `sometimes` that is never met is a
                          failure: the model cannot reach what it claims to model.
-      * ``eventually`` — liveness; checked by the state-graph engine under ``fairness``.
+      * ``eventually`` — liveness; checked by the state-graph engine (:mod:`checker.liveness`)
+                         under the model's ``fairness``. Two forms:
+
+                         - ``trigger is None``: ``<>check`` — every fair behaviour from an
+                           initial state reaches a state where ``check(state)`` holds.
+                         - ``trigger`` given: a quantified leads-to, ``\\A x: P(x) ~> Q(x)``.
+                           ``trigger(state)`` yields the tokens ``x`` for which ``P(x)`` holds in
+                           ``state`` (hashable values, e.g. a record id or a (follower, leader)
+                           pair); ``check(state, x)`` is ``Q(x)``. Violated when, from a state
+                           where ``P(x)`` holds, some fair behaviour never reaches ``Q(x)``.
+
+                         Behaviours may stutter (TLA+): stuttering forever in a state is fair
+                         only when no fair action is enabled there.
     """
 
     name: str
@@ -54,14 +66,20 @@ class Property:
     description: str = ""
     on_transitions: bool = False
     requirement: str = ""
+    trigger: Callable[[Any], Iterable[Any]] | None = None
 
 
 @dataclass(frozen=True)
 class Fairness:
-    """Fairness of one action kind for liveness checking: ``weak`` or ``strong``."""
+    """Fairness of one action kind for liveness checking: ``weak`` or ``strong``.
+
+    ``instances=False``: fairness of the action as a whole, TLA+'s ``WF_vars(\\E args: A(args))``.
+    ``instances=True``: fairness of each argument tuple on its own, ``\\A args: WF_vars(A(args))``
+    (e.g. every follower's fetcher is a process of its own)."""
 
     action: str
     kind: Literal["weak", "strong"]
+    instances: bool = False
 
 
 class Model(Protocol):

@@ -14,6 +14,10 @@ COMMANDS = [
     "cli.check",
     "cli.protocols",
     "cli.replay",
+    "cli.liveness",
+    "cli.graph",
+    "cli.prove",
+    "cli.explain",
     "cli.cluster",
     "cli.chaos",
 ]

@@ -1,0 +1,140 @@
+"""`isr liveness`: the liveness properties of PROTOCOL.md under the spec's fairness, checked on
+the reachable state graph by strongly connected components (checker.liveness)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from checker.graph import WithoutActions
+from checker.liveness import check_liveness
+from checker.result import CheckResult
+from traces import counterexample as cxfile
+
+from .check import full_states
+from .errors import UsageError
+from .models import add_model_args, model_from_args
+from .render import render_result
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "liveness",
+        help="check the liveness properties under the spec's fairness (lassos on violation)",
+        description="Builds the whole reachable state graph (keep the bounds small) and checks "
+        "every `eventually` property of the spec under its per-action fairness, as TLC does, by "
+        "strongly connected components. A violation is a lasso: a prefix, then a cycle repeated "
+        "forever (or stuttering). Exit 0: all hold; 1: a property is violated; 2: bad input; "
+        "3: the graph exceeded --max-states.",
+    )
+    add_model_args(p)
+    p.add_argument(
+        "--property",
+        dest="properties",
+        action="append",
+        metavar="NAME",
+        help="check only this liveness property (repeatable; default: all)",
+    )
+    p.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        metavar="ACTION",
+        help="what-if: the named action never happens (e.g. NetworkLoseLeaderAndIsr); repeatable",
+    )
+    p.add_argument(
+        "--max-states",
+        type=int,
+        default=2_000_000,
+        metavar="N",
+        help="give up (exit 3) beyond N states (default 2,000,000)",
+    )
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument(
+        "--trace-out",
+        metavar="FILE",
+        help="write the first lasso as NDJSON (header has loop_start; view it with `isr explain`)",
+    )
+    p.set_defaults(run=run)
+
+
+def header_line(cfg, without: list[str]) -> str:
+    extra = f", without {', '.join(without)}" if without else ""
+    return (
+        f"isr liveness: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
+        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
+        f"min.insync.replicas {cfg.min_isr}{extra}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = model_from_args(args)
+    live = [p.name for p in spec.properties if p.kind == "eventually"]
+    for name in args.properties or []:
+        if name not in live:
+            raise UsageError(f"unknown liveness property {name!r}; the spec has: {', '.join(live)}")
+    if args.max_states <= 0:
+        raise UsageError("--max-states must be positive")
+    model = spec
+    if args.without:
+        try:
+            model = WithoutActions(spec, args.without)
+        except ValueError as e:
+            raise UsageError(f"{e}; actions: {', '.join(spec.action_names)}") from None
+    res = check_liveness(
+        model,
+        properties=args.properties,
+        max_states=args.max_states,
+        config=spec.config.to_json(),
+    )
+    if args.trace_out:
+        write_lasso(args.trace_out, spec, res)
+    if args.format == "json":
+        out = res.to_json()
+        out["protocol"] = spec.config.protocol
+        out["without"] = args.without
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(render(res, header_line(spec.config, args.without)))
+    return res.exit_code()
+
+
+def render(res: CheckResult, header: str) -> str:
+    text = render_result(res, header)
+    g = res.extra.get("graph")
+    lines = []
+    if g:
+        lines.append(
+            f"state graph: {g['states']:,} states, {g['edges']:,} edges, {g['sccs']:,} SCCs "
+            f"({g['nontrivial_sccs']:,} non-trivial, largest {g['largest_scc']:,}), diameter "
+            f"{g['diameter']}, {g['deadlocks']:,} deadlocks"
+        )
+    fair = res.extra.get("fairness")
+    if fair is not None:
+        lines.append(f"fairness: {len(fair)} constraints (weak unless marked SF)")
+    for p in res.properties:
+        if p.holds is False and p.note:
+            lines.append(f"{p.name}: violated {p.note}")
+    return text + ("\n" + "\n".join(lines) if lines else "")
+
+
+def write_lasso(path: str, spec, res: CheckResult) -> None:
+    prop = next((p for p in res.properties if p.counterexample is not None), None)
+    if prop is None:
+        print(f"isr: no lasso to write to {path}", file=sys.stderr)
+        return
+    cx = prop.counterexample
+    steps = [{"action": s.action, "args": s.args, "changed": s.changed} for s in cx.steps]
+    header = {
+        "model": spec.name,
+        "config": spec.config.to_json(),
+        "property": prop.name,
+        "kind": prop.kind,
+        "loop_start": cx.loop_start,
+    }
+    try:
+        cxfile.write(path, header, full_states(cx), steps)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None

@@ -1,0 +1,370 @@
+"""z3 encoding of the core ISR actions for a fixed replica count and logs and epochs of any length.
+
+A symbolic state (:class:`Sym`) holds, per replica ``i``: the log as two arrays offset -> record
+and offset -> leader epoch with a length (the LEO, R3), the HW (R4) and its checkpoint (R13),
+alive, the leader and epoch of the last LeaderAndIsr applied, the KIP-101 "truncating" flag; the
+coordination's leader, leader epoch and ISR (R9, R18); and two ghost variables, not protocol
+state: ``leader_of`` (epoch -> the leader the controller recorded for it) and the *committed log*
+``committed`` (everything any leader's HW ever passed, R5).
+
+Each action is a function from a state to ``(guard, successor)`` over z3 terms, with fresh
+variables for its nondeterministic choices, so ``Init => Inv`` and ``Inv /\\ guard => Inv'`` are
+plain satisfiability queries with no frame conditions.
+
+What is abstracted (documented so that a proof is read for what it is):
+
+* LeaderAndIsr requests are not in the state: a live broker whose epoch is older than the
+  coordination's may apply the *current* partition state (BrokerBecomeLeader/Follower). Loss is
+  "never applied"; a stale request applied after a newer one was sent is not modelled.
+* The leader's HW rule (R4: min fetched LEO over its ISR view) is abstracted by what it means:
+  LeaderAdvanceHw may raise the leader's HW to any h <= LEO such that every member of the
+  recorded ISR holds the leader's log below h. Concrete steps that advance the HW (fetch, send,
+  shrink, become leader) are that action followed by LeaderAdvanceHw.
+* FollowerTruncate (KIP-279/320) truncates to the first offset where the follower's and the
+  leader's entries differ: what the epoch-by-epoch walk back computes when LogMatching holds
+  (which `isr check` verifies on the spec, and the cross-check confirms on reachable states).
+* BrokerRestart of the recorded leader waits until the controller has elected another leader
+  (the spec also lets it restart first and be re-elected as a bounced leader).
+* The controller's election picks any live ISR member when the recorded leader is dead (the
+  spec's re-election of a bounced leader is a dead-then-restarted leader here); its ISR shrink
+  removes a dead follower. Leader ISR writes are not fenced by zkVersion (a superset of the
+  spec's behaviours: the spec only lets the recorded leader write, which this also requires).
+* Not encoded: producer/consumer histories (acks, shown records), acks=1, the leader's
+  remote-LEO bookkeeping and zkVersion bits, min.insync.replicas.
+
+The cross-check against the executable spec (tests/symbolic/test_crosscheck.py) runs each
+encoded action on abstractions of random reachable concrete states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import z3
+
+Int = z3.IntSort()
+ARR = z3.ArraySort(Int, Int)
+_counter = [0]
+
+
+def fresh(prefix: str) -> z3.ArithRef:
+    _counter[0] += 1
+    return z3.Int(f"{prefix}!{_counter[0]}")
+
+
+@dataclass(frozen=True)
+class Sym:
+    rec: tuple  # per replica: Array offset -> record id
+    ep: tuple  # per replica: Array offset -> leader epoch of the entry
+    leo: tuple  # per replica: Int, the log length
+    hw: tuple
+    ckpt: tuple
+    alive: tuple  # Bool
+    lead: tuple  # Int, -1: none
+    epoch: tuple  # Int, 0: none
+    trunc: tuple  # Bool
+    cl: Any  # coordination leader
+    ce: Any  # coordination leader epoch
+    cisr: tuple  # Bool per replica
+    leader_of: Any  # ghost: Array epoch -> leader
+    crec: Any  # ghost: committed log, records
+    cep: Any  # ghost: committed log, epochs
+    clen: Any  # ghost: committed log length
+
+    @property
+    def n(self) -> int:
+        return len(self.leo)
+
+    def set(self, field: str, i: int, value: Any) -> Sym:
+        t = getattr(self, field)
+        return replace(self, **{field: t[:i] + (value,) + t[i + 1 :]})
+
+
+def variables(prefix: str, n: int) -> Sym:
+    def per(name: str, mk: Callable[[str], Any]) -> tuple:
+        return tuple(mk(f"{prefix}.{name}{i}") for i in range(n))
+
+    return Sym(
+        rec=per("rec", lambda s: z3.Array(s, Int, Int)),
+        ep=per("ep", lambda s: z3.Array(s, Int, Int)),
+        leo=per("leo", z3.Int),
+        hw=per("hw", z3.Int),
+        ckpt=per("ckpt", z3.Int),
+        alive=per("alive", z3.Bool),
+        lead=per("lead", z3.Int),
+        epoch=per("epoch", z3.Int),
+        trunc=per("trunc", z3.Bool),
+        cl=z3.Int(f"{prefix}.cl"),
+        ce=z3.Int(f"{prefix}.ce"),
+        cisr=per("cisr", z3.Bool),
+        leader_of=z3.Array(f"{prefix}.leader_of", Int, Int),
+        crec=z3.Array(f"{prefix}.crec", Int, Int),
+        cep=z3.Array(f"{prefix}.cep", Int, Int),
+        clen=z3.Int(f"{prefix}.clen"),
+    )
+
+
+def all_terms(s: Sym) -> list:
+    out = []
+    for f in fields(s):
+        v = getattr(s, f.name)
+        out.extend(v if isinstance(v, tuple) else [v])
+    return out
+
+
+def agree(ra, ea, rb, eb, upto) -> z3.BoolRef:
+    """Two logs hold the same entries at every offset below ``upto``."""
+    k = z3.Int("k")
+    return z3.ForAll(
+        [k], z3.Implies(z3.And(k >= 0, k < upto), z3.And(ra[k] == rb[k], ea[k] == eb[k]))
+    )
+
+
+def init(n: int) -> Sym:
+    """Replica 0 leads at epoch 1 with the full ISR; empty logs (spec.state.initial_state)."""
+    empty = z3.K(Int, 0)
+    return Sym(
+        rec=(empty,) * n,
+        ep=(empty,) * n,
+        leo=(z3.IntVal(0),) * n,
+        hw=(z3.IntVal(0),) * n,
+        ckpt=(z3.IntVal(0),) * n,
+        alive=(z3.BoolVal(True),) * n,
+        lead=(z3.IntVal(0),) * n,
+        epoch=(z3.IntVal(1),) * n,
+        trunc=(z3.BoolVal(False),) * n,
+        cl=z3.IntVal(0),
+        ce=z3.IntVal(1),
+        cisr=(z3.BoolVal(True),) * n,
+        leader_of=z3.Store(z3.K(Int, -1), 1, 0),
+        crec=empty,
+        cep=empty,
+        clen=z3.IntVal(0),
+    )
+
+
+# --- actions -----------------------------------------------------------------------------------
+Step = tuple[str, tuple, z3.BoolRef, Sym]
+
+
+def _presumes(s: Sym, i: int) -> z3.BoolRef:
+    return z3.And(s.alive[i], s.lead[i] == i)
+
+
+def _serving(s: Sym, f: int, l: int, fenced: bool) -> z3.BoolRef:
+    """``f`` fetches from ``l``: both alive, f follows l, l presumes leadership (R2); with
+    KIP-320 fencing, at the same epoch."""
+    c = [s.alive[f], s.lead[f] == l, _presumes(s, l)]
+    if fenced:
+        c.append(s.epoch[f] == s.epoch[l])
+    return z3.And(*c)
+
+
+def _isr_holds_below(s: Sym, l: int, h) -> z3.BoolRef:
+    return z3.And(
+        *[
+            z3.Implies(
+                s.cisr[j], z3.And(s.leo[j] >= h, agree(s.rec[j], s.ep[j], s.rec[l], s.ep[l], h))
+            )
+            for j in range(s.n)
+            if j != l
+        ]
+    )
+
+
+def leader_advance_hw(s: Sym, l: int) -> Step:
+    """LeaderAdvanceHw(l) (R4, abstracted): the recorded leader raises its HW to h when every
+    recorded ISR member holds its log below h; the committed log grows to h."""
+    h = fresh("h")
+    guard = z3.And(
+        _presumes(s, l), s.cl == l, s.hw[l] < h, h <= s.leo[l], _isr_holds_below(s, l, h)
+    )
+    grow = h > s.clen
+    t = s.set("hw", l, h)
+    t = replace(
+        t,
+        crec=z3.If(grow, s.rec[l], s.crec),
+        cep=z3.If(grow, s.ep[l], s.cep),
+        clen=z3.If(grow, h, s.clen),
+    )
+    return ("LeaderAdvanceHw", (l,), guard, t)
+
+
+def producer_send(s: Sym, l: int) -> Step:
+    """ProducerSend(l, record): append (record, epoch) at the LEO of a presumed leader (R6)."""
+    rec = fresh("record")
+    o = s.leo[l]
+    t = s.set("rec", l, z3.Store(s.rec[l], o, rec)).set("ep", l, z3.Store(s.ep[l], o, s.epoch[l]))
+    t = t.set("leo", l, o + 1)
+    return ("ProducerSend", (l,), _presumes(s, l), t)
+
+
+def follower_fetch(s: Sym, f: int, l: int, fenced: bool) -> Step:
+    """FollowerFetch(f, l) (R2-R4, R12): append the leader's entries from f's LEO; HW = min(LEO,
+    leader HW). A fetch offset past the leader's LEO truncates to it."""
+    k = z3.Int("k")
+    past = s.leo[f] > s.leo[l]
+    new_leo = s.leo[l]
+    rec = z3.If(past, s.rec[f], z3.Lambda([k], z3.If(k < s.leo[f], s.rec[f][k], s.rec[l][k])))
+    ep = z3.If(past, s.ep[f], z3.Lambda([k], z3.If(k < s.leo[f], s.ep[f][k], s.ep[l][k])))
+    hw_new = z3.If(past, z3.If(s.hw[f] < new_leo, s.hw[f], new_leo), _min(new_leo, s.hw[l]))
+    ckpt = z3.If(past, _min(s.ckpt[f], new_leo), s.ckpt[f])
+    guard = z3.And(l != f, _serving(s, f, l, fenced), z3.Not(s.trunc[f]))
+    t = s.set("rec", f, rec).set("ep", f, ep).set("leo", f, new_leo).set("hw", f, hw_new)
+    t = t.set("ckpt", f, ckpt)
+    return ("FollowerFetch", (f, l), guard, t)
+
+
+def _min(a, b):
+    return z3.If(a < b, a, b)
+
+
+def follower_truncate(s: Sym, f: int, l: int) -> Step:
+    """FollowerTruncate(f, l) (KIP-279/320): truncate to the first offset where the epochs of the
+    follower's and the leader's logs differ; HW and checkpoint follow."""
+    t_ = fresh("trunc_at")
+    m = _min(s.leo[f], s.leo[l])
+    point = z3.And(
+        t_ >= 0,
+        t_ <= m,
+        agree(s.rec[f], s.ep[f], s.rec[l], s.ep[l], t_),
+        z3.Or(t_ == m, s.ep[f][t_] != s.ep[l][t_], s.rec[f][t_] != s.rec[l][t_]),
+    )
+    guard = z3.And(l != f, s.trunc[f], _serving(s, f, l, True), point)
+    t = s.set("leo", f, t_).set("hw", f, _min(s.hw[f], t_)).set("ckpt", f, _min(s.ckpt[f], t_))
+    t = t.set("trunc", f, z3.BoolVal(False))
+    return ("FollowerTruncate", (f, l), guard, t)
+
+
+def become_leader(s: Sym, i: int) -> Step:
+    """BrokerBecomeLeader(i) (R11): the recorded leader applies the current, newer epoch."""
+    guard = z3.And(s.alive[i], s.cl == i, s.epoch[i] < s.ce)
+    t = s.set("lead", i, z3.IntVal(i)).set("epoch", i, s.ce).set("trunc", i, z3.BoolVal(False))
+    return ("BrokerBecomeLeader", (i,), guard, t)
+
+
+def become_follower(s: Sym, i: int, truncate_to_hw: bool) -> Step:
+    """BrokerBecomeFollower(i) (R10): apply the current, newer epoch naming another leader;
+    truncate to the HW (hw-truncation) or start the epoch-based truncation (KIP-101 and later)."""
+    guard = z3.And(s.alive[i], s.cl != i, s.epoch[i] < s.ce)
+    t = s.set("lead", i, s.cl).set("epoch", i, s.ce)
+    if truncate_to_hw:
+        t = t.set("leo", i, s.hw[i]).set("ckpt", i, s.hw[i]).set("trunc", i, z3.BoolVal(False))
+    else:
+        t = t.set("trunc", i, s.leo[i] > 0)
+    return ("BrokerBecomeFollower", (i,), guard, t)
+
+
+def controller_elect_leader(s: Sym, c: int) -> Step:
+    """ControllerElectLeader(c) (R9): the recorded leader is dead; a live ISR member c leads with
+    ISR = live ISR members and epoch + 1."""
+    dead = z3.Or(*[z3.And(s.cl == i, z3.Not(s.alive[i])) for i in range(s.n)])
+    guard = z3.And(dead, s.alive[c], s.cisr[c])
+    e = s.ce + 1
+    t = replace(
+        s,
+        cl=z3.IntVal(c),
+        ce=e,
+        cisr=tuple(z3.And(s.cisr[j], s.alive[j]) for j in range(s.n)),
+        leader_of=z3.Store(s.leader_of, e, c),
+    )
+    return ("ControllerElectLeader", (c,), guard, t)
+
+
+def controller_shrink_isr(s: Sym, j: int) -> Step:
+    """ControllerShrinkIsr(j) (R9): a dead follower leaves the ISR; epoch + 1, same leader."""
+    alive_leader = z3.Or(*[z3.And(s.cl == i, s.alive[i]) for i in range(s.n)])
+    guard = z3.And(alive_leader, s.cl != j, s.cisr[j], z3.Not(s.alive[j]))
+    e = s.ce + 1
+    t = replace(s.set("cisr", j, z3.BoolVal(False)), ce=e, leader_of=z3.Store(s.leader_of, e, s.cl))
+    return ("ControllerShrinkIsr", (j,), guard, t)
+
+
+def leader_shrink_isr(s: Sym, l: int, j: int) -> Step:
+    """LeaderShrinkIsr(l, j) (R7): the recorded leader drops a follower (time may pass)."""
+    guard = z3.And(_presumes(s, l), s.cl == l, s.epoch[l] == s.ce, l != j, s.cisr[j])
+    return ("LeaderShrinkIsr", (l, j), guard, s.set("cisr", j, z3.BoolVal(False)))
+
+
+def leader_expand_isr(s: Sym, l: int, j: int, epoch_start: bool) -> Step:
+    """LeaderExpandIsr(l, j) (R7): a follower at the leader's epoch whose LEO reached the
+    leader's HW rejoins; with KAFKA-7128 (kip-320) also the start of the leader's epoch (with
+    epochs non-decreasing along a log: the entry at the follower's LEO is of the leader's epoch)."""
+    c = [
+        _presumes(s, l),
+        s.cl == l,
+        s.epoch[l] == s.ce,
+        l != j,
+        z3.Not(s.cisr[j]),
+        _serving(s, j, l, True),
+        z3.Not(s.trunc[j]),
+        s.leo[j] >= s.hw[l],
+    ]
+    if epoch_start:
+        c.append(z3.Or(s.leo[j] >= s.leo[l], s.ep[l][s.leo[j]] == s.epoch[l]))
+    return ("LeaderExpandIsr", (l, j), z3.And(*c), s.set("cisr", j, z3.BoolVal(True)))
+
+
+def broker_checkpoint_hw(s: Sym, i: int) -> Step:
+    """BrokerCheckpointHw(i) (R13)."""
+    guard = z3.And(s.alive[i], s.ckpt[i] != s.hw[i])
+    return ("BrokerCheckpointHw", (i,), guard, s.set("ckpt", i, s.hw[i]))
+
+
+def broker_crash(s: Sym, i: int) -> Step:
+    """BrokerCrash(i) (R8): memory lost (HW, leader, epoch), the log and checkpoint survive."""
+    t = s.set("alive", i, z3.BoolVal(False)).set("hw", i, z3.IntVal(0))
+    t = t.set("lead", i, z3.IntVal(-1)).set("epoch", i, z3.IntVal(0))
+    t = t.set("trunc", i, z3.BoolVal(False))
+    return ("BrokerCrash", (i,), s.alive[i], t)
+
+
+def broker_restart(s: Sym, i: int, truncate_to_ckpt: bool) -> Step:
+    """BrokerRestart(i) (R13): read the HW checkpoint; the seeds' protocol truncates to it."""
+    t = s.set("alive", i, z3.BoolVal(True)).set("hw", i, s.ckpt[i])
+    if truncate_to_ckpt:
+        t = t.set("leo", i, s.ckpt[i])
+    return ("BrokerRestart", (i,), z3.And(z3.Not(s.alive[i]), s.cl != i), t)
+
+
+@dataclass(frozen=True)
+class SymProtocol:
+    name: str
+    fenced: bool
+    truncate_to_hw: bool
+    epoch_start: bool
+
+
+SYM_PROTOCOLS = {
+    "kip-320": SymProtocol("kip-320", fenced=True, truncate_to_hw=False, epoch_start=True),
+    "hw-truncation": SymProtocol(
+        "hw-truncation", fenced=False, truncate_to_hw=True, epoch_start=False
+    ),
+}
+
+
+def steps(s: Sym, proto: SymProtocol) -> list[Step]:
+    """Every encoded action instance from ``s``."""
+    n = s.n
+    out: list[Step] = []
+    for i in range(n):
+        out.append(producer_send(s, i))
+        out.append(leader_advance_hw(s, i))
+        out.append(become_leader(s, i))
+        out.append(become_follower(s, i, proto.truncate_to_hw))
+        out.append(controller_elect_leader(s, i))
+        out.append(controller_shrink_isr(s, i))
+        out.append(broker_checkpoint_hw(s, i))
+        out.append(broker_crash(s, i))
+        out.append(broker_restart(s, i, proto.truncate_to_hw))
+        for j in range(n):
+            if i == j:
+                continue
+            out.append(follower_fetch(s, i, j, proto.fenced))
+            if not proto.truncate_to_hw:
+                out.append(follower_truncate(s, i, j))
+            out.append(leader_shrink_isr(s, i, j))
+            out.append(leader_expand_isr(s, i, j, proto.epoch_start))
+    return out

@@ -1,0 +1,91 @@
+"""Liveness of the ISR spec on small bounds, with the verdicts explained in spec/liveness.py."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+import pytest
+
+from checker.graph import WithoutActions, build_graph, graph_stats
+from checker.liveness import STUTTER, check_liveness
+from cli.main import main
+from spec import Config, IsrSpec
+
+SMALL = dict(replicas=2, records=1, crashes=1, epochs=2)
+
+
+def _verdicts(model) -> dict[str, object]:
+    return {p.name: p for p in check_liveness(model).properties}
+
+
+@pytest.mark.parametrize("protocol", ["hw-truncation", "kip-320"])
+def test_lost_leader_and_isr_leaves_a_write_unanswered(protocol):
+    """A follower crashes, the controller shrinks the ISR, the LeaderAndIsr to the leader is
+    lost: the leader's cached zkVersion is stale, so it can neither shrink the ISR itself nor
+    advance its HW past the dead follower (KAFKA-2729's stuck partition); the write waits
+    forever while the leader stays."""
+    v = _verdicts(IsrSpec(Config(protocol=protocol, **SMALL)))
+    p = v["AcksAllAnswered"]
+    assert p.holds is False
+    actions = [s.action for s in p.counterexample.steps]
+    assert actions[0] == "ProducerSend"
+    assert "NetworkLoseLeaderAndIsr" in actions
+    assert actions[-1] == STUTTER and p.counterexample.loop_start == len(actions)
+    assert v["CaughtUpFollowerRejoinsIsr"].holds is True
+
+
+@pytest.mark.parametrize("protocol", ["hw-truncation", "kip-101", "kip-320"])
+def test_both_hold_when_leader_and_isr_is_never_lost(protocol):
+    spec = IsrSpec(Config(protocol=protocol, replicas=2, records=1, crashes=1, epochs=3))
+    v = _verdicts(WithoutActions(spec, ["NetworkLoseLeaderAndIsr"]))
+    assert v["AcksAllAnswered"].holds is True
+    assert v["CaughtUpFollowerRejoinsIsr"].holds is True
+
+
+def test_no_crash_no_problem():
+    v = _verdicts(IsrSpec(Config(protocol="kip-320", replicas=2, records=2, crashes=0)))
+    assert all(p.holds is True for p in v.values())
+
+
+def test_without_fairness_the_spec_violates_both():
+    spec = IsrSpec(Config(protocol="kip-320", **SMALL))
+    spec.fairness = []
+    v = _verdicts(spec)
+    assert v["AcksAllAnswered"].holds is False
+    assert v["CaughtUpFollowerRejoinsIsr"].holds is False
+
+
+def test_graph_of_the_spec_matches_bfs_count():
+    sg = build_graph(IsrSpec(Config(protocol="kip-320", **SMALL)))
+    st = graph_stats(sg)
+    assert st["states"] == 1496  # `isr check --no-symmetry` on the same bounds
+    assert st["diameter"] == 14
+
+
+def test_cli_liveness_json_and_trace(tmp_path, capsys):
+    out = tmp_path / "lasso.ndjson"
+    args = ["liveness", "--protocol", "kip-320", "--replicas", "2", "--records", "1"]
+    code = main([*args, "--crashes", "1", "--format", "json", "--trace-out", str(out)])
+    assert code == 1
+    res = json.loads(capsys.readouterr().out)
+    names = {p["name"]: p["holds"] for p in res["properties"]}
+    assert names == {"AcksAllAnswered": False, "CaughtUpFollowerRejoinsIsr": True}
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines[0]["loop_start"] == len(lines) - 2
+    code = main([*args, "--crashes", "1", "--without", "NetworkLoseLeaderAndIsr"])
+    assert code == 0
+    assert main([*args, "--without", "Nope"]) == 2
+
+
+def test_cli_graph_exports(tmp_path, capsys):
+    gml, dot = tmp_path / "g.graphml", tmp_path / "g.dot"
+    code = main(
+        ["graph", "--replicas", "2", "--records", "1", "--crashes", "0", "--graphml", str(gml)]
+        + ["--dot", str(dot), "--format", "json"]
+    )
+    assert code == 0
+    stats = json.loads(capsys.readouterr().out)
+    g = nx.read_graphml(gml)
+    assert g.number_of_nodes() == stats["states"] and g.number_of_edges() == stats["edges"]
+    assert dot.read_text().count("->") == stats["edges"]
