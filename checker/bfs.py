@@ -109,7 +109,9 @@ def check_bfs(
             stop_reason = "all-properties-decided"
             break
         next_frontier: list[State] = []
-        for s in frontier:
+        for idx in range(len(frontier)):
+            s = frontier[idx]
+            frontier[idx] = None  # type: ignore[call-overload]  # free expanded states as we go
             counter += 1
             if counter >= check_every:
                 counter = 0
