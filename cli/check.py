@@ -147,10 +147,11 @@ def full_states(cx: Counterexample) -> list[dict]:
     return states
 
 
-def write_trace(path: str, model, res: CheckResult) -> None:
+def write_trace(path: str, model, res: CheckResult, what: str = "counterexample") -> None:
+    """Write the first counterexample (or liveness lasso, with its ``loop_start``) of ``res``."""
     prop = next((p for p in res.properties if p.counterexample is not None), None)
     if prop is None:
-        print(f"isr: no counterexample to write to {path}", file=sys.stderr)
+        print(f"isr: no {what} to write to {path}", file=sys.stderr)
         return
     cx = prop.counterexample
     steps = [{"action": s.action, "args": s.args, "changed": s.changed} for s in cx.steps]
@@ -160,6 +161,8 @@ def write_trace(path: str, model, res: CheckResult) -> None:
         "property": prop.name,
         "kind": prop.kind,
     }
+    if cx.loop_start is not None:
+        header["loop_start"] = cx.loop_start
     try:
         cxfile.write(path, header, full_states(cx), steps)
     except OSError as e:

@@ -10,9 +10,8 @@ import sys
 from checker.graph import WithoutActions
 from checker.liveness import check_liveness
 from checker.result import CheckResult
-from traces import counterexample as cxfile
 
-from .check import full_states
+from .check import write_trace
 from .errors import UsageError
 from .models import add_model_args, model_from_args
 from .render import render_result
@@ -121,20 +120,4 @@ def render(res: CheckResult, header: str) -> str:
 
 
 def write_lasso(path: str, spec, res: CheckResult) -> None:
-    prop = next((p for p in res.properties if p.counterexample is not None), None)
-    if prop is None:
-        print(f"isr: no lasso to write to {path}", file=sys.stderr)
-        return
-    cx = prop.counterexample
-    steps = [{"action": s.action, "args": s.args, "changed": s.changed} for s in cx.steps]
-    header = {
-        "model": spec.name,
-        "config": spec.config.to_json(),
-        "property": prop.name,
-        "kind": prop.kind,
-        "loop_start": cx.loop_start,
-    }
-    try:
-        cxfile.write(path, header, full_states(cx), steps)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+    write_trace(path, spec, res, what="lasso")
