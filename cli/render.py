@@ -36,7 +36,7 @@ def verdict_word(p) -> str:
     if p.holds is True:
         return "holds" if p.kind != "sometimes" else "reached"
     if p.holds is None:
-        return "not checked" if p.note.startswith("liveness") else "undecided"
+        return "not checked here (isr liveness)" if p.kind == "eventually" else "undecided"
     if p.kind == "sometimes":
         return "NEVER REACHED"
     n = p.counterexample.length if p.counterexample else "?"
@@ -55,7 +55,7 @@ def render_result(res: CheckResult, header: str) -> str:
     out.append("")
     width = max((len(p.name) for p in res.properties), default=10)
     for p in res.properties:
-        out.append(f"  {p.name:<{width}}  {p.kind:<9}  {verdict_word(p)}")
+        out.append(f"  {p.name:<{width}}  {p.kind:<10}  {verdict_word(p)}")
     out.append("")
     if res.complete:
         never = ", ".join(res.actions_never_fired) or "none"
