@@ -61,7 +61,9 @@ def run(cfg: dict, max_seconds: float) -> dict:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps({**cfg, "max_seconds": max_seconds}), root],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout)
 
@@ -81,11 +83,15 @@ def show(r: dict) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--largest", action="store_true", help="also find the largest config done in 10 min")
+    ap.add_argument(
+        "--largest", action="store_true", help="also find the largest config done in 10 min"
+    )
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     args = ap.parse_args()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     results = [run(REFERENCE, 600)]
     show(results[0])
     if args.largest:
@@ -97,7 +103,11 @@ def main() -> int:
                 break
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": platform.machine(), "cpus": os.cpu_count(), "results": results}, f, indent=2)
+            json.dump(
+                {"machine": platform.machine(), "cpus": os.cpu_count(), "results": results},
+                f,
+                indent=2,
+            )
     return 0
 
 

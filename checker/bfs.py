@@ -132,7 +132,9 @@ def check_bfs(
                         if not p.check(s, action, t):
                             action_violation[p.name] = sfp
                     if action_violation:
-                        action_props[:] = [p for p in action_props if p.name not in action_violation]
+                        action_props[:] = [
+                            p for p in action_props if p.name not in action_violation
+                        ]
                 if some_trans:
                     for p in some_trans:
                         if p.check(s, action, t):

@@ -136,7 +136,14 @@ _TYPES = {
     "string": str,
     "integer": int,
     "boolean": bool,
+    "number": (int, float),
+    "null": type(None),
 }
+
+
+def schema_errors(obj: Any, schema: dict[str, Any]) -> list[str]:
+    """Errors of ``obj`` against a JSON Schema, for the subset of keywords our schemas use."""
+    return _check(obj, schema, schema, "$")
 
 
 def _check(v: Any, s: dict[str, Any], root: dict[str, Any], where: str) -> list[str]:

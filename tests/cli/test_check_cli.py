@@ -19,8 +19,18 @@ def run_json(capsys, *argv):
 def test_holds_exit_0_and_json_fields(capsys):
     code, out = run_json(capsys, "--protocol", "kip-320", *SMALL)
     assert code == 0
-    for key in ("protocol", "config", "engine", "complete", "distinct_states", "states_generated",
-                "depth", "seconds", "properties", "actions_never_fired"):
+    for key in (
+        "protocol",
+        "config",
+        "engine",
+        "complete",
+        "distinct_states",
+        "states_generated",
+        "depth",
+        "seconds",
+        "properties",
+        "actions_never_fired",
+    ):
         assert key in out, key
     assert out["protocol"] == "kip-320" and out["engine"] == "bfs" and out["complete"] is True
     assert out["distinct_states"] == 8223
@@ -56,15 +66,24 @@ def test_limits_exit_3(capsys):
 
 
 def test_single_invariant(capsys):
-    code, out = run_json(capsys, "--protocol", "hw-truncation", *SMALL, "--invariant", "LogMatching")
+    code, out = run_json(
+        capsys, "--protocol", "hw-truncation", *SMALL, "--invariant", "LogMatching"
+    )
     assert code == 0 and [p["name"] for p in out["properties"]] == ["LogMatching"]
 
 
 def test_bad_input_exit_2_one_line_no_traceback():
-    for argv in (["--replicas", "9"], ["--protocol", "kip-999"], ["--invariant", "Nope"],
-                 ["--acks", "2"], ["--records", "x"], ["--min-isr", "4"]):
-        proc = subprocess.run([sys.executable, "-m", "cli", "check", *argv, "--quiet"],
-                              capture_output=True, text=True)
+    for argv in (
+        ["--replicas", "9"],
+        ["--protocol", "kip-999"],
+        ["--invariant", "Nope"],
+        ["--acks", "2"],
+        ["--records", "x"],
+        ["--min-isr", "4"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "cli", "check", *argv, "--quiet"], capture_output=True, text=True
+        )
         assert proc.returncode == 2, argv
         assert "Traceback" not in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 or "usage:" in proc.stderr, proc.stderr
@@ -73,8 +92,22 @@ def test_bad_input_exit_2_one_line_no_traceback():
 
 def test_trace_out_and_replay(tmp_path, capsys):
     trace = tmp_path / "cx.ndjson"
-    assert main(["check", "--protocol", "hw-truncation", *SMALL, "--quiet", "--invariant",
-                 "NoCommittedLoss", "--trace-out", str(trace)]) == 1
+    assert (
+        main(
+            [
+                "check",
+                "--protocol",
+                "hw-truncation",
+                *SMALL,
+                "--quiet",
+                "--invariant",
+                "NoCommittedLoss",
+                "--trace-out",
+                str(trace),
+            ]
+        )
+        == 1
+    )
     capsys.readouterr()
     lines = trace.read_text().splitlines()
     assert json.loads(lines[0])["property"] == "NoCommittedLoss"
@@ -100,3 +133,18 @@ def test_protocols_lists_the_versions(capsys):
     assert main(["protocols", "--format", "json"]) == 0
     names = [p["name"] for p in json.loads(capsys.readouterr().out)]
     assert names[:4] == ["hw-truncation", "kip-101", "kip-279", "kip-320"]
+
+
+def test_json_result_matches_its_schema(capsys):
+    import pathlib
+
+    from traces.format import schema_errors
+
+    schema = json.loads(
+        (pathlib.Path(__file__).parents[2] / "checker/result.schema.json").read_text()
+    )
+    for protocol in ("kip-320", "hw-truncation"):
+        _, out = run_json(capsys, "--protocol", protocol, *SMALL)
+        assert schema_errors(out, schema) == []
+    broken = {**out, "properties": [{"name": "X", "kind": "bogus", "holds": 1}]}
+    assert schema_errors(broken, schema)  # the check can fail
