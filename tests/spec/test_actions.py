@@ -178,3 +178,16 @@ def test_the_kip101_data_loss_scenario_by_hand():
     assert s.history.acked == ((0, 1),)
     assert not no_committed_loss(s)
     assert strong_isr(s)  # the ISR is now {1} alone
+
+
+def test_a_request_that_is_not_newer_is_ignored():
+    from spec.state import Request
+
+    m = model(replicas=2, records=1)
+    s = m.init_states()[0]
+    assert moves(m, s, "BrokerIgnoreStaleRequest") == []
+    stale = s._replace(requests=(Request(1, 1, 1, 0b11, False),))  # epoch 1: not newer than 1
+    assert moves(m, stale, "BrokerBecomeLeader") == []
+    assert moves(m, stale, "BrokerBecomeFollower") == []
+    (args, t), = moves(m, stale, "BrokerIgnoreStaleRequest")
+    assert args == (1, 1) and t.requests == () and t.replicas == s.replicas
