@@ -174,46 +174,74 @@ def _isr_holds_below(s: Sym, l: int, h) -> z3.BoolRef:
     )
 
 
+def _advance_hw(t: Sym, l: int, logs: Sym | None = None) -> tuple[z3.BoolRef, Sym]:
+    """R4, abstracted, applied to ``t`` (the state after an action of the spec that re-evaluates
+    the leader's HW): l's HW either stays, or, if l is the recorded leader and presumes
+    leadership, rises to any h <= LEO such that every recorded ISR member holds l's log below h.
+    The spec's HW (min over l's ISR view of the remote LEOs, each a prefix of l's log that the
+    follower held when it fetched) is one such h. The followers' logs are judged in ``logs``
+    (default ``t``; a fetch passes the state before it: the remote LEO is the fetch offset, not
+    the LEO after the response). Returns the constraint on the fresh h and the state with it;
+    the committed log (ghost) grows to h."""
+    h = fresh("hw_after")
+    u = t if logs is None else replace(logs, cisr=t.cisr)
+    ok = z3.Or(
+        h == t.hw[l],
+        z3.And(
+            _presumes(t, l), t.cl == l, t.hw[l] < h, h <= t.leo[l], _isr_holds_below(u, l, h)
+        ),
+    )
+    grow = h > t.clen
+    u = replace(
+        t.set("hw", l, h),
+        crec=z3.If(grow, t.rec[l], t.crec),
+        cep=z3.If(grow, t.ep[l], t.cep),
+        clen=z3.If(grow, h, t.clen),
+    )
+    return ok, u
+
+
 def leader_advance_hw(s: Sym, l: int) -> Step:
-    """LeaderAdvanceHw(l) (R4, abstracted): the recorded leader raises its HW to h when every
-    recorded ISR member holds its log below h; the committed log grows to h."""
-    h = fresh("h")
-    guard = z3.And(
-        _presumes(s, l), s.cl == l, s.hw[l] < h, h <= s.leo[l], _isr_holds_below(s, l, h)
-    )
-    grow = h > s.clen
-    t = s.set("hw", l, h)
-    t = replace(
-        t,
-        crec=z3.If(grow, s.rec[l], s.crec),
-        cep=z3.If(grow, s.ep[l], s.cep),
-        clen=z3.If(grow, h, s.clen),
-    )
-    return ("LeaderAdvanceHw", (l,), guard, t)
+    """LeaderAdvanceHw(l): a stand-alone R4 step (not in :func:`steps`: the spec has no such
+    action, every HW change is part of the action that causes it; kept for experiments)."""
+    ok, t = _advance_hw(s, l)
+    return ("LeaderAdvanceHw", (l,), z3.And(ok, t.hw[l] > s.hw[l]), t)
 
 
 def producer_send(s: Sym, l: int) -> Step:
-    """ProducerSend(l, record): append (record, epoch) at the LEO of a presumed leader (R6)."""
+    """ProducerSend(l, record): append (record, epoch) at the LEO of a presumed leader (R6), then
+    re-evaluate its HW (R4, see _advance_hw). A refused write changes nothing encoded."""
     rec = fresh("record")
     o = s.leo[l]
     t = s.set("rec", l, z3.Store(s.rec[l], o, rec)).set("ep", l, z3.Store(s.ep[l], o, s.epoch[l]))
     t = t.set("leo", l, o + 1)
-    return ("ProducerSend", (l,), _presumes(s, l), t)
+    ok, t = _advance_hw(t, l)
+    return ("ProducerSend", (l,), z3.And(_presumes(s, l), ok), t)
 
 
 def follower_fetch(s: Sym, f: int, l: int, fenced: bool) -> Step:
-    """FollowerFetch(f, l) (R2-R4, R12): append the leader's entries from f's LEO; HW = min(LEO,
-    leader HW). A fetch offset past the leader's LEO truncates to it."""
+    """FollowerFetch(f, l) (R2-R4, R12), atomic as in the spec: the leader records f's LEO as its
+    remote LEO and re-evaluates its HW (R4, abstracted by _advance_hw: a fresh HW h' that R4
+    allows with f's new log), then f appends the leader's entries from its LEO and sets HW =
+    min(its new LEO, h'). A fetch offset past the leader's LEO truncates f to it (the leader's
+    remote LEO and HW do not change)."""
     k = z3.Int("k")
     past = s.leo[f] > s.leo[l]
     new_leo = s.leo[l]
     rec = z3.If(past, s.rec[f], z3.Lambda([k], z3.If(k < s.leo[f], s.rec[f][k], s.rec[l][k])))
     ep = z3.If(past, s.ep[f], z3.Lambda([k], z3.If(k < s.leo[f], s.ep[f][k], s.ep[l][k])))
-    hw_new = z3.If(past, z3.If(s.hw[f] < new_leo, s.hw[f], new_leo), _min(new_leo, s.hw[l]))
-    ckpt = z3.If(past, _min(s.ckpt[f], new_leo), s.ckpt[f])
-    guard = z3.And(l != f, _serving(s, f, l, fenced), z3.Not(s.trunc[f]))
-    t = s.set("rec", f, rec).set("ep", f, ep).set("leo", f, new_leo).set("hw", f, hw_new)
-    t = t.set("ckpt", f, ckpt)
+    t = s.set("rec", f, rec).set("ep", f, ep).set("leo", f, new_leo)
+    ok, adv = _advance_hw(t, l, logs=s)
+    t = replace(
+        adv,
+        hw=tuple(z3.If(past, a, b) for a, b in zip(t.hw, adv.hw, strict=True)),
+        crec=z3.If(past, t.crec, adv.crec),
+        cep=z3.If(past, t.cep, adv.cep),
+        clen=z3.If(past, t.clen, adv.clen),
+    )
+    hw_new = z3.If(past, _min(s.hw[f], new_leo), _min(new_leo, t.hw[l]))
+    t = t.set("hw", f, hw_new).set("ckpt", f, z3.If(past, _min(s.ckpt[f], new_leo), s.ckpt[f]))
+    guard = z3.And(l != f, _serving(s, f, l, fenced), z3.Not(s.trunc[f]), z3.Or(past, ok))
     return ("FollowerFetch", (f, l), guard, t)
 
 
@@ -239,10 +267,12 @@ def follower_truncate(s: Sym, f: int, l: int) -> Step:
 
 
 def become_leader(s: Sym, i: int) -> Step:
-    """BrokerBecomeLeader(i) (R11): the recorded leader applies the current, newer epoch."""
+    """BrokerBecomeLeader(i) (R11): the recorded leader applies the current, newer epoch and
+    re-evaluates its HW (R4: with its remote LEOs unknown, only a lone ISR member's HW moves)."""
     guard = z3.And(s.alive[i], s.cl == i, s.epoch[i] < s.ce)
     t = s.set("lead", i, z3.IntVal(i)).set("epoch", i, s.ce).set("trunc", i, z3.BoolVal(False))
-    return ("BrokerBecomeLeader", (i,), guard, t)
+    ok, t = _advance_hw(t, i)
+    return ("BrokerBecomeLeader", (i,), z3.And(guard, ok), t)
 
 
 def become_follower(s: Sym, i: int, truncate_to_hw: bool) -> Step:
@@ -283,27 +313,33 @@ def controller_shrink_isr(s: Sym, j: int) -> Step:
 
 
 def leader_shrink_isr(s: Sym, l: int, j: int) -> Step:
-    """LeaderShrinkIsr(l, j) (R7): the recorded leader drops a follower (time may pass)."""
+    """LeaderShrinkIsr(l, j) (R7): the recorded leader drops a follower (time may pass; the lag
+    test on the remote LEO is abstracted away), then re-evaluates its HW (R4)."""
     guard = z3.And(_presumes(s, l), s.cl == l, s.epoch[l] == s.ce, l != j, s.cisr[j])
-    return ("LeaderShrinkIsr", (l, j), guard, s.set("cisr", j, z3.BoolVal(False)))
+    ok, t = _advance_hw(s.set("cisr", j, z3.BoolVal(False)), l)
+    return ("LeaderShrinkIsr", (l, j), z3.And(guard, ok), t)
 
 
 def leader_expand_isr(s: Sym, l: int, j: int, epoch_start: bool) -> Step:
-    """LeaderExpandIsr(l, j) (R7): a follower at the leader's epoch whose LEO reached the
-    leader's HW rejoins; with KAFKA-7128 (kip-320) also the start of the leader's epoch (with
-    epochs non-decreasing along a log: the entry at the follower's LEO is of the leader's epoch)."""
+    """LeaderExpandIsr(l, j) (R7): a follower whose fetched LEO p (the leader's remote LEO for j:
+    a fresh variable here, constrained to what the spec guarantees of it: j holds l's log below
+    p) reached the leader's HW rejoins; with KAFKA-7128 (kip-320) p must also reach the start of
+    the leader's epoch (with epochs non-decreasing along a log: p is the LEO or the entry at p is
+    of the leader's epoch). j need not be alive or fetching now: the spec judges its last fetch."""
+    p = fresh("fetched")
     c = [
         _presumes(s, l),
         s.cl == l,
         s.epoch[l] == s.ce,
         l != j,
         z3.Not(s.cisr[j]),
-        _serving(s, j, l, True),
-        z3.Not(s.trunc[j]),
-        s.leo[j] >= s.hw[l],
+        p >= s.hw[l],
+        p <= s.leo[j],
+        p <= s.leo[l],
+        agree(s.rec[j], s.ep[j], s.rec[l], s.ep[l], p),
     ]
     if epoch_start:
-        c.append(z3.Or(s.leo[j] >= s.leo[l], s.ep[l][s.leo[j]] == s.epoch[l]))
+        c.append(z3.Or(p >= s.leo[l], s.ep[l][p] == s.epoch[l]))
     return ("LeaderExpandIsr", (l, j), z3.And(*c), s.set("cisr", j, z3.BoolVal(True)))
 
 
@@ -322,8 +358,11 @@ def broker_crash(s: Sym, i: int) -> Step:
 
 
 def broker_restart(s: Sym, i: int, truncate_to_ckpt: bool) -> Step:
-    """BrokerRestart(i) (R13): read the HW checkpoint; the seeds' protocol truncates to it."""
+    """BrokerRestart(i) (R13): read the HW checkpoint; the seeds' protocol truncates to it. No
+    leader or epoch until a LeaderAndIsr is applied. The recorded leader waits for re-election."""
     t = s.set("alive", i, z3.BoolVal(True)).set("hw", i, s.ckpt[i])
+    t = t.set("lead", i, z3.IntVal(-1)).set("epoch", i, z3.IntVal(0))
+    t = t.set("trunc", i, z3.BoolVal(False))
     if truncate_to_ckpt:
         t = t.set("leo", i, s.ckpt[i])
     return ("BrokerRestart", (i,), z3.And(z3.Not(s.alive[i]), s.cl != i), t)
@@ -351,7 +390,6 @@ def steps(s: Sym, proto: SymProtocol) -> list[Step]:
     out: list[Step] = []
     for i in range(n):
         out.append(producer_send(s, i))
-        out.append(leader_advance_hw(s, i))
         out.append(become_leader(s, i))
         out.append(become_follower(s, i, proto.truncate_to_hw))
         out.append(controller_elect_leader(s, i))
