@@ -11,29 +11,49 @@ Each action is a function from a state to ``(guard, successor)`` over z3 terms, 
 variables for its nondeterministic choices, so ``Init => Inv`` and ``Inv /\\ guard => Inv'`` are
 plain satisfiability queries with no frame conditions.
 
-What is abstracted (documented so that a proof is read for what it is):
+Each encoded action contains the executable spec's step (its abstraction) wherever both are
+defined, and is the same step where the spec is deterministic in the variables kept here. What is
+abstracted (documented so that a proof is read for what it is), as over-approximations:
 
+* The leader's HW rule (R4: min over its ISR view of the remote LEOs) is abstracted by what it
+  means: every action after which the spec re-evaluates the HW (ProducerSend, FollowerFetch,
+  LeaderShrinkIsr, BrokerBecomeLeader) ends with a fresh HW h' for the acting leader, either
+  unchanged or, for the recorded leader, any h' <= LEO such that every recorded ISR member held
+  the leader's log below h' (``_advance_hw``). The fetch is atomic as in the spec: the leader's
+  HW advances with the fetch offset (the follower's LEO *before* the response) and the follower
+  takes HW = min(its new LEO, h') in the same step. There is no stand-alone HW step.
+* The remote LEOs are not in the state. LeaderExpandIsr takes the follower's fetched LEO as a
+  fresh p with what the spec guarantees of it (the follower holds the leader's log below p,
+  p <= both LEOs) and needs p >= the leader's HW (and the epoch start, KAFKA-7128); the
+  follower need not be alive or fetching now. LeaderShrinkIsr may drop any follower (time and
+  the lag test are not modelled).
+* zkVersion bits: leader ISR writes (shrink, expand) need the recorded leader at the current
+  epoch instead of a current cached zkVersion (which implies it).
 * LeaderAndIsr requests are not in the state: a live broker whose epoch is older than the
-  coordination's may apply the *current* partition state (BrokerBecomeLeader/Follower). Loss is
-  "never applied"; a stale request applied after a newer one was sent is not modelled.
-* The leader's HW rule (R4: min fetched LEO over its ISR view) is abstracted by what it means:
-  LeaderAdvanceHw may raise the leader's HW to any h <= LEO such that every member of the
-  recorded ISR holds the leader's log below h. Concrete steps that advance the HW (fetch, send,
-  shrink, become leader) are that action followed by LeaderAdvanceHw.
+  coordination's may apply the *current* partition state (BrokerBecomeLeader/Follower), as if
+  its request were in flight; a lost request is one never applied. Requests lost or ignored
+  and client histories (acks, shown records, refused writes) change nothing encoded.
 * FollowerTruncate (KIP-279/320) truncates to the first offset where the follower's and the
   leader's entries differ: what the epoch-by-epoch walk back computes when LogMatching holds
   (which `isr check` verifies on the spec, and the cross-check confirms on reachable states).
-* BrokerRestart of the recorded leader waits until the controller has elected another leader
-  (the spec also lets it restart first and be re-elected as a bounced leader).
-* The controller's election picks any live ISR member when the recorded leader is dead (the
-  spec's re-election of a bounced leader is a dead-then-restarted leader here); its ISR shrink
-  removes a dead follower. Leader ISR writes are not fenced by zkVersion (a superset of the
-  spec's behaviours: the spec only lets the recorded leader write, which this also requires).
-* Not encoded: producer/consumer histories (acks, shown records), acks=1, the leader's
-  remote-LEO bookkeeping and zkVersion bits, min.insync.replicas.
 
-The cross-check against the executable spec (tests/symbolic/test_crosscheck.py) runs each
-encoded action on abstractions of random reachable concrete states.
+Under-approximations (spec steps with no encoded counterpart; the cross-check identifies each
+and does not follow it, see ``out_of_scope`` in tests/symbolic/test_crosscheck.py):
+
+* a *stale* LeaderAndIsr request (older than the coordination's epoch) applied after a newer one
+  was sent, e.g. by a restarted broker: it would make zombie leaders;
+* the controller's re-election of a *bounced* leader (alive, its request lost): here the
+  recorded leader must be dead;
+* BrokerRestart of the recorded leader before the controller has elected another leader.
+
+Not encoded: producer/consumer histories, acks=1, the purgatory, min.insync.replicas, the
+brokers' own ISR views.
+
+The cross-check against the executable spec (tests/symbolic/test_crosscheck.py, hypothesis)
+compares every encoded action with the spec's on random reachable concrete states (random walks
+and uniform samples of small models' reachable sets): every in-scope spec successor is allowed
+by the mapped encoded action, and every enabled encoded action has a spec successor, except
+LeaderShrinkIsr and LeaderExpandIsr (over-approximated on purpose: checked one way only).
 """
 
 from __future__ import annotations
@@ -187,9 +207,7 @@ def _advance_hw(t: Sym, l: int, logs: Sym | None = None) -> tuple[z3.BoolRef, Sy
     u = t if logs is None else replace(logs, cisr=t.cisr)
     ok = z3.Or(
         h == t.hw[l],
-        z3.And(
-            _presumes(t, l), t.cl == l, t.hw[l] < h, h <= t.leo[l], _isr_holds_below(u, l, h)
-        ),
+        z3.And(_presumes(t, l), t.cl == l, t.hw[l] < h, h <= t.leo[l], _isr_holds_below(u, l, h)),
     )
     grow = h > t.clen
     u = replace(
