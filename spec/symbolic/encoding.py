@@ -44,7 +44,12 @@ and does not follow it, see ``out_of_scope`` in tests/symbolic/test_crosscheck.p
   was sent, e.g. by a restarted broker: it would make zombie leaders;
 * the controller's re-election of a *bounced* leader (alive, its request lost): here the
   recorded leader must be dead;
-* BrokerRestart of the recorded leader before the controller has elected another leader.
+* BrokerRestart of the recorded leader before the controller has elected another leader;
+* hw-truncation only: LeaderExpandIsr on a stale remote LEO, when the follower truncated its
+  log at a restart after its last fetch (the spec lets it rejoin without the records; the
+  encoding asks that it still holds them). A second way for hw-truncation to lose committed
+  records, left out so that every BMC violation and counterexample to induction found here
+  is a behaviour of the spec rather than of a looser abstraction.
 
 Not encoded: producer/consumer histories, acks=1, the purgatory, min.insync.replicas, the
 brokers' own ISR views.
