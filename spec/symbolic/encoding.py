@@ -11,29 +11,54 @@ Each action is a function from a state to ``(guard, successor)`` over z3 terms, 
 variables for its nondeterministic choices, so ``Init => Inv`` and ``Inv /\\ guard => Inv'`` are
 plain satisfiability queries with no frame conditions.
 
-What is abstracted (documented so that a proof is read for what it is):
+Each encoded action contains the executable spec's step (its abstraction) wherever both are
+defined, and is the same step where the spec is deterministic in the variables kept here. What is
+abstracted (documented so that a proof is read for what it is), as over-approximations:
 
+* The leader's HW rule (R4: min over its ISR view of the remote LEOs) is abstracted by what it
+  means: every action after which the spec re-evaluates the HW (ProducerSend, FollowerFetch,
+  LeaderShrinkIsr, BrokerBecomeLeader) ends with a fresh HW h' for the acting leader, either
+  unchanged or, for the recorded leader, any h' <= LEO such that every recorded ISR member held
+  the leader's log below h' (``_advance_hw``). The fetch is atomic as in the spec: the leader's
+  HW advances with the fetch offset (the follower's LEO *before* the response) and the follower
+  takes HW = min(its new LEO, h') in the same step. There is no stand-alone HW step.
+* The remote LEOs are not in the state. LeaderExpandIsr takes the follower's fetched LEO as a
+  fresh p with what the spec guarantees of it (the follower holds the leader's log below p,
+  p <= both LEOs) and needs p >= the leader's HW (and the epoch start, KAFKA-7128); the
+  follower need not be alive or fetching now. LeaderShrinkIsr may drop any follower (time and
+  the lag test are not modelled).
+* zkVersion bits: leader ISR writes (shrink, expand) need the recorded leader at the current
+  epoch instead of a current cached zkVersion (which implies it).
 * LeaderAndIsr requests are not in the state: a live broker whose epoch is older than the
-  coordination's may apply the *current* partition state (BrokerBecomeLeader/Follower). Loss is
-  "never applied"; a stale request applied after a newer one was sent is not modelled.
-* The leader's HW rule (R4: min fetched LEO over its ISR view) is abstracted by what it means:
-  LeaderAdvanceHw may raise the leader's HW to any h <= LEO such that every member of the
-  recorded ISR holds the leader's log below h. Concrete steps that advance the HW (fetch, send,
-  shrink, become leader) are that action followed by LeaderAdvanceHw.
+  coordination's may apply the *current* partition state (BrokerBecomeLeader/Follower), as if
+  its request were in flight; a lost request is one never applied. Requests lost or ignored
+  and client histories (acks, shown records, refused writes) change nothing encoded.
 * FollowerTruncate (KIP-279/320) truncates to the first offset where the follower's and the
   leader's entries differ: what the epoch-by-epoch walk back computes when LogMatching holds
   (which `isr check` verifies on the spec, and the cross-check confirms on reachable states).
-* BrokerRestart of the recorded leader waits until the controller has elected another leader
-  (the spec also lets it restart first and be re-elected as a bounced leader).
-* The controller's election picks any live ISR member when the recorded leader is dead (the
-  spec's re-election of a bounced leader is a dead-then-restarted leader here); its ISR shrink
-  removes a dead follower. Leader ISR writes are not fenced by zkVersion (a superset of the
-  spec's behaviours: the spec only lets the recorded leader write, which this also requires).
-* Not encoded: producer/consumer histories (acks, shown records), acks=1, the leader's
-  remote-LEO bookkeeping and zkVersion bits, min.insync.replicas.
 
-The cross-check against the executable spec (tests/symbolic/test_crosscheck.py) runs each
-encoded action on abstractions of random reachable concrete states.
+Under-approximations (spec steps with no encoded counterpart; the cross-check identifies each
+and does not follow it, see ``out_of_scope`` in tests/symbolic/test_crosscheck.py):
+
+* a *stale* LeaderAndIsr request (older than the coordination's epoch) applied after a newer one
+  was sent, e.g. by a restarted broker: it would make zombie leaders;
+* the controller's re-election of a *bounced* leader (alive, its request lost): here the
+  recorded leader must be dead;
+* BrokerRestart of the recorded leader before the controller has elected another leader;
+* hw-truncation only: LeaderExpandIsr on a stale remote LEO, when the follower truncated its
+  log at a restart after its last fetch (the spec lets it rejoin without the records; the
+  encoding asks that it still holds them). A second way for hw-truncation to lose committed
+  records, left out so that every BMC violation and counterexample to induction found here
+  is a behaviour of the spec rather than of a looser abstraction.
+
+Not encoded: producer/consumer histories, acks=1, the purgatory, min.insync.replicas, the
+brokers' own ISR views.
+
+The cross-check against the executable spec (tests/symbolic/test_crosscheck.py, hypothesis)
+compares every encoded action with the spec's on random reachable concrete states (random walks
+and uniform samples of small models' reachable sets): every in-scope spec successor is allowed
+by the mapped encoded action, and every enabled encoded action has a spec successor, except
+LeaderShrinkIsr and LeaderExpandIsr (over-approximated on purpose: checked one way only).
 """
 
 from __future__ import annotations
@@ -174,46 +199,72 @@ def _isr_holds_below(s: Sym, l: int, h) -> z3.BoolRef:
     )
 
 
+def _advance_hw(t: Sym, l: int, logs: Sym | None = None) -> tuple[z3.BoolRef, Sym]:
+    """R4, abstracted, applied to ``t`` (the state after an action of the spec that re-evaluates
+    the leader's HW): l's HW either stays, or, if l is the recorded leader and presumes
+    leadership, rises to any h <= LEO such that every recorded ISR member holds l's log below h.
+    The spec's HW (min over l's ISR view of the remote LEOs, each a prefix of l's log that the
+    follower held when it fetched) is one such h. The followers' logs are judged in ``logs``
+    (default ``t``; a fetch passes the state before it: the remote LEO is the fetch offset, not
+    the LEO after the response). Returns the constraint on the fresh h and the state with it;
+    the committed log (ghost) grows to h."""
+    h = fresh("hw_after")
+    u = t if logs is None else replace(logs, cisr=t.cisr)
+    ok = z3.Or(
+        h == t.hw[l],
+        z3.And(_presumes(t, l), t.cl == l, t.hw[l] < h, h <= t.leo[l], _isr_holds_below(u, l, h)),
+    )
+    grow = h > t.clen
+    u = replace(
+        t.set("hw", l, h),
+        crec=z3.If(grow, t.rec[l], t.crec),
+        cep=z3.If(grow, t.ep[l], t.cep),
+        clen=z3.If(grow, h, t.clen),
+    )
+    return ok, u
+
+
 def leader_advance_hw(s: Sym, l: int) -> Step:
-    """LeaderAdvanceHw(l) (R4, abstracted): the recorded leader raises its HW to h when every
-    recorded ISR member holds its log below h; the committed log grows to h."""
-    h = fresh("h")
-    guard = z3.And(
-        _presumes(s, l), s.cl == l, s.hw[l] < h, h <= s.leo[l], _isr_holds_below(s, l, h)
-    )
-    grow = h > s.clen
-    t = s.set("hw", l, h)
-    t = replace(
-        t,
-        crec=z3.If(grow, s.rec[l], s.crec),
-        cep=z3.If(grow, s.ep[l], s.cep),
-        clen=z3.If(grow, h, s.clen),
-    )
-    return ("LeaderAdvanceHw", (l,), guard, t)
+    """LeaderAdvanceHw(l): a stand-alone R4 step (not in :func:`steps`: the spec has no such
+    action, every HW change is part of the action that causes it; kept for experiments)."""
+    ok, t = _advance_hw(s, l)
+    return ("LeaderAdvanceHw", (l,), z3.And(ok, t.hw[l] > s.hw[l]), t)
 
 
 def producer_send(s: Sym, l: int) -> Step:
-    """ProducerSend(l, record): append (record, epoch) at the LEO of a presumed leader (R6)."""
+    """ProducerSend(l, record): append (record, epoch) at the LEO of a presumed leader (R6), then
+    re-evaluate its HW (R4, see _advance_hw). A refused write changes nothing encoded."""
     rec = fresh("record")
     o = s.leo[l]
     t = s.set("rec", l, z3.Store(s.rec[l], o, rec)).set("ep", l, z3.Store(s.ep[l], o, s.epoch[l]))
     t = t.set("leo", l, o + 1)
-    return ("ProducerSend", (l,), _presumes(s, l), t)
+    ok, t = _advance_hw(t, l)
+    return ("ProducerSend", (l,), z3.And(_presumes(s, l), ok), t)
 
 
 def follower_fetch(s: Sym, f: int, l: int, fenced: bool) -> Step:
-    """FollowerFetch(f, l) (R2-R4, R12): append the leader's entries from f's LEO; HW = min(LEO,
-    leader HW). A fetch offset past the leader's LEO truncates to it."""
+    """FollowerFetch(f, l) (R2-R4, R12), atomic as in the spec: the leader records f's LEO as its
+    remote LEO and re-evaluates its HW (R4, abstracted by _advance_hw: a fresh HW h' that R4
+    allows with f's new log), then f appends the leader's entries from its LEO and sets HW =
+    min(its new LEO, h'). A fetch offset past the leader's LEO truncates f to it (the leader's
+    remote LEO and HW do not change)."""
     k = z3.Int("k")
     past = s.leo[f] > s.leo[l]
     new_leo = s.leo[l]
     rec = z3.If(past, s.rec[f], z3.Lambda([k], z3.If(k < s.leo[f], s.rec[f][k], s.rec[l][k])))
     ep = z3.If(past, s.ep[f], z3.Lambda([k], z3.If(k < s.leo[f], s.ep[f][k], s.ep[l][k])))
-    hw_new = z3.If(past, z3.If(s.hw[f] < new_leo, s.hw[f], new_leo), _min(new_leo, s.hw[l]))
-    ckpt = z3.If(past, _min(s.ckpt[f], new_leo), s.ckpt[f])
-    guard = z3.And(l != f, _serving(s, f, l, fenced), z3.Not(s.trunc[f]))
-    t = s.set("rec", f, rec).set("ep", f, ep).set("leo", f, new_leo).set("hw", f, hw_new)
-    t = t.set("ckpt", f, ckpt)
+    t = s.set("rec", f, rec).set("ep", f, ep).set("leo", f, new_leo)
+    ok, adv = _advance_hw(t, l, logs=s)
+    t = replace(
+        adv,
+        hw=tuple(z3.If(past, a, b) for a, b in zip(t.hw, adv.hw, strict=True)),
+        crec=z3.If(past, t.crec, adv.crec),
+        cep=z3.If(past, t.cep, adv.cep),
+        clen=z3.If(past, t.clen, adv.clen),
+    )
+    hw_new = z3.If(past, _min(s.hw[f], new_leo), _min(new_leo, t.hw[l]))
+    t = t.set("hw", f, hw_new).set("ckpt", f, z3.If(past, _min(s.ckpt[f], new_leo), s.ckpt[f]))
+    guard = z3.And(l != f, _serving(s, f, l, fenced), z3.Not(s.trunc[f]), z3.Or(past, ok))
     return ("FollowerFetch", (f, l), guard, t)
 
 
@@ -239,10 +290,12 @@ def follower_truncate(s: Sym, f: int, l: int) -> Step:
 
 
 def become_leader(s: Sym, i: int) -> Step:
-    """BrokerBecomeLeader(i) (R11): the recorded leader applies the current, newer epoch."""
+    """BrokerBecomeLeader(i) (R11): the recorded leader applies the current, newer epoch and
+    re-evaluates its HW (R4: with its remote LEOs unknown, only a lone ISR member's HW moves)."""
     guard = z3.And(s.alive[i], s.cl == i, s.epoch[i] < s.ce)
     t = s.set("lead", i, z3.IntVal(i)).set("epoch", i, s.ce).set("trunc", i, z3.BoolVal(False))
-    return ("BrokerBecomeLeader", (i,), guard, t)
+    ok, t = _advance_hw(t, i)
+    return ("BrokerBecomeLeader", (i,), z3.And(guard, ok), t)
 
 
 def become_follower(s: Sym, i: int, truncate_to_hw: bool) -> Step:
@@ -283,27 +336,33 @@ def controller_shrink_isr(s: Sym, j: int) -> Step:
 
 
 def leader_shrink_isr(s: Sym, l: int, j: int) -> Step:
-    """LeaderShrinkIsr(l, j) (R7): the recorded leader drops a follower (time may pass)."""
+    """LeaderShrinkIsr(l, j) (R7): the recorded leader drops a follower (time may pass; the lag
+    test on the remote LEO is abstracted away), then re-evaluates its HW (R4)."""
     guard = z3.And(_presumes(s, l), s.cl == l, s.epoch[l] == s.ce, l != j, s.cisr[j])
-    return ("LeaderShrinkIsr", (l, j), guard, s.set("cisr", j, z3.BoolVal(False)))
+    ok, t = _advance_hw(s.set("cisr", j, z3.BoolVal(False)), l)
+    return ("LeaderShrinkIsr", (l, j), z3.And(guard, ok), t)
 
 
 def leader_expand_isr(s: Sym, l: int, j: int, epoch_start: bool) -> Step:
-    """LeaderExpandIsr(l, j) (R7): a follower at the leader's epoch whose LEO reached the
-    leader's HW rejoins; with KAFKA-7128 (kip-320) also the start of the leader's epoch (with
-    epochs non-decreasing along a log: the entry at the follower's LEO is of the leader's epoch)."""
+    """LeaderExpandIsr(l, j) (R7): a follower whose fetched LEO p (the leader's remote LEO for j:
+    a fresh variable here, constrained to what the spec guarantees of it: j holds l's log below
+    p) reached the leader's HW rejoins; with KAFKA-7128 (kip-320) p must also reach the start of
+    the leader's epoch (with epochs non-decreasing along a log: p is the LEO or the entry at p is
+    of the leader's epoch). j need not be alive or fetching now: the spec judges its last fetch."""
+    p = fresh("fetched")
     c = [
         _presumes(s, l),
         s.cl == l,
         s.epoch[l] == s.ce,
         l != j,
         z3.Not(s.cisr[j]),
-        _serving(s, j, l, True),
-        z3.Not(s.trunc[j]),
-        s.leo[j] >= s.hw[l],
+        p >= s.hw[l],
+        p <= s.leo[j],
+        p <= s.leo[l],
+        agree(s.rec[j], s.ep[j], s.rec[l], s.ep[l], p),
     ]
     if epoch_start:
-        c.append(z3.Or(s.leo[j] >= s.leo[l], s.ep[l][s.leo[j]] == s.epoch[l]))
+        c.append(z3.Or(p >= s.leo[l], s.ep[l][p] == s.epoch[l]))
     return ("LeaderExpandIsr", (l, j), z3.And(*c), s.set("cisr", j, z3.BoolVal(True)))
 
 
@@ -322,8 +381,11 @@ def broker_crash(s: Sym, i: int) -> Step:
 
 
 def broker_restart(s: Sym, i: int, truncate_to_ckpt: bool) -> Step:
-    """BrokerRestart(i) (R13): read the HW checkpoint; the seeds' protocol truncates to it."""
+    """BrokerRestart(i) (R13): read the HW checkpoint; the seeds' protocol truncates to it. No
+    leader or epoch until a LeaderAndIsr is applied. The recorded leader waits for re-election."""
     t = s.set("alive", i, z3.BoolVal(True)).set("hw", i, s.ckpt[i])
+    t = t.set("lead", i, z3.IntVal(-1)).set("epoch", i, z3.IntVal(0))
+    t = t.set("trunc", i, z3.BoolVal(False))
     if truncate_to_ckpt:
         t = t.set("leo", i, s.ckpt[i])
     return ("BrokerRestart", (i,), z3.And(z3.Not(s.alive[i]), s.cl != i), t)
@@ -351,7 +413,6 @@ def steps(s: Sym, proto: SymProtocol) -> list[Step]:
     out: list[Step] = []
     for i in range(n):
         out.append(producer_send(s, i))
-        out.append(leader_advance_hw(s, i))
         out.append(become_leader(s, i))
         out.append(become_follower(s, i, proto.truncate_to_hw))
         out.append(controller_elect_leader(s, i))
