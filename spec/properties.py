@@ -315,14 +315,6 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
         Property(
             "HwMonotonic", "action", hw_monotonic, "a leader's HW never decreases", requirement="R4"
         ),
-        Property("SometimesCommitted", "sometimes", some_committed, "a record can be committed"),
-        Property(
-            "SometimesIsrShrinkAndExpand",
-            "sometimes",
-            _fires(kind_of["LeaderExpandIsr"]),
-            "a follower can leave the ISR and rejoin it (the initial ISR is full)",
-            on_transitions=True,
-        ),
         Property(
             "NoAckedLoss",
             "always",
@@ -337,6 +329,7 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
             "no record is appended twice (retries)",
             requirement="R6, R15",
         ),
+        Property("SometimesCommitted", "sometimes", some_committed, "a record can be committed"),
         Property(
             "SometimesLeaderChange",
             "sometimes",
@@ -348,8 +341,18 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
         ),
     ]
     if ctx.quorum:
-        drop = {"StrongIsr", "WeakIsr", "SometimesIsrShrinkAndExpand"}
-        props = [p for p in props if p.name not in drop]
+        props = [p for p in props if p.name not in ("StrongIsr", "WeakIsr")]
+    else:
+        props.insert(
+            len(props) - 1,
+            Property(
+                "SometimesIsrShrinkAndExpand",
+                "sometimes",
+                _fires(kind_of["LeaderExpandIsr"]),
+                "a follower can leave the ISR and rejoin it (the initial ISR is full)",
+                on_transitions=True,
+            ),
+        )
     if ctx.config.availability:
         props.append(
             Property(

@@ -30,6 +30,8 @@ class ProtocolVersion:
     new_leader_hw_is_leo: bool = False  # R16 original design: a new leader sets HW := its LEO
     majority_quorum: bool = False  # R17: commit at a majority, elect the most up-to-date
     eligible_leader_replicas: bool = False  # KIP-966: ELR, HW needs min ISR, unclean shutdowns
+    broker_epoch_fencing: bool = False  # KIP-380 (2.2): requests sent to a broker's previous
+    # incarnation are rejected after it restarts (KRaft: broker epochs do the same)
 
     def truncation_offset(self, flog: Log, fhw: int, llog: Log, lepoch: int) -> int:
         """Where a follower with log ``flog`` and HW ``fhw`` truncates, given the leader's log and
@@ -119,12 +121,13 @@ ORIGINAL_DESIGN = HwTruncation(
 KIP_966 = Kip279(
     "kip-966",
     "Kafka 3.7+: kip-320 plus eligible leader replicas (HW needs min ISR; an unclean shutdown"
-    " makes a replica ineligible)",
+    " makes a replica ineligible; broker epochs fence requests to a previous incarnation)",
     truncate_to_hw_on_become_follower=False,
     truncate_to_hw_on_restart=False,
     fenced_fetch=True,
     isr_join_needs_epoch_start=True,
     eligible_leader_replicas=True,
+    broker_epoch_fencing=True,
 )
 MAJORITY_QUORUM = Kip279(
     "majority-quorum",

@@ -174,8 +174,12 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
 
     kip-966 with lose-unflushed: the restart follows an unclean shutdown, which the broker
     reports when it registers; the controller removes it from the ELR and, unless it is the last
-    member, from the ISR, and never elects it cleanly until it is back in the ISR."""
+    member or the recorded leader (which the controller replaces first), from the ISR, and never
+    elects it cleanly until it is back in the ISR. With broker epochs (KIP-380, kip-966 here) the
+    requests still in flight to its previous incarnation are rejected: it hears only what the
+    controller sends the new one."""
     unclean_restart = ctx.elr and ctx.config.lose_unflushed
+    fence = ctx.protocol.broker_epoch_fencing
     for i, r in enumerate(s.replicas):
         if r.alive:
             continue
@@ -185,6 +189,8 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()
         )
         t = set_replica(s, i, nr)
+        if fence and any(q.dest == i for q in t.requests):
+            t = t._replace(requests=tuple(q for q in t.requests if q.dest != i))
         if unclean_restart:
             t = _register_unclean(t, i)
         c = t.coord
@@ -200,7 +206,7 @@ def _register_unclean(s: State, i: int) -> State:
     b = 1 << i
     faults = f._replace(unclean=f.unclean | b, elr=f.elr & ~b)
     c = s.coord
-    if c.isr & b and c.isr != b:
+    if c.isr & b and c.isr != b and c.leader != i:
         reps, reqs = with_stale_versions(s, writer=-1)
         return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults)
     return s._replace(faults=faults)

@@ -105,6 +105,8 @@ def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     c = s.coord
     if c.epoch >= ctx.config.epochs or not s.replicas[c.leader].alive:
         return
+    if s.faults.unclean >> c.leader & 1:
+        return  # kip-966: a leader back from an unclean shutdown is replaced, not kept
     live = alive_mask(s)
     for j in range(ctx.n):
         if j != c.leader and c.isr >> j & 1 and not live >> j & 1:
