@@ -175,9 +175,10 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     kip-966 with lose-unflushed: the restart follows an unclean shutdown, which the broker
     reports when it registers; the controller removes it from the ELR and, unless it is the last
     member or the recorded leader (which the controller replaces first), from the ISR, and never
-    elects it cleanly until it is back in the ISR. With broker epochs (KIP-380, kip-966 here) the
-    requests still in flight to its previous incarnation are rejected: it hears only what the
-    controller sends the new one."""
+    elects it cleanly until it is back in the ISR. With broker epochs (kip-966 here) nothing of
+    its previous incarnation counts: requests still in flight to it are rejected (KIP-380), and
+    a leader no longer counts the fetches it made (KIP-903: an ISR expansion carries the broker
+    epoch of the fetch that justified it)."""
     unclean_restart = ctx.elr and ctx.config.lose_unflushed
     fence = ctx.protocol.broker_epoch_fencing
     for i, r in enumerate(s.replicas):
@@ -189,8 +190,8 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()
         )
         t = set_replica(s, i, nr)
-        if fence and any(q.dest == i for q in t.requests):
-            t = t._replace(requests=tuple(q for q in t.requests if q.dest != i))
+        if fence:
+            t = _fence_previous_incarnation(t, i)
         if unclean_restart:
             t = _register_unclean(t, i)
         c = t.coord
@@ -199,6 +200,19 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             if req not in t.requests:
                 t = t._replace(requests=tuple(sorted((*t.requests, req))))
         out.append(((kind, (i,)), t))
+
+
+def _fence_previous_incarnation(s: State, i: int) -> State:
+    if any(q.dest == i for q in s.requests):
+        s = s._replace(requests=tuple(q for q in s.requests if q.dest != i))
+    reps = s.replicas
+    new = tuple(
+        r._replace(remote_leo=r.remote_leo[:i] + (-1,) + r.remote_leo[i + 1 :])
+        if r.remote_leo[i] != -1
+        else r
+        for r in reps
+    )
+    return s if new == reps else s._replace(replicas=new)
 
 
 def _register_unclean(s: State, i: int) -> State:
