@@ -44,7 +44,7 @@ COLUMNS = (
     "NoDuplicates",
     "Available",
 )
-DEFAULT_BOUNDS = dict(replicas=[2], records=1, epochs=3, crashes=2, min_isr=1)
+DEFAULT_BOUNDS = dict(replicas=[2], records=1, epochs=2, min_isr=1)
 
 
 def register(sub) -> None:

@@ -36,6 +36,8 @@ class Ctx:
             log_start=(0,) * n if config.retention else (),
             ctrl_seen=(1,) * n if config.controller_failovers else (),
         )
+        if faults == NO_FAULTS:
+            faults = NO_FAULTS  # the very constant: TypeOK and permute skip it by identity
         return Ctx(
             config=config,
             protocol=proto,
