@@ -91,6 +91,9 @@ def header_line(cfg) -> str:
         f"isr check: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
         f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
         f"min.insync.replicas {cfg.min_isr}"
+        + (f", fault modes {' '.join(cfg.fault_modes)}" if cfg.fault_modes else "")
+        + (f", retries {cfg.retries}" if cfg.retries > 1 else "")
+        + (", idempotence" if cfg.idempotence else "")
     )
 
 

@@ -13,6 +13,7 @@ from .errors import BAD_INPUT, UsageError
 COMMANDS = [
     "cli.check",
     "cli.protocols",
+    "cli.matrix",
     "cli.replay",
     "cli.liveness",
     "cli.graph",

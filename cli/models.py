@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
+from spec.config import ACKS
 
 from .errors import UsageError
 
@@ -50,8 +51,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--acks",
         default=DEFAULTS.acks,
-        metavar="all|1",
-        help=f"producer acks (default {DEFAULTS.acks})",
+        metavar="|".join(ACKS),
+        help=f"producer acks; mixed: each write picks all, 1 or 0 (default {DEFAULTS.acks})",
     )
     g.add_argument(
         "--min-isr",
@@ -59,6 +60,46 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         default=DEFAULTS.min_isr,
         metavar="N",
         help=f"min.insync.replicas for acks=all (default {DEFAULTS.min_isr})",
+    )
+    f = p.add_argument_group("fault modes and design choices (all off by default)")
+    f.add_argument(
+        "--unclean",
+        action="store_true",
+        help="unclean leader election (R9): with no live ISR member any live replica may lead",
+    )
+    f.add_argument(
+        "--lose-unflushed",
+        action="store_true",
+        help="a crash loses the log's unflushed tail; BrokerFlush fsyncs it (R14)",
+    )
+    f.add_argument(
+        "--retries",
+        type=int,
+        default=DEFAULTS.retries,
+        metavar="N",
+        help="producer retries per behaviour after a lost reply (R6, R15; default 0)",
+    )
+    f.add_argument(
+        "--idempotence",
+        action="store_true",
+        help="idempotent producer: the leader drops a retry of a record it holds (with --retries)",
+    )
+    f.add_argument(
+        "--retention",
+        action="store_true",
+        help="retention advances the log start offset; fetches below it reset (R12)",
+    )
+    f.add_argument(
+        "--controller-failovers",
+        type=int,
+        default=DEFAULTS.controller_failovers,
+        metavar="N",
+        help="controller failovers per behaviour; the deposed one's requests linger (R9, R18)",
+    )
+    f.add_argument(
+        "--availability",
+        action="store_true",
+        help="also check Available: a dead leader can always be replaced (R8, R17)",
     )
 
 
@@ -71,6 +112,13 @@ def config_from_args(args: argparse.Namespace) -> Config:
         acks=args.acks,
         min_isr=args.min_isr,
         protocol=args.protocol,
+        unclean=args.unclean,
+        lose_unflushed=args.lose_unflushed,
+        retries=args.retries,
+        idempotence=args.idempotence,
+        retention=args.retention,
+        controller_failovers=args.controller_failovers,
+        availability=args.availability,
     )
     try:
         return cfg.validate()

@@ -1,4 +1,4 @@
-"""`isr protocols`: the protocol versions with a one-line description."""
+"""`isr protocols`: the protocol versions and the fault modes, each with a one-line description."""
 
 from __future__ import annotations
 
@@ -6,24 +6,56 @@ import argparse
 import json
 
 from spec import PROTOCOLS
+from spec.config import FAULT_MODES
 
 
 def register(sub) -> None:
-    p = sub.add_parser("protocols", help="list the protocol versions of the spec")
+    p = sub.add_parser(
+        "protocols", help="list the protocol versions of the spec and the fault modes"
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(run=run)
+
+
+def _flags(settings) -> str:
+    out = []
+    for key, value in settings:
+        flag = "--" + key.replace("_", "-")
+        out.append(flag if value is True else f"{flag} {value}")
+    return " ".join(out)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(
             json.dumps(
-                [{"name": p.name, "description": p.description} for p in PROTOCOLS.values()],
+                {
+                    "protocols": [
+                        {"name": p.name, "description": p.description} for p in PROTOCOLS.values()
+                    ],
+                    "fault_modes": [
+                        {
+                            "name": m.name,
+                            "requirement": m.requirement,
+                            "flags": _flags(m.settings),
+                            "description": m.description,
+                        }
+                        for m in FAULT_MODES
+                    ],
+                },
                 indent=2,
             )
         )
     else:
         width = max(len(n) for n in PROTOCOLS)
+        print("protocol versions (--protocol NAME):")
         for p in PROTOCOLS.values():
-            print(f"{p.name:<{width}}  {p.description}")
+            print(f"  {p.name:<{width}}  {p.description}")
+        print()
+        print("fault modes (flags of `isr check`; rows of `isr matrix`):")
+        width = max(len(m.name) for m in FAULT_MODES)
+        for m in FAULT_MODES:
+            print(
+                f"  {m.name:<{width}}  {_flags(m.settings):<26} {m.description} ({m.requirement})"
+            )
     return 0

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
-PROTOCOL_NAMES = ("hw-truncation", "kip-101", "kip-279", "kip-320")
-ACKS = ("all", "1")
+PROTOCOL_NAMES = (
+    "hw-truncation",
+    "original-design",
+    "kip-101",
+    "kip-279",
+    "kip-320",
+    "kip-966",
+    "majority-quorum",
+)
+ACKS = ("all", "1", "0", "mixed")
 
 MIN_REPLICAS, MAX_REPLICAS = 2, 5
 
@@ -25,9 +33,24 @@ class Config:
     epochs    the highest leader epoch the controller may reach (the initial leader has epoch 1,
               so ``epochs=2`` allows one election or controller ISR change).
     crashes   how many broker crashes may happen in a behaviour (each may be followed by a restart).
-    acks      the producers' acks setting: "all" or "1" (R6).
+    acks      the producers' acks setting (R6): "all", "1", "0", or "mixed" (each write picks one).
     min_isr   min.insync.replicas for acks=all writes (R6).
     protocol  the truncation/fencing rule: one of PROTOCOL_NAMES.
+
+    The fault modes (each OFF by default; with all off the model is the fault-free one):
+    unclean               R9: with no live ISR member, any live replica may lead with ISR = {it}.
+    lose_unflushed        R14: a crash keeps only the flushed prefix of the log; flushing is an
+                          action (BrokerFlush).
+    retries               R6/R15: how many producer retries a behaviour may make (0 = none); a
+                          retry after a lost reply may duplicate a record.
+    idempotence           the leader drops a retry of a record it already holds (idempotent
+                          producer, KIP-98); a design choice, not a fault.
+    retention             R12: retention advances a replica's log start offset; a fetch below the
+                          leader's log start resets the follower to it.
+    controller_failovers  R9/R18: how many controller failovers a behaviour may make; requests
+                          of a deposed controller stay in flight (zombie), fenced by its epoch.
+    availability          also state the Available property (R8, R17): a dead leader can always
+                          be replaced by the version's election rule.
     """
 
     replicas: int = 3
@@ -37,6 +60,13 @@ class Config:
     acks: str = "all"
     min_isr: int = 1
     protocol: str = "kip-320"
+    unclean: bool = False
+    lose_unflushed: bool = False
+    retries: int = 0
+    idempotence: bool = False
+    retention: bool = False
+    controller_failovers: int = 0
+    availability: bool = False
 
     def validate(self) -> Config:
         if not MIN_REPLICAS <= self.replicas <= MAX_REPLICAS:
@@ -61,7 +91,72 @@ class Config:
             raise ConfigError(
                 f"unknown protocol {self.protocol!r}; `isr protocols` lists: {', '.join(PROTOCOL_NAMES)}"
             )
+        if self.retries < 0:
+            raise ConfigError(f"--retries must be >= 0, got {self.retries}")
+        if self.controller_failovers < 0:
+            raise ConfigError(
+                f"--controller-failovers must be >= 0, got {self.controller_failovers}"
+            )
+        if self.idempotence and not self.retries:
+            raise ConfigError("--idempotence needs --retries N (there is nothing to deduplicate)")
         return self
+
+    @property
+    def fault_modes(self) -> tuple[str, ...]:
+        """The names of the fault modes that are on (see FAULT_MODES)."""
+        return tuple(m.name for m in FAULT_MODES if m.is_on(self))
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class FaultMode:
+    """A fault mode as the CLI and the verdict table name it: the Config fields it sets."""
+
+    name: str
+    requirement: str
+    description: str
+    settings: tuple[tuple[str, object], ...]
+
+    def is_on(self, cfg: Config) -> bool:
+        return all(getattr(cfg, k) == v for k, v in self.settings)
+
+    def apply(self, cfg: Config) -> Config:
+        return replace(cfg, **dict(self.settings))
+
+
+FAULT_MODES: tuple[FaultMode, ...] = (
+    FaultMode(
+        "unclean",
+        "R9",
+        "unclean leader election: with no live ISR member any live replica may lead",
+        (("unclean", True),),
+    ),
+    FaultMode("acks-1", "R6", "producers use acks=1 (acknowledged on append)", (("acks", "1"),)),
+    FaultMode(
+        "lose-unflushed",
+        "R14",
+        "a crash loses the unflushed tail of the log (BrokerFlush writes it to disk)",
+        (("lose_unflushed", True),),
+    ),
+    FaultMode(
+        "retries",
+        "R6, R15",
+        "the producer may retry a write whose reply it did not get (one retry)",
+        (("retries", 1),),
+    ),
+    FaultMode(
+        "retention",
+        "R12",
+        "retention advances the log start offset; fetches below it are out of range",
+        (("retention", True),),
+    ),
+    FaultMode(
+        "controller-failover",
+        "R9, R18",
+        "the controller may fail over once; the deposed one's requests stay in flight",
+        (("controller_failovers", 1),),
+    ),
+)
+FAULT_MODE_NAMES = tuple(m.name for m in FAULT_MODES)

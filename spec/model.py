@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from .actions import ACTIONS, ActionDef
-from .actions.common import Ctx
+from .actions.common import Ctx, clamp_offsets
 from .config import Config
 from .liveness import make_liveness
 from .properties import make_properties
-from .state import Coord, Replica, Request, State, initial_state
+from .state import NO_FAULTS, Coord, Faults, Replica, Request, State, initial_state
 
 
 class IsrSpec:
@@ -21,26 +21,33 @@ class IsrSpec:
         self.ctx = Ctx.of(config)
         epoch_based = not self.ctx.protocol.truncate_to_hw_on_become_follower
         self.actions: tuple[ActionDef, ...] = tuple(
-            a for a in ACTIONS if epoch_based or not a.epoch_truncation_only
+            a
+            for a in ACTIONS
+            if (epoch_based or not a.epoch_truncation_only) and a.exists_in(config)
         )
         self.action_names = [a.name for a in self.actions]
         self._fns = [(k, a.fn) for k, a in enumerate(self.actions)]
         self.kind_of = {a.name: k for k, a in enumerate(self.actions)}
         liveness, self.fairness = make_liveness(self.ctx, self.kind_of)
         self.properties = [*make_properties(self.ctx, self.kind_of), *liveness]
-        self.name = f"isr/{config.protocol}"
+        modes = config.fault_modes
+        self.name = f"isr/{config.protocol}" + "".join(f"+{m}" for m in modes)
+        self._clamp = self.ctx.clamp
+        self._faulty = self.ctx.initial_faults != NO_FAULTS or config.retries > 0
         self._ident = list(range(self.ctx.n))
         self._mask_tables: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     # --- the model protocol -------------------------------------------------------------------
     def init_states(self) -> list[State]:
-        return [initial_state(self.ctx.n)]
+        return [initial_state(self.ctx.n, self.ctx.initial_faults)]
 
     def successors(self, state: State) -> list[tuple]:
         ctx = self.ctx
         out: list[tuple] = []
         for kind, fn in self._fns:
             fn(ctx, state, kind, out)
+        if self._clamp:
+            return [(a, clamp_offsets(t)) for a, t in out]
         return out
 
     def within_boundary(self, state: State) -> bool:
@@ -71,6 +78,19 @@ class IsrSpec:
             )
             for i, r in enumerate(reps)
         ]
+        if self._faulty:
+            f = s.faults
+            extra = [
+                (
+                    f.flushed[i] if f.flushed else 0,
+                    f.log_start[i] if f.log_start else 0,
+                    f.ctrl_seen[i] if f.ctrl_seen else 0,
+                    f.unclean >> i & 1,
+                    f.elr >> i & 1,
+                )
+                for i in range(len(reps))
+            ]
+            keys = [(k, e) for k, e in zip(keys, extra, strict=True)]
         order = sorted(self._ident, key=keys.__getitem__)
         if order == self._ident:
             return s
@@ -144,11 +164,25 @@ def permute(s: State, order: list[int], tables: dict | None = None) -> State:
                     q.epoch,
                     table[q.isr],
                     q.fresh,
+                    q.ctrl_epoch,
                 )
                 for q in reqs
             )
         )
-    return State(tuple(reps), coord, reqs, s.history)
+    f = s.faults
+    if f is not NO_FAULTS and f != NO_FAULTS:
+        f = Faults(
+            tuple([f.flushed[o] for o in order]) if f.flushed else (),
+            tuple([f.log_start[o] for o in order]) if f.log_start else (),
+            table[f.unclean],
+            table[f.elr],
+            f.lost_replies,
+            f.retries,
+            f.ctrl_epoch,
+            tuple([f.ctrl_seen[o] for o in order]) if f.ctrl_seen else (),
+            f.failovers,
+        )
+    return State(tuple(reps), coord, reqs, s.history, f)
 
 
 def _mask_list(mask: int) -> list[int]:
@@ -187,6 +221,7 @@ def state_to_json(s: State) -> dict[str, Any]:
                 "epoch": q.epoch,
                 "isr": _mask_list(q.isr),
                 "version_current": q.fresh,
+                **({"controller_epoch": q.ctrl_epoch} if q.ctrl_epoch != 1 else {}),
             }
             for q in s.requests
         ],
@@ -196,7 +231,52 @@ def state_to_json(s: State) -> dict[str, Any]:
         "refused": list(h.refused),
         "shown_to_consumers": [list(x) for x in h.shown],
         "crashes": h.crashes,
+        **_faults_to_json(s.faults),
     }
+
+
+def _faults_to_json(f: Faults) -> dict[str, Any]:
+    """The fault-mode variables, only where their mode is on (a constant value means off)."""
+    out: dict[str, Any] = {}
+    if f.flushed:
+        out["flushed"] = {f"r{i}": x for i, x in enumerate(f.flushed)}
+    if f.log_start:
+        out["log_start"] = {f"r{i}": x for i, x in enumerate(f.log_start)}
+    if f.unclean:
+        out["unclean_shutdown"] = _mask_list(f.unclean)
+    if f.elr:
+        out["elr"] = _mask_list(f.elr)
+    if f.lost_replies or f.retries:
+        out["unanswered_records"] = list(f.lost_replies)
+        out["retries"] = f.retries
+    if f.ctrl_seen:
+        out["controller_epoch"] = f.ctrl_epoch
+        out["controller_epoch_seen"] = {f"r{i}": x for i, x in enumerate(f.ctrl_seen)}
+        out["controller_failovers"] = f.failovers
+    return out
+
+
+def _faults_from_json(d: dict[str, Any], n: int) -> Faults:
+    def per(key: str) -> tuple[int, ...]:
+        return tuple(d[key][f"r{i}"] for i in range(n)) if key in d else ()
+
+    def mask(xs) -> int:
+        m = 0
+        for x in xs:
+            m |= 1 << x
+        return m
+
+    return Faults(
+        per("flushed"),
+        per("log_start"),
+        mask(d.get("unclean_shutdown", [])),
+        mask(d.get("elr", [])),
+        tuple(d.get("unanswered_records", [])),
+        d.get("retries", 0),
+        d.get("controller_epoch", 1),
+        per("controller_epoch_seen"),
+        d.get("controller_failovers", 0),
+    )
 
 
 def state_from_json(d: dict[str, Any]) -> State:
@@ -230,7 +310,14 @@ def state_from_json(d: dict[str, Any]) -> State:
     c = d["coordination"]
     reqs = tuple(
         sorted(
-            Request(q["to"], q["leader"], q["epoch"], mask(q["isr"]), q["version_current"])
+            Request(
+                q["to"],
+                q["leader"],
+                q["epoch"],
+                mask(q["isr"]),
+                q["version_current"],
+                q.get("controller_epoch", 1),
+            )
             for q in d["leader_and_isr_in_flight"]
         )
     )
@@ -242,4 +329,5 @@ def state_from_json(d: dict[str, Any]) -> State:
         tuple(tuple(x) for x in d["shown_to_consumers"]),
         d["crashes"],
     )
-    return State(reps, Coord(c["leader"], c["leader_epoch"], mask(c["isr"])), reqs, hist)
+    coord = Coord(c["leader"], c["leader_epoch"], mask(c["isr"]))
+    return State(reps, coord, reqs, hist, _faults_from_json(d, n))

@@ -7,28 +7,30 @@ from collections.abc import Callable
 
 from checker.model import Property
 
-from .actions.common import Ctx, is_true_leader
-from .state import State
+from .actions.common import Ctx, alive_mask, is_true_leader
+from .actions.controller import elections
+from .state import NO_FAULTS, State
 
 
 def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
     cfg = ctx.config
     n, full, records, epochs = ctx.n, ctx.full, cfg.records, cfg.epochs
+    max_len = records + cfg.retries  # a retry may append a record a second time
     # Replica values recur across many states (successors share unchanged parts), so the
     # per-replica check is memoised by value; a bounded cache keeps memory flat.
     good_replicas: set = set()
 
     def replica_ok(r) -> bool:
-        if len(r.log) > records or len(r.remote_leo) != n:
+        if len(r.log) > max_len or len(r.remote_leo) != n:
             return False
         for rec, ep in r.log:
             if not (1 <= rec <= records and 1 <= ep <= epochs):
                 return False
-        if not (0 <= r.hw <= records and 0 <= r.hw_ckpt <= records):
+        if not (0 <= r.hw <= max_len and 0 <= r.hw_ckpt <= max_len):
             return False
         if not (-1 <= r.leader < n and 0 <= r.epoch <= epochs and 0 <= r.isr <= full):
             return False
-        if not all(-1 <= x <= records for x in r.remote_leo):
+        if not all(-1 <= x <= max_len for x in r.remote_leo):
             return False
         return all(0 <= o < len(r.log) for o in r.pending)
 
@@ -50,7 +52,31 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
             if not (0 <= q.dest < n and 0 <= q.leader < n and 1 <= q.epoch <= epochs):
                 return False
         h = s.history
-        return 0 <= h.next_record <= records and 0 <= h.crashes <= cfg.crashes
+        if not (0 <= h.next_record <= records and 0 <= h.crashes <= cfg.crashes):
+            return False
+        f = s.faults
+        return f is NO_FAULTS or faults_ok(s, f)
+
+    def faults_ok(s: State, f) -> bool:
+        reps = s.replicas
+        for per, on in ((f.flushed, cfg.lose_unflushed), (f.log_start, cfg.retention)):
+            if len(per) != (n if on else 0):
+                return False
+            if not all(0 <= x <= len(reps[i].log) for i, x in enumerate(per)):
+                return False
+        if f.log_start and not all(x <= max(reps[i].hw, x) for i, x in enumerate(f.log_start)):
+            return False
+        if not (0 <= f.unclean <= full and 0 <= f.elr <= full):
+            return False
+        if not all(1 <= x <= s.history.next_record for x in f.lost_replies):
+            return False
+        if not (0 <= f.retries <= cfg.retries and 0 <= f.failovers <= cfg.controller_failovers):
+            return False
+        if f.ctrl_epoch != 1 + f.failovers:
+            return False
+        if len(f.ctrl_seen) != (n if cfg.controller_failovers else 0):
+            return False
+        return all(1 <= x <= f.ctrl_epoch for x in f.ctrl_seen)
 
     return type_ok
 
@@ -117,6 +143,46 @@ def no_committed_loss(s: State) -> bool:
         return True
     log = s.replicas[lead].log
     return all(o < len(log) and log[o][0] == rec for o, rec in acked)
+
+
+def no_acked_loss(s: State) -> bool:
+    """NoAckedLoss: as NoCommittedLoss, for every acknowledged record: acks=1 ones too (R6). With
+    acks=all it says what NoCommittedLoss says; it is the column that shows what acks=1 loses."""
+    h = s.history
+    if not h.acked1:
+        return no_committed_loss(s)
+    lead = s.coord.leader
+    if not is_true_leader(s, lead):
+        return True
+    log = s.replicas[lead].log
+    return all(o < len(log) and log[o][0] == rec for o, rec in (*h.acked, *h.acked1))
+
+
+def no_duplicates(s: State) -> bool:
+    """NoDuplicates: no record is in a replica's log twice (R6, R15: a retry after a lost reply
+    must not append it again). Holds trivially without retries."""
+    if not s.faults.retries:
+        return True
+    for r in s.replicas:
+        recs = [rec for rec, _ in r.log]
+        if len(set(recs)) != len(recs):
+            return False
+    return True
+
+
+def _available(ctx: Ctx) -> Callable[[State], bool]:
+    def available(s: State) -> bool:
+        """Available: whenever the recorded leader's broker is down, the version's election rule
+        has a live candidate (R8, R9, R17): the partition is never offline. (The epoch bound of
+        the model is not counted: it limits the search, not the protocol.)"""
+        c = s.coord
+        if s.replicas[c.leader].alive:
+            return True
+        if not alive_mask(s):
+            return False
+        return bool(elections(ctx, s))
+
+    return available
 
 
 def no_phantom_read(s: State) -> bool:
@@ -194,6 +260,8 @@ def _fires(kind: int, pred: Callable[[State, tuple, State], bool] | None = None)
 
 
 def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
+    """The named properties. majority-quorum has no ISR, so StrongIsr and WeakIsr (and the ISR
+    shrink witness) are not stated for it; Available only with Config.availability."""
     props = [
         Property("TypeOK", "always", _type_ok(ctx), "every variable in its type and bounds"),
         Property(
@@ -247,14 +315,21 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
         Property(
             "HwMonotonic", "action", hw_monotonic, "a leader's HW never decreases", requirement="R4"
         ),
-        Property("SometimesCommitted", "sometimes", some_committed, "a record can be committed"),
         Property(
-            "SometimesIsrShrinkAndExpand",
-            "sometimes",
-            _fires(kind_of["LeaderExpandIsr"]),
-            "a follower can leave the ISR and rejoin it (the initial ISR is full)",
-            on_transitions=True,
+            "NoAckedLoss",
+            "always",
+            no_acked_loss,
+            "acknowledged records (acks=1 and acks=all) stay on the leader",
+            requirement="R6",
         ),
+        Property(
+            "NoDuplicates",
+            "always",
+            no_duplicates,
+            "no record is appended twice (retries)",
+            requirement="R6, R15",
+        ),
+        Property("SometimesCommitted", "sometimes", some_committed, "a record can be committed"),
         Property(
             "SometimesLeaderChange",
             "sometimes",
@@ -265,4 +340,38 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
             on_transitions=True,
         ),
     ]
+    if ctx.quorum:
+        props = [p for p in props if p.name not in ("StrongIsr", "WeakIsr")]
+    else:
+        props.insert(
+            len(props) - 1,
+            Property(
+                "SometimesIsrShrinkAndExpand",
+                "sometimes",
+                _fires(kind_of["LeaderExpandIsr"]),
+                "a follower can leave the ISR and rejoin it (the initial ISR is full)",
+                on_transitions=True,
+            ),
+        )
+    if ctx.config.availability:
+        props.append(
+            Property(
+                "Available",
+                "always",
+                _available(ctx),
+                "a dead leader can always be replaced (the partition is never offline)",
+                requirement="R8, R17",
+            )
+        )
+    if ctx.config.retention:
+        props.append(
+            Property(
+                "SometimesLogStartReset",
+                "sometimes",
+                _fires(kind_of["FollowerResetToLogStart"]),
+                "a follower can fetch below the leader's log start and be reset to it",
+                on_transitions=True,
+                requirement="R12",
+            )
+        )
     return props

@@ -1,4 +1,6 @@
-"""Protocol versions. Each replaces only the truncation/fencing rule (R10, R13, KIP-101/279/320).
+"""Protocol versions. Each replaces only the truncation/fencing rule (R10, R13, KIP-101/279/320),
+or, for the three design comparisons, one more rule: the new leader's HW (original-design, R16),
+the commit and election rules (majority-quorum, R17), the election's eligible set (kip-966).
 
 A version answers four questions:
 * what a replica does to its log on becoming follower (R10) and on restart (R13);
@@ -25,6 +27,11 @@ class ProtocolVersion:
     truncate_to_hw_on_restart: bool  # seeds: R13 "truncates its log to [the HW checkpoint]"
     fenced_fetch: bool  # KIP-320: fetch and OffsetsForLeaderEpoch carry the current leader epoch
     isr_join_needs_epoch_start: bool  # KAFKA-7128
+    new_leader_hw_is_leo: bool = False  # R16 original design: a new leader sets HW := its LEO
+    majority_quorum: bool = False  # R17: commit at a majority, elect the most up-to-date
+    eligible_leader_replicas: bool = False  # KIP-966: ELR, HW needs min ISR, unclean shutdowns
+    broker_epoch_fencing: bool = False  # KIP-380 (2.2): requests sent to a broker's previous
+    # incarnation are rejected after it restarts (KRaft: broker epochs do the same)
 
     def truncation_offset(self, flog: Log, fhw: int, llog: Log, lepoch: int) -> int:
         """Where a follower with log ``flog`` and HW ``fhw`` truncates, given the leader's log and
@@ -101,6 +108,47 @@ KIP_320 = Kip279(
     isr_join_needs_epoch_start=True,
 )
 
+ORIGINAL_DESIGN = HwTruncation(
+    "original-design",
+    "seed 004 (R16): the first surviving ISR member to register leads and sets HW := its LEO;"
+    " followers truncate to their HW",
+    truncate_to_hw_on_become_follower=True,
+    truncate_to_hw_on_restart=True,
+    fenced_fetch=False,
+    isr_join_needs_epoch_start=False,
+    new_leader_hw_is_leo=True,
+)
+KIP_966 = Kip279(
+    "kip-966",
+    "Kafka 3.7+: kip-320 plus eligible leader replicas (HW needs min ISR; an unclean shutdown"
+    " makes a replica ineligible; broker epochs fence requests to a previous incarnation)",
+    truncate_to_hw_on_become_follower=False,
+    truncate_to_hw_on_restart=False,
+    fenced_fetch=True,
+    isr_join_needs_epoch_start=True,
+    eligible_leader_replicas=True,
+    broker_epoch_fencing=True,
+)
+MAJORITY_QUORUM = Kip279(
+    "majority-quorum",
+    "R17 for comparison (Raft-like): commit at a majority of all replicas (current-epoch entries),"
+    " elect the most up-to-date of a live majority; no ISR",
+    truncate_to_hw_on_become_follower=False,
+    truncate_to_hw_on_restart=False,
+    fenced_fetch=True,
+    isr_join_needs_epoch_start=False,
+    majority_quorum=True,
+)
+
 PROTOCOLS: dict[str, ProtocolVersion] = {
-    p.name: p for p in (HW_TRUNCATION, KIP_101, KIP_279, KIP_320)
+    p.name: p
+    for p in (
+        HW_TRUNCATION,
+        ORIGINAL_DESIGN,
+        KIP_101,
+        KIP_279,
+        KIP_320,
+        KIP_966,
+        MAJORITY_QUORUM,
+    )
 }

@@ -4,11 +4,11 @@ One partition, replicas 0..R-1 (all assigned: AR = all replicas). A state is a n
 (NamedTuples are tuples) of ints and bools, so it hashes by value identically in every process.
 Sets of replicas are bitmasks; sets of records are sorted tuples.
 
-Deliberately not modelled (here; later issues add some as fault modes): time (any timeout may
-expire between two steps, so lag-based ISR shrink may happen at any moment), the controller's own
-failover (one controller, always the same), log retention and the log start offset, unflushed
-tails lost by a crash (logs are durable), producer retries, unclean election, multiple
-partitions. The fetch is one atomic request/response; the window between the leader advancing its
+Deliberately not modelled: time (any timeout may expire between two steps, so lag-based ISR
+shrink may happen at any moment), multiple partitions, fetcher threads and batching of requests.
+The fault modes (unclean election, lost unflushed tails, producer retries, log retention,
+controller failover, eligible leader replicas) live in ``Faults``, a constant when they are off, so
+that with every mode off the state space is exactly the fault-free one. The fetch is one atomic request/response; the window between the leader advancing its
 HW and the follower learning it is kept by the lazily written HW checkpoint.
 """
 
@@ -70,6 +70,7 @@ class Request(NamedTuple):
     epoch: int
     isr: int
     fresh: bool  # the request's zkVersion is still the current one
+    ctrl_epoch: int  # the sending controller's epoch (R9); always 1 without controller failover
 
 
 class History(NamedTuple):
@@ -83,11 +84,35 @@ class History(NamedTuple):
     crashes: int  # crashes so far (bounded by Config.crashes)
 
 
+class Faults(NamedTuple):
+    """The variables of the fault modes and of the later protocol versions. Each keeps a constant
+    value (the one in NO_FAULTS) while its mode is off, so it costs nothing then."""
+
+    flushed: tuple[int, ...]  # R14 lose-unflushed: per replica, the flushed prefix of its log
+    # (Kafka's recovery point); a crash keeps only that. () when the mode is off.
+    log_start: tuple[int, ...]  # R12 retention: per replica, the log start offset; () when off.
+    # Entries below it are deleted: their values stay in the tuple (so offsets stay positions)
+    # but nothing reads them any more except the epoch lookups, as Kafka's epoch cache keeps them.
+    unclean: int  # kip-966: bitmask of replicas back from an unclean shutdown (a crash that lost
+    # an unflushed tail) and not yet back in the ISR: never elected cleanly.
+    elr: int  # kip-966: eligible leader replicas (coordination state, R18), a bitmask
+    lost_replies: tuple[int, ...]  # R6/R15 retries: records the producer sent without a reply
+    # yet (lost, or not yet given); each may be retried. () when retries are off.
+    retries: int  # producer retries so far (bounded by Config.retries)
+    ctrl_epoch: int  # R9/R18 controller failover: /controller_epoch; 1 when the mode is off
+    ctrl_seen: tuple[int, ...]  # per replica: the highest controller epoch it has accepted; ()
+    failovers: int  # controller failovers so far (bounded by Config.controller_failovers)
+
+
+NO_FAULTS = Faults((), (), 0, 0, (), 0, 1, (), 0)
+
+
 class State(NamedTuple):
     replicas: tuple[Replica, ...]
     coord: Coord
     requests: tuple[Request, ...]  # a set, kept sorted
     history: History
+    faults: Faults  # NO_FAULTS unless a fault mode is on
 
 
 def bit(i: int) -> int:
@@ -98,7 +123,7 @@ def members(mask: int, n: int) -> tuple[int, ...]:
     return tuple(i for i in range(n) if mask >> i & 1)
 
 
-def initial_state(n: int) -> State:
+def initial_state(n: int, faults: Faults = NO_FAULTS) -> State:
     """Replica 0 (the preferred replica, R1) leads at epoch 1 with every replica in the ISR, and
     every replica has applied that LeaderAndIsr; logs are empty."""
     full = (1 << n) - 1
@@ -124,4 +149,5 @@ def initial_state(n: int) -> State:
         coord=Coord(leader=0, epoch=1, isr=full),
         requests=(),
         history=History(next_record=0, acked=(), acked1=(), refused=(), shown=(), crashes=0),
+        faults=faults,
     )

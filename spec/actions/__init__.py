@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..config import Config
+from ..protocols import PROTOCOLS
 from ..state import State
 from .broker import (
     broker_become_follower,
     broker_become_leader,
     broker_checkpoint_hw,
     broker_crash,
+    broker_flush,
     broker_ignore_stale_request,
     broker_restart,
     network_lose_leader_and_isr,
@@ -21,9 +24,11 @@ from .broker import (
 from .common import Ctx
 from .consumer import consumer_fetch
 from .controller import controller_elect_leader, controller_shrink_isr
+from .controller_failover import controller_failover
 from .follower import follower_fetch, follower_truncate
 from .leader import leader_expand_isr, leader_shrink_isr
-from .producer import producer_send
+from .producer import producer_retry, producer_send, producer_send_choosing_acks
+from .retention import broker_delete_old_segment, follower_reset_to_log_start
 
 ActionFn = Callable[[Ctx, State, int, list], None]
 
@@ -35,18 +40,49 @@ class ActionDef:
     fn: ActionFn
     requirement: str
     epoch_truncation_only: bool = False  # exists only in the kip-101 and later versions
+    when: Callable[[Config], bool] | None = None  # exists only in the models where this holds
+
+    def exists_in(self, config: Config) -> bool:
+        return self.when is None or self.when(config)
+
+
+def _has_isr(c: Config) -> bool:
+    return not PROTOCOLS[c.protocol].majority_quorum
 
 
 ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("ControllerElectLeader", ("leader",), controller_elect_leader, "R9"),
-    ActionDef("ControllerShrinkIsr", ("replica",), controller_shrink_isr, "R9"),
+    ActionDef("ControllerShrinkIsr", ("replica",), controller_shrink_isr, "R9", when=_has_isr),
+    ActionDef(
+        "ControllerFailover",
+        (),
+        controller_failover,
+        "R9, R18",
+        when=lambda c: c.controller_failovers > 0,
+    ),
     ActionDef("BrokerBecomeLeader", ("replica", "epoch"), broker_become_leader, "R11"),
     ActionDef(
         "BrokerBecomeFollower", ("replica", "leader", "epoch"), broker_become_follower, "R10"
     ),
     ActionDef("BrokerIgnoreStaleRequest", ("replica", "epoch"), broker_ignore_stale_request, "R9"),
     ActionDef("NetworkLoseLeaderAndIsr", ("replica", "epoch"), network_lose_leader_and_isr, "R8"),
-    ActionDef("ProducerSend", ("leader", "record"), producer_send, "R6"),
+    ActionDef(
+        "ProducerSend", ("leader", "record"), producer_send, "R6", when=lambda c: c.acks != "mixed"
+    ),
+    ActionDef(
+        "ProducerSendChoosingAcks",
+        ("leader", "record", "acks"),
+        producer_send_choosing_acks,
+        "R6",
+        when=lambda c: c.acks == "mixed",
+    ),
+    ActionDef(
+        "ProducerRetry",
+        ("leader", "record"),
+        producer_retry,
+        "R6, R15",
+        when=lambda c: c.retries > 0,
+    ),
     ActionDef("FollowerFetch", ("follower", "leader"), follower_fetch, "R2-R4, R12"),
     ActionDef(
         "FollowerTruncate",
@@ -55,10 +91,25 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R10",
         epoch_truncation_only=True,
     ),
-    ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7"),
-    ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7"),
+    ActionDef(
+        "FollowerResetToLogStart",
+        ("follower", "leader"),
+        follower_reset_to_log_start,
+        "R12",
+        when=lambda c: c.retention,
+    ),
+    ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7", when=_has_isr),
+    ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7", when=_has_isr),
     ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5"),
     ActionDef("BrokerCheckpointHw", ("replica",), broker_checkpoint_hw, "R13"),
+    ActionDef("BrokerFlush", ("replica",), broker_flush, "R14", when=lambda c: c.lose_unflushed),
+    ActionDef(
+        "BrokerDeleteOldSegment",
+        ("replica",),
+        broker_delete_old_segment,
+        "R12",
+        when=lambda c: c.retention,
+    ),
     ActionDef("BrokerCrash", ("replica",), broker_crash, "R8"),
     ActionDef("BrokerRestart", ("replica",), broker_restart, "R13"),
 )

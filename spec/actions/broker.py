@@ -3,12 +3,20 @@ crashing and restarting (R13)."""
 
 from __future__ import annotations
 
-from ..state import NO_EPOCH, NO_LEADER, Replica, Request, State
-from .common import Ctx, advance_leader_hw, set_replica
+from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
+from .common import Ctx, advance_leader_hw, set_replica, with_stale_versions
 
 
 def _without(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
     return tuple(x for x in requests if x is not q)
+
+
+def _seen(f: Faults, i: int, q: Request) -> Faults:
+    """The replica accepted a request of controller epoch q.ctrl_epoch (controller failover)."""
+    seen = f.ctrl_seen
+    if not seen or seen[i] >= q.ctrl_epoch:
+        return f
+    return f._replace(ctrl_seen=seen[:i] + (q.ctrl_epoch,) + seen[i + 1 :])
 
 
 def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -16,15 +24,21 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     with a newer epoch (R9: older ones are ignored). It stops fetching, adopts the epoch and ISR,
     caches the request's zkVersion, forgets the followers' LEOs (unknown until they fetch) and
     re-evaluates its HW (R4, R11); its HW may lag the old leader's. Produce requests waiting in
-    its purgatory survive a re-election of the same leader."""
+    its purgatory survive a re-election of the same leader. In the original design (R16) the new
+    leader sets HW := its own LEO instead. With controller failover, a request from a controller
+    older than one the replica has heard from is not applied (R9)."""
+    hw_is_leo = ctx.protocol.new_leader_hw_is_leo
+    seen = s.faults.ctrl_seen
     for q in s.requests:
         i = q.dest
         r = s.replicas[i]
         if q.leader != i or not r.alive or q.epoch <= r.epoch:
             continue
+        if seen and q.ctrl_epoch < seen[i]:
+            continue
         nr = Replica(
             r.log,
-            r.hw,
+            len(r.log) if hw_is_leo else r.hw,
             r.hw_ckpt,
             True,
             i,
@@ -36,7 +50,7 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
             r.pending if r.leader == i else (),
         )
         t = set_replica(s, i, nr)
-        t = State(t.replicas, t.coord, _without(s.requests, q), t.history)
+        t = State(t.replicas, t.coord, _without(s.requests, q), t.history, _seen(t.faults, i, q))
         out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
 
 
@@ -47,10 +61,13 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
     (hw-truncation, then checkpoints it), or later by asking the leader (the fetcher starts in
     the truncating state, kip-101 and later). Then its fetcher follows the new leader."""
     proto = ctx.protocol
+    seen = s.faults.ctrl_seen
     for q in s.requests:
         i = q.dest
         r = s.replicas[i]
         if q.leader == i or not r.alive or q.epoch <= r.epoch:
+            continue
+        if seen and q.ctrl_epoch < seen[i]:
             continue
         if proto.truncate_to_hw_on_become_follower:
             log = r.log[: r.hw]
@@ -69,23 +86,34 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
         out.append(
             (
                 (kind, (i, q.leader, q.epoch)),
-                State(t.replicas, t.coord, _without(s.requests, q), t.history),
+                State(
+                    t.replicas, t.coord, _without(s.requests, q), t.history, _seen(t.faults, i, q)
+                ),
             )
         )
 
 
 def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerIgnoreStaleRequest(replica, epoch): a LeaderAndIsr whose epoch is not newer than the
-    replica's is dropped on receipt (R9)."""
+    replica's, or (controller failover) whose controller epoch is older than one the replica has
+    accepted, is dropped on receipt (R9). A newer controller epoch is remembered even so."""
+    seen = s.faults.ctrl_seen
     for q in s.requests:
         r = s.replicas[q.dest]
-        if r.alive and q.epoch <= r.epoch:
-            out.append(
-                (
-                    (kind, (q.dest, q.epoch)),
-                    State(s.replicas, s.coord, _without(s.requests, q), s.history),
-                )
+        if not r.alive:
+            continue
+        if seen and q.ctrl_epoch < seen[q.dest]:
+            faults = s.faults
+        elif q.epoch <= r.epoch:
+            faults = _seen(s.faults, q.dest, q)
+        else:
+            continue
+        out.append(
+            (
+                (kind, (q.dest, q.epoch)),
+                State(s.replicas, s.coord, _without(s.requests, q), s.history, faults),
             )
+        )
 
 
 def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -94,7 +122,7 @@ def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> Non
         out.append(
             (
                 (kind, (q.dest, q.epoch)),
-                State(s.replicas, s.coord, _without(s.requests, q), s.history),
+                State(s.replicas, s.coord, _without(s.requests, q), s.history, s.faults),
             )
         )
 
@@ -110,17 +138,21 @@ def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int, out: list) -> None:
 def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerCrash(replica): the broker stops; everything in memory is lost (HW, its view of the
     leader, epoch and ISR, remote LEOs, purgatory), the log and the HW checkpoint survive (R8).
-    Requests in flight to it stay in the network and may arrive after a restart (R8: delayed)."""
+    Requests in flight to it stay in the network and may arrive after a restart (R8: delayed).
+    With lose-unflushed (R14) only the flushed prefix of the log survives (followers acknowledge
+    before fsync, so this may drop committed records), and the HW checkpoint cannot exceed it."""
     h = s.history
     if h.crashes >= ctx.config.crashes:
         return
     h2 = h._replace(crashes=h.crashes + 1)
+    flushed = s.faults.flushed
     for i, r in enumerate(s.replicas):
         if r.alive:
+            log = r.log[: flushed[i]] if flushed else r.log
             nr = Replica(
-                r.log,
+                log,
                 0,
-                r.hw_ckpt,
+                min(r.hw_ckpt, len(log)),
                 False,
                 NO_LEADER,
                 NO_EPOCH,
@@ -138,8 +170,17 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerRestart(replica): the broker comes back, reads its HW checkpoint (R13) and, in the
     seeds' protocol, truncates its log to it. It registers again; unless it is itself the
     recorded (crashed) leader, which the controller must re-elect first, the controller sends it
-    the current partition state."""
-    c = s.coord
+    the current partition state.
+
+    kip-966 with lose-unflushed: the restart follows an unclean shutdown, which the broker
+    reports when it registers; the controller removes it from the ELR and, unless it is the last
+    member or the recorded leader (which the controller replaces first), from the ISR, and never
+    elects it cleanly until it is back in the ISR. With broker epochs (kip-966 here) nothing of
+    its previous incarnation counts: requests still in flight to it are rejected (KIP-380), and
+    a leader no longer counts the fetches it made (KIP-903: an ISR expansion carries the broker
+    epoch of the fetch that justified it)."""
+    unclean_restart = ctx.elr and ctx.config.lose_unflushed
+    fence = ctx.protocol.broker_epoch_fencing
     for i, r in enumerate(s.replicas):
         if r.alive:
             continue
@@ -149,8 +190,48 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()
         )
         t = set_replica(s, i, nr)
+        if fence:
+            t = _fence_previous_incarnation(t, i)
+        if unclean_restart:
+            t = _register_unclean(t, i)
+        c = t.coord
         if c.leader != i:
-            req = Request(i, c.leader, c.epoch, c.isr, True)
+            req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
             if req not in t.requests:
                 t = t._replace(requests=tuple(sorted((*t.requests, req))))
         out.append(((kind, (i,)), t))
+
+
+def _fence_previous_incarnation(s: State, i: int) -> State:
+    if any(q.dest == i for q in s.requests):
+        s = s._replace(requests=tuple(q for q in s.requests if q.dest != i))
+    reps = s.replicas
+    new = tuple(
+        r._replace(remote_leo=r.remote_leo[:i] + (-1,) + r.remote_leo[i + 1 :])
+        if r.remote_leo[i] != -1
+        else r
+        for r in reps
+    )
+    return s if new == reps else s._replace(replicas=new)
+
+
+def _register_unclean(s: State, i: int) -> State:
+    f = s.faults
+    b = 1 << i
+    faults = f._replace(unclean=f.unclean | b, elr=f.elr & ~b)
+    c = s.coord
+    if c.isr & b and c.isr != b and c.leader != i:
+        reps, reqs = with_stale_versions(s, writer=-1)
+        return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults)
+    return s._replace(faults=faults)
+
+
+def broker_flush(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """BrokerFlush(replica): the log is fsynced up to its end (R14, lose-unflushed only): the
+    prefix a crash keeps becomes the whole log. (Kafka flushes on segment roll, on
+    log.flush.interval.* or from the OS; any of them may happen between two steps.)"""
+    flushed = s.faults.flushed
+    for i, r in enumerate(s.replicas):
+        if r.alive and flushed[i] < len(r.log):
+            f = s.faults._replace(flushed=flushed[:i] + (len(r.log),) + flushed[i + 1 :])
+            out.append(((kind, (i,)), s._replace(faults=f)))

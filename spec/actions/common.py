@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..config import Config
 from ..protocols import PROTOCOLS, ProtocolVersion
-from ..state import Coord, History, Replica, Request, State
+from ..state import NO_FAULTS, Coord, Faults, History, Replica, Request, State
 
 
 @dataclass(frozen=True)
@@ -20,23 +20,67 @@ class Ctx:
     full: int  # bitmask of every assigned replica (AR)
     unknown_leos: tuple[int, ...]
     acks_all: bool
+    quorum: bool = False  # majority-quorum: commit and election by majority (R17)
+    majority: int = 0  # the size of a majority of the assigned replicas
+    elr: bool = False  # kip-966
+    hw_needs_min_isr: bool = False  # kip-966: the HW advances only with |ISR| >= min ISR
+    clamp: bool = False  # a per-replica offset of a fault mode must follow truncations
+    initial_faults: Faults = NO_FAULTS
 
     @staticmethod
     def of(config: Config) -> Ctx:
         n = config.replicas
+        proto = PROTOCOLS[config.protocol]
+        faults = NO_FAULTS._replace(
+            flushed=(0,) * n if config.lose_unflushed else (),
+            log_start=(0,) * n if config.retention else (),
+            ctrl_seen=(1,) * n if config.controller_failovers else (),
+        )
+        if faults == NO_FAULTS:
+            faults = NO_FAULTS  # the very constant: TypeOK and permute skip it by identity
         return Ctx(
             config=config,
-            protocol=PROTOCOLS[config.protocol],
+            protocol=proto,
             n=n,
             full=(1 << n) - 1,
             unknown_leos=(-1,) * n,
             acks_all=config.acks == "all",
+            quorum=proto.majority_quorum,
+            majority=n // 2 + 1,
+            elr=proto.eligible_leader_replicas,
+            hw_needs_min_isr=proto.eligible_leader_replicas,
+            clamp=config.lose_unflushed or config.retention,
+            initial_faults=faults,
         )
 
 
 def set_replica(s: State, i: int, r: Replica) -> State:
     reps = s.replicas
-    return State(reps[:i] + (r,) + reps[i + 1 :], s.coord, s.requests, s.history)
+    return State(reps[:i] + (r,) + reps[i + 1 :], s.coord, s.requests, s.history, s.faults)
+
+
+def clamp_offsets(s: State) -> State:
+    """After a step, a fault mode's per-replica offsets that a truncation left past the log end
+    follow it down: the flushed prefix (R14) and the log start offset (R12). No step both
+    truncates a log and appends to it, so clamping after the step is exact."""
+    f = s.faults
+    flushed = f.flushed
+    start = f.log_start
+    changed = False
+    reps = s.replicas
+    if flushed:
+        new = tuple(min(x, len(reps[i].log)) for i, x in enumerate(flushed))
+        if new != flushed:
+            flushed = new
+            changed = True
+    if start:
+        new = tuple(min(x, len(reps[i].log)) for i, x in enumerate(start))
+        if new != start:
+            start = new
+            changed = True
+    if not changed:
+        return s
+    return s._replace(faults=f._replace(flushed=flushed, log_start=start))
 
 
 def alive_mask(s: State) -> int:
@@ -74,11 +118,11 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
     request with the new state to each replica in the ``send_to`` bitmask."""
     reps, reqs = with_stale_versions(s, writer=-1)
     new = [
-        Request(d, coord.leader, coord.epoch, coord.isr, True)
+        Request(d, coord.leader, coord.epoch, coord.isr, True, s.faults.ctrl_epoch)
         for d in range(len(reps))
         if send_to >> d & 1
     ]
-    return State(reps, coord, tuple(sorted(set(reqs).union(new))), s.history)
+    return State(reps, coord, tuple(sorted(set(reqs).union(new))), s.history, s.faults)
 
 
 def sorted_add(items: tuple, new: list) -> tuple:
@@ -98,14 +142,19 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
     the race that rule guards against (HW moving during the ISR write) cannot happen."""
     r = s.replicas[leader]
     hw = r.hw
-    new_hw = len(r.log)
     isr = r.isr
-    remote = r.remote_leo
-    for j in range(ctx.n):
-        if j != leader and isr >> j & 1:
-            rl = remote[j]
-            if rl < new_hw:
-                new_hw = rl
+    if ctx.quorum:
+        new_hw = quorum_hw(ctx, r, leader)
+    else:
+        if ctx.hw_needs_min_isr and isr.bit_count() < ctx.config.min_isr:
+            return s
+        new_hw = len(r.log)
+        remote = r.remote_leo
+        for j in range(ctx.n):
+            if j != leader and isr >> j & 1:
+                rl = remote[j]
+                if rl < new_hw:
+                    new_hw = rl
     if new_hw <= hw:
         return s
     history = s.history
@@ -137,7 +186,20 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
         pending,
     )
     reps = s.replicas
-    return State(reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history)
+    return State(reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history, s.faults)
+
+
+def quorum_hw(ctx: Ctx, r: Replica, leader: int) -> int:
+    """majority-quorum (R17): the largest offset a majority of all assigned replicas holds (the
+    leader's LEO and the followers' fetched LEOs), advanced only onto an entry of the leader's own
+    epoch (Raft's rule: earlier entries are committed with it, never by counting alone)."""
+    leos = sorted(
+        (len(r.log) if j == leader else r.remote_leo[j] for j in range(ctx.n)), reverse=True
+    )
+    hw = leos[ctx.majority - 1]
+    if hw <= 0 or r.log[hw - 1][1] != r.epoch:
+        return r.hw
+    return hw
 
 
 __all__ = ["Coord", "Ctx", "History", "Replica", "Request", "State"]

@@ -1,9 +1,10 @@
-"""The controller's actions (R9). One controller, never failing here; it learns of a broker's
-crash at once (its coordination session expires) and reacts by a versioned write of the partition
-state followed by LeaderAndIsr requests to the live replicas."""
+"""The controller's actions (R9). One controller at a time; it learns of a broker's crash at once
+(its coordination session expires) and reacts by a versioned write of the partition state followed
+by LeaderAndIsr requests to the live replicas. Its own failover is in controller_failover.py."""
 
 from __future__ import annotations
 
+from ..log import last_epoch
 from ..state import Coord, State
 from .common import Ctx, alive_mask, controller_write
 
@@ -21,30 +22,95 @@ def _leader_lost(s: State) -> bool:
     return not any(q.dest == c.leader and q.epoch == c.epoch for q in s.requests)
 
 
+def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
+    """Every (leader, ISR, ELR) the version's election rule allows now, ignoring the epoch bound.
+
+    ISR versions (R9): any live ISR member, with ISR = the live ISR members. kip-966 never picks a
+    replica back from an unclean shutdown, and with no such ISR member falls back to a live
+    eligible leader replica (ISR = {it}). With none of those the partition is offline, unless
+    unclean election is on: then any live replica may lead with ISR = {it} (data may be lost).
+    majority-quorum (R17): needs a live majority; elects a live replica at least as up to date
+    (last epoch, then LEO) as a majority of the replicas, with the ISR left at every replica."""
+    c = s.coord
+    live = alive_mask(s)
+    f = s.faults
+    reps = s.replicas
+    out: list[tuple[int, int, int]] = []
+    if ctx.quorum:
+        if live.bit_count() < ctx.majority:
+            return out
+        keys = [(last_epoch(r.log), len(r.log)) for r in reps]
+        for cand in range(ctx.n):
+            if live >> cand & 1:
+                votes = sum(1 for j in range(ctx.n) if live >> j & 1 and keys[j] <= keys[cand])
+                if votes >= ctx.majority:
+                    out.append((cand, c.isr, f.elr))
+        return out
+    new_isr = c.isr & live
+    eligible = new_isr & ~f.unclean
+    for cand in range(ctx.n):
+        if eligible >> cand & 1:
+            out.append((cand, new_isr, f.elr))
+    if out:
+        return out
+    if ctx.elr:
+        for cand in range(ctx.n):
+            if (f.elr & live & ~f.unclean) >> cand & 1:
+                out.append((cand, 1 << cand, f.elr & ~(1 << cand)))
+        if out:
+            return out
+    if ctx.config.unclean:
+        for cand in range(ctx.n):
+            if live >> cand & 1:
+                out.append((cand, 1 << cand, 0))
+    return out
+
+
 def controller_elect_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
-    """ControllerElectLeader(leader): the leader is lost (see _leader_lost); pick any live ISR
-    member, the old leader too if it is back, as the leader with ISR = the live ISR members and
-    leader epoch + 1 (R9). With no live ISR member the partition stays offline (no unclean
-    election here) until one restarts."""
+    """ControllerElectLeader(leader): the leader is lost (see _leader_lost); pick a new one by the
+    version's rule (see ``elections``) with leader epoch + 1 (R9). The old leader too may be
+    picked if it is back. With no candidate the partition stays offline (the recorded leader is
+    the dead one, as Kafka's leader -1) until a broker restarts."""
     c = s.coord
     if c.epoch >= ctx.config.epochs or not _leader_lost(s):
         return
     live = alive_mask(s)
-    new_isr = c.isr & live
-    for cand in range(ctx.n):
-        if new_isr >> cand & 1:
-            coord = Coord(cand, c.epoch + 1, new_isr)
-            out.append(((kind, (cand,)), controller_write(s, coord, live)))
+    f = s.faults
+    for cand, isr, elr in elections(ctx, s):
+        t = s
+        if elr != f.elr or f.unclean >> cand & 1:
+            # kip-966: an ELR member elected leaves the ELR; an unclean election clears it
+            t = s._replace(faults=f._replace(elr=elr, unclean=f.unclean & ~(1 << cand)))
+        out.append(((kind, (cand,)), controller_write(t, Coord(cand, c.epoch + 1, isr), live)))
+
+
+def elr_after_shrink(ctx: Ctx, s: State, old_isr: int, new_isr: int) -> State:
+    """kip-966: a replica removed while the ISR falls below min.insync.replicas joins the ELR (it
+    has everything below the HW, which cannot advance without min ISR); an ISR of at least min
+    ISR clears it."""
+    f = s.faults
+    if new_isr.bit_count() >= ctx.config.min_isr:
+        elr = 0
+    else:
+        elr = (f.elr | (old_isr & ~new_isr)) & ~f.unclean
+    if elr == f.elr:
+        return s
+    return s._replace(faults=f._replace(elr=elr))
 
 
 def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerShrinkIsr(replica): a follower's broker is gone; remove it from the ISR, bump the
-    leader epoch and tell the live replicas (R9). Kafka's controller never empties the ISR."""
+    leader epoch and tell the live replicas (R9). Kafka's controller never empties the ISR. (Not
+    in majority-quorum, which has no ISR.)"""
     c = s.coord
     if c.epoch >= ctx.config.epochs or not s.replicas[c.leader].alive:
         return
+    if s.faults.unclean >> c.leader & 1:
+        return  # kip-966: a leader back from an unclean shutdown is replaced, not kept
     live = alive_mask(s)
     for j in range(ctx.n):
         if j != c.leader and c.isr >> j & 1 and not live >> j & 1:
-            coord = Coord(c.leader, c.epoch + 1, c.isr & ~(1 << j))
-            out.append(((kind, (j,)), controller_write(s, coord, live)))
+            new_isr = c.isr & ~(1 << j)
+            t = elr_after_shrink(ctx, s, c.isr, new_isr) if ctx.elr else s
+            coord = Coord(c.leader, c.epoch + 1, new_isr)
+            out.append(((kind, (j,)), controller_write(t, coord, live)))

@@ -28,7 +28,9 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     carries every record from that offset (the batch) and the leader's HW; the follower appends
     them and sets HW = min(its LEO, leader HW) (R4). A fetch offset past the leader's LEO (a
     longer, divergent follower log) is out of range: the follower truncates to the leader's LEO
-    (R12). Fetches that would change nothing are not listed (they are stuttering steps)."""
+    (R12). Fetches that would change nothing are not listed (they are stuttering steps). A fetch
+    offset below the leader's log start (retention) is FollowerResetToLogStart's."""
+    start = s.faults.log_start
     for f, r in enumerate(s.replicas):
         if r.truncating:
             continue
@@ -37,6 +39,8 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         lr = s.replicas[l]
         offset = len(r.log)
+        if start and offset < start[l]:
+            continue
         lleo = len(lr.log)
         if offset > lleo:
             log = r.log[:lleo]

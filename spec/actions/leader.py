@@ -1,17 +1,19 @@
 """The leader's ISR management (R7): shrink and expand as compare-and-set writes of the
-partition state, fenced by the zkVersion the leader cached (see spec.state.Coord)."""
+partition state, fenced by the zkVersion the leader cached (see spec.state.Coord). Not in
+majority-quorum, which has no ISR; kip-966 keeps the ELR beside the ISR."""
 
 from __future__ import annotations
 
 from ..state import State
 from .common import Ctx, advance_leader_hw, with_stale_versions
+from .controller import elr_after_shrink
 
 
 def _leader_write(s: State, leader: int, new_isr: int) -> State:
     reps, reqs = with_stale_versions(s, writer=leader)
     r = reps[leader]
     reps = reps[:leader] + (r._replace(isr=new_isr),) + reps[leader + 1 :]
-    return State(reps, s.coord._replace(isr=new_isr), reqs, s.history)
+    return State(reps, s.coord._replace(isr=new_isr), reqs, s.history, s.faults)
 
 
 def _current_epoch_start(log, epoch: int) -> int:
@@ -34,6 +36,8 @@ def leader_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
         for j in range(ctx.n):
             if j != l and r.isr >> j & 1 and r.remote_leo[j] < lleo:
                 t = _leader_write(s, l, r.isr & ~(1 << j))
+                if ctx.elr:
+                    t = elr_after_shrink(ctx, t, r.isr, r.isr & ~(1 << j))
                 out.append(((kind, (l, j)), advance_leader_hw(ctx, t, l)))
 
 
@@ -50,4 +54,9 @@ def leader_expand_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
             floor = max(floor, _current_epoch_start(r.log, r.epoch))
         for j in range(ctx.n):
             if j != l and not r.isr >> j & 1 and r.remote_leo[j] >= floor:
-                out.append(((kind, (l, j)), _leader_write(s, l, r.isr | (1 << j))))
+                t = _leader_write(s, l, r.isr | (1 << j))
+                if ctx.elr:
+                    t = elr_after_shrink(ctx, t, r.isr, r.isr | (1 << j))
+                if t.faults.unclean >> j & 1:  # kip-966: back in sync, eligible again
+                    t = t._replace(faults=t.faults._replace(unclean=t.faults.unclean & ~(1 << j)))
+                out.append(((kind, (l, j)), t))

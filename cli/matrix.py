@@ -1,0 +1,334 @@
+"""`isr matrix`: the verdict table. Every protocol version against every fault mode on the same
+bounds: which version, under which fault mode and settings, keeps which guarantee.
+
+Each cell is one bounded `check_bfs` run (shortest counterexamples), run in parallel across the
+machine's cores with a per-cell time limit, so the table always finishes: a cell that hits the
+limit before deciding a property prints `incomplete` for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from checker.bfs import Limits, check_bfs
+from checker.result import Counterexample, Step
+from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
+from spec.config import FAULT_MODE_NAMES, FAULT_MODES
+
+from .errors import INCOMPLETE, OK, UsageError
+from .render import render_counterexample
+
+NO_FAULT = "none"
+MATRIX_FORMAT_VERSION = 1
+# The table's columns, in this order; a property a version does not state prints `n/a`.
+COLUMNS = (
+    "TypeOK",
+    "HwAtMostLeo",
+    "LeaderInIsr",
+    "IsrWithinAssigned",
+    "StrongIsr",
+    "WeakIsr",
+    "NoCommittedLoss",
+    "NoAckedLoss",
+    "NoPhantomRead",
+    "LogMatching",
+    "HwMonotonic",
+    "NoDuplicates",
+    "Available",
+)
+DEFAULT_BOUNDS = dict(replicas=[2], records=1, epochs=2, min_isr=1)
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "matrix",
+        help="the verdict table: every protocol version against every fault mode",
+        description="Run every protocol version against every fault mode on the given bounds "
+        "and print which properties hold. Cells run in parallel; each is bounded by "
+        "--max-seconds. Exit 0 when every cell completed, 3 when some cell is incomplete "
+        "(violations are the table's content, not an error).",
+    )
+    p.add_argument(
+        "--replicas",
+        type=int,
+        nargs="+",
+        default=DEFAULT_BOUNDS["replicas"],
+        metavar="N",
+        help="replica counts, one block of rows each (default 2)",
+    )
+    p.add_argument("--records", type=int, default=DEFAULT_BOUNDS["records"], metavar="N")
+    p.add_argument("--epochs", type=int, default=DEFAULT_BOUNDS["epochs"], metavar="N")
+    p.add_argument(
+        "--crashes",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="crash budgets f, one block of rows each (default: replicas, so every member may fail)",
+    )
+    p.add_argument("--min-isr", type=int, default=DEFAULT_BOUNDS["min_isr"], metavar="N")
+    p.add_argument(
+        "--protocols",
+        default=",".join(PROTOCOL_NAMES),
+        metavar="A,B",
+        help="protocol versions, comma-separated (default: all)",
+    )
+    p.add_argument(
+        "--modes",
+        default=",".join((NO_FAULT, *FAULT_MODE_NAMES)),
+        metavar="A,B",
+        help=f"fault modes, comma-separated: {NO_FAULT}, {', '.join(FAULT_MODE_NAMES)} "
+        "(default: all)",
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="time limit per cell (default 60)",
+    )
+    p.add_argument("--max-states", type=int, default=None, metavar="N", help="state limit per cell")
+    p.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="parallel cells (default: all cores)"
+    )
+    p.add_argument("--out", metavar="DIR", help="write matrix.json and matrix.md there")
+    p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.set_defaults(run=run)
+
+
+def _names(text: str, known: tuple[str, ...], what: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    for n in names:
+        if n not in known:
+            raise UsageError(f"unknown {what} {n!r}; known: {', '.join(known)}")
+    if not names:
+        raise UsageError(f"no {what} given")
+    return names
+
+
+def mode_config(base: Config, mode: str) -> Config:
+    if mode == NO_FAULT:
+        return base
+    return next(m for m in FAULT_MODES if m.name == mode).apply(base)
+
+
+def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The cells: one per (replicas, crashes, protocol, fault mode), with its Config."""
+    protocols = _names(args.protocols, PROTOCOL_NAMES, "protocol")
+    modes = _names(args.modes, (NO_FAULT, *FAULT_MODE_NAMES), "fault mode")
+    if args.max_seconds <= 0:
+        raise UsageError("--max-seconds must be positive")
+    if args.max_states is not None and args.max_states <= 0:
+        raise UsageError("--max-states must be positive")
+    if args.jobs is not None and args.jobs <= 0:
+        raise UsageError("--jobs must be positive")
+    cells = []
+    for n in args.replicas:
+        for crashes in args.crashes or [n]:
+            base = Config(
+                replicas=n,
+                records=args.records,
+                epochs=args.epochs,
+                crashes=crashes,
+                min_isr=args.min_isr,
+                availability=True,
+            )
+            for protocol in protocols:
+                for mode in modes:
+                    cfg = mode_config(replace(base, protocol=protocol), mode)
+                    try:
+                        cfg.validate()
+                    except ConfigError as e:
+                        raise UsageError(str(e)) from None
+                    cells.append(
+                        {
+                            "replicas": n,
+                            "crashes": crashes,
+                            "protocol": protocol,
+                            "mode": mode,
+                            "config": cfg.to_json(),
+                        }
+                    )
+    return cells
+
+
+def run_cell(cell: dict[str, Any], max_seconds: float, max_states: int | None) -> dict[str, Any]:
+    """One cell: a bounded BFS of the model (in a worker process). Returns its JSON."""
+    cfg = Config(**cell["config"])
+    model = IsrSpec(cfg)
+    res = check_bfs(model, limits=Limits(max_states, max_seconds), config=cfg.to_json())
+    props = {}
+    for p in res.properties:
+        entry: dict[str, Any] = {"kind": p.kind, "holds": p.holds}
+        if p.counterexample is not None:
+            entry["length"] = p.counterexample.length
+            entry["counterexample"] = p.counterexample.to_json()
+        props[p.name] = entry
+    return {
+        **cell,
+        "complete": res.complete,
+        "stop_reason": res.stop_reason,
+        "distinct_states": res.distinct_states,
+        "seconds": round(res.seconds, 2),
+        "properties": props,
+    }
+
+
+def cell_text(cell: dict[str, Any], name: str) -> str:
+    p = cell["properties"].get(name)
+    if p is None:
+        return "n/a"
+    if p["holds"] is True:
+        return "holds"
+    if p["holds"] is False and "length" in p:
+        return f"violated ({p['length']} steps)"
+    if p["holds"] is False:
+        return "never reached"
+    return "incomplete"
+
+
+def _row_label(cell: dict[str, Any], multi: bool) -> list[str]:
+    label = [cell["protocol"], cell["mode"]]
+    if multi:
+        label = [f"R={cell['replicas']} f={cell['crashes']}", *label]
+    return label
+
+
+def _is_multi(cells: list[dict[str, Any]]) -> bool:
+    return len({(c["replicas"], c["crashes"]) for c in cells}) > 1
+
+
+def render_text(cells: list[dict[str, Any]], header: str) -> str:
+    multi = _is_multi(cells)
+    heads = (["bounds"] if multi else []) + ["protocol", "fault mode", *COLUMNS]
+    rows = [[*_row_label(c, multi), *(cell_text(c, n) for n in COLUMNS)] for c in cells]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
+    out = [header, ""]
+    out.append("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip())
+    for r in rows:
+        out.append("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+    return "\n".join(out)
+
+
+def _cx(entry: dict[str, Any]) -> Counterexample:
+    d = entry["counterexample"]
+    steps = [Step(s["index"], s["action"], s["args"], s["changed"]) for s in d["steps"]]
+    return Counterexample(d["initial"], steps, d.get("loop_start"))
+
+
+def render_markdown(cells: list[dict[str, Any]], header: str) -> str:
+    multi = _is_multi(cells)
+    heads = (["bounds"] if multi else []) + ["protocol", "fault mode", *COLUMNS]
+    out = ["# Verdict table", "", header, ""]
+    out.append("| " + " | ".join(heads) + " |")
+    out.append("|" + "---|" * len(heads))
+    for c in cells:
+        row = [*_row_label(c, multi)]
+        for n in COLUMNS:
+            text = cell_text(c, n)
+            if text.startswith("violated"):
+                text = f"[{text}](#{_anchor(c, n)})"
+            row.append(text)
+        out.append("| " + " | ".join(row) + " |")
+    out += ["", "## Counterexamples (shortest)", ""]
+    for c in cells:
+        for n in COLUMNS:
+            p = c["properties"].get(n)
+            if not p or "counterexample" not in p:
+                continue
+            cx = _cx(p)
+            out.append(f'<a id="{_anchor(c, n)}"></a>')
+            out.append(f"### {' / '.join(_row_label(c, True))}: {n} ({cx.length} steps)")
+            out.append("")
+            out.append(" → ".join(f"{s.action}({_args(s.args)})" for s in cx.steps))
+            out.append("")
+            out.append("<details><summary>states</summary>")
+            out.append("")
+            out.append("```")
+            out.extend(render_counterexample(cx))
+            out.append("```")
+            out.append("</details>")
+            out.append("")
+    return "\n".join(out)
+
+
+def _args(args: dict[str, Any]) -> str:
+    return ", ".join(str(v) for v in args.values())
+
+
+def _anchor(c: dict[str, Any], prop: str) -> str:
+    return f"r{c['replicas']}-f{c['crashes']}-{c['protocol']}-{c['mode']}-{prop}".lower()
+
+
+def run_matrix(
+    cells: list[dict[str, Any]], max_seconds: float, max_states: int | None, jobs: int | None
+) -> list[dict[str, Any]]:
+    """Run the cells, in parallel when more than one worker is asked for; results in plan order.
+    Fingerprints are process-independent, so a cell's verdicts do not depend on where it ran."""
+    workers = jobs or os.cpu_count() or 1
+    workers = min(workers, len(cells)) or 1
+    if workers == 1:
+        return [run_cell(c, max_seconds, max_states) for c in cells]
+    # longest cells first keeps the cores busy to the end
+    order = sorted(range(len(cells)), key=lambda i: -cells[i]["replicas"])
+    results: list[dict[str, Any] | None] = [None] * len(cells)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {i: pool.submit(run_cell, cells[i], max_seconds, max_states) for i in order}
+        for i, fut in futures.items():
+            results[i] = fut.result()
+    return [r for r in results if r is not None]
+
+
+def header_line(args: argparse.Namespace) -> str:
+    crashes = " ".join(map(str, args.crashes)) if args.crashes else "= replicas"
+    return (
+        f"isr matrix: replicas {' '.join(map(str, args.replicas))}, records {args.records}, "
+        f"epochs {args.epochs}, crashes {crashes}, min.insync.replicas {args.min_isr}, "
+        f"acks all unless acks-1, {args.max_seconds:g} s per cell"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    cells = plan(args)
+    t0 = time.perf_counter()
+    results = run_matrix(cells, args.max_seconds, args.max_states, args.jobs)
+    seconds = time.perf_counter() - t0
+    header = header_line(args)
+    doc = {
+        "format_version": MATRIX_FORMAT_VERSION,
+        "header": header,
+        "columns": list(COLUMNS),
+        "seconds": round(seconds, 1),
+        "cells": [{**c, "verdicts": {n: cell_text(c, n) for n in COLUMNS}} for c in results],
+    }
+    if args.out:
+        out = Path(args.out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n")
+            (out / "matrix.md").write_text(render_markdown(results, header) + "\n")
+        except OSError as e:
+            raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
+    if args.format == "json":
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif args.format == "markdown":
+        print(render_markdown(results, header))
+    else:
+        print(render_text(results, header))
+        print(f"\n{len(results)} cells in {seconds:.1f} s")
+    if not all(c["complete"] or _decided(c) for c in results):
+        return INCOMPLETE
+    return OK
+
+
+def _decided(c: dict[str, Any]) -> bool:
+    return all(cell_text(c, n) != "incomplete" for n in COLUMNS)

@@ -1,0 +1,116 @@
+"""Each fault mode is needed to reach its violation (it disappears when the mode is off), and a
+version exists that the mode does not break. Bounds are small; lengths are exact."""
+
+from __future__ import annotations
+
+import pytest
+
+from spec import Config, ConfigError, IsrSpec
+from spec.state import NO_FAULTS
+
+from .helpers import SMALL, verdicts
+
+LOSS = ["NoCommittedLoss", "NoAckedLoss"]
+
+
+def test_with_every_mode_off_the_state_carries_no_fault_variables():
+    m = IsrSpec(Config(**SMALL))
+    assert m.init_states()[0].faults is NO_FAULTS
+    assert not any(a.name in ("BrokerFlush", "ProducerRetry") for a in m.actions)
+
+
+# --- unclean leader election (R9) ---------------------------------------------------------------
+def test_unclean_election_loses_an_acknowledged_record():
+    on = verdicts(LOSS, protocol="kip-320", crashes=2, unclean=True, **SMALL)
+    off = verdicts(LOSS, protocol="kip-320", crashes=2, **SMALL)
+    assert on["NoCommittedLoss"] == (False, 5)
+    assert off["NoCommittedLoss"] == (True, None)
+
+
+def test_unclean_election_keeps_logs_matching_in_kip_320():
+    v = verdicts(
+        ["LogMatching", "TypeOK", "HwMonotonic", "LeaderInIsr"],
+        protocol="kip-320",
+        crashes=2,
+        unclean=True,
+        **SMALL,
+    )
+    assert all(h is True for h, _ in v.values()), v
+
+
+# --- acks and min.insync.replicas (R6) ----------------------------------------------------------
+def test_acks_1_loses_a_record_on_leader_failover():
+    on = verdicts(LOSS, protocol="kip-320", crashes=1, acks="1", **SMALL)
+    off = verdicts(LOSS, protocol="kip-320", crashes=1, **SMALL)
+    assert on["NoAckedLoss"] == (False, 4)
+    assert on["NoCommittedLoss"] == (True, None)  # it speaks only of acks=all writes
+    assert off["NoAckedLoss"] == (True, None)
+
+
+def test_mixed_acks_lose_only_acks_1_writes():
+    v = verdicts(LOSS, protocol="kip-320", crashes=1, acks="mixed", **SMALL)
+    assert v == {"NoCommittedLoss": (True, None), "NoAckedLoss": (False, 4)}
+
+
+def test_acks_0_acknowledges_nothing():
+    v = verdicts(LOSS, protocol="kip-320", crashes=1, acks="0", **SMALL)
+    assert v == {"NoCommittedLoss": (True, None), "NoAckedLoss": (True, None)}
+
+
+# --- crash that loses the unflushed tail (R14) --------------------------------------------------
+def test_losing_the_unflushed_tail_of_every_isr_member_loses_a_committed_record():
+    on = verdicts(LOSS, protocol="kip-320", crashes=2, lose_unflushed=True, **SMALL)
+    off = verdicts(LOSS, protocol="kip-320", crashes=2, **SMALL)
+    assert on["NoCommittedLoss"] == (False, 6)
+    assert off["NoCommittedLoss"] == (True, None)
+
+
+def test_kip_966_keeps_committed_records_across_unclean_shutdowns():
+    v = verdicts(
+        [*LOSS, "LogMatching", "TypeOK"],
+        protocol="kip-966",
+        crashes=2,
+        lose_unflushed=True,
+        **SMALL,
+    )
+    assert all(h is True for h, _ in v.values()), v
+
+
+# --- producer retries (R6, R15) -----------------------------------------------------------------
+def test_a_retry_after_a_lost_reply_duplicates_a_record():
+    on = verdicts(["NoDuplicates"], protocol="kip-320", crashes=1, retries=1, **SMALL)
+    off = verdicts(["NoDuplicates"], protocol="kip-320", crashes=1, **SMALL)
+    assert on["NoDuplicates"] == (False, 2)
+    assert off["NoDuplicates"] == (True, None)
+
+
+def test_idempotence_removes_the_duplicates_and_breaks_nothing():
+    v = verdicts(None, protocol="kip-320", crashes=1, retries=1, idempotence=True, **SMALL)
+    assert all(h is True for h, _ in v.values()), v
+
+
+# --- retention and the fetch below the log start offset (R12) -----------------------------------
+def test_retention_reaches_the_reset_to_the_leaders_log_start_and_breaks_nothing():
+    v = verdicts(None, protocol="kip-320", crashes=1, retention=True, **SMALL)
+    assert v["SometimesLogStartReset"] == (True, None)
+    assert all(h is True for h, _ in v.values()), v
+    assert "SometimesLogStartReset" not in verdicts(None, protocol="kip-320", crashes=1, **SMALL)
+
+
+# --- controller failover (R9, R18) --------------------------------------------------------------
+def test_controller_failover_makes_a_zombie_leader_before_broker_epochs():
+    on = verdicts(LOSS, protocol="kip-320", crashes=1, controller_failovers=1, **SMALL)
+    off = verdicts(LOSS, protocol="kip-320", crashes=1, **SMALL)
+    assert on["NoCommittedLoss"] == (False, 10)
+    assert off["NoCommittedLoss"] == (True, None)
+    fenced = verdicts(LOSS, protocol="kip-966", crashes=1, controller_failovers=1, **SMALL)
+    assert fenced["NoCommittedLoss"] == (True, None)
+
+
+def test_bad_fault_settings_are_one_line_errors():
+    with pytest.raises(ConfigError, match="--retries"):
+        Config(retries=-1).validate()
+    with pytest.raises(ConfigError, match="--idempotence"):
+        Config(idempotence=True).validate()
+    with pytest.raises(ConfigError, match="--acks"):
+        Config(acks="2").validate()
