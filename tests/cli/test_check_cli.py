@@ -131,8 +131,8 @@ def test_trace_out_and_replay(tmp_path, capsys):
 
 def test_protocols_lists_the_versions(capsys):
     assert main(["protocols", "--format", "json"]) == 0
-    names = [p["name"] for p in json.loads(capsys.readouterr().out)]
-    assert names[:4] == ["hw-truncation", "kip-101", "kip-279", "kip-320"]
+    names = [p["name"] for p in json.loads(capsys.readouterr().out)["protocols"]]
+    assert {"hw-truncation", "kip-101", "kip-279", "kip-320"} <= set(names)
 
 
 def test_json_result_matches_its_schema(capsys):

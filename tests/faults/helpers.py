@@ -11,6 +11,7 @@ def verdicts(properties=None, **kw) -> dict:
     return {
         p.name: (p.holds, p.counterexample.length if p.counterexample else None)
         for p in res.properties
+        if p.kind != "eventually"  # liveness is `isr liveness`'s, BFS leaves it undecided
     }
 
 

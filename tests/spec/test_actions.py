@@ -186,7 +186,7 @@ def test_a_request_that_is_not_newer_is_ignored():
     m = model(replicas=2, records=1)
     s = m.init_states()[0]
     assert moves(m, s, "BrokerIgnoreStaleRequest") == []
-    stale = s._replace(requests=(Request(1, 1, 1, 0b11, False),))  # epoch 1: not newer than 1
+    stale = s._replace(requests=(Request(1, 1, 1, 0b11, False, 1),))  # epoch 1: not newer than 1
     assert moves(m, stale, "BrokerBecomeLeader") == []
     assert moves(m, stale, "BrokerBecomeFollower") == []
     (args, t), = moves(m, stale, "BrokerIgnoreStaleRequest")
