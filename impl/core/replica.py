@@ -511,7 +511,9 @@ class Broker:
                 )
                 continue
             if first:
-                self._update_follower(out, p, req.replica_id, fp.fetch_offset, now)
+                self._update_follower(
+                    out, p, req.replica_id, fp.fetch_offset, now, fp.current_leader_epoch
+                )
             entries = p.log.read(fp.fetch_offset, self.config.replica_fetch_max_records)
             has_data = has_data or bool(entries)
             datas.append(
@@ -540,7 +542,9 @@ class Broker:
         )
         return out
 
-    def _update_follower(self, out: Effects, p: Partition, r: int, offset: int, now: int) -> None:
+    def _update_follower(
+        self, out: Effects, p: Partition, r: int, offset: int, now: int, epoch: int = -1
+    ) -> None:
         """R2/R3/R7: a fetch at ``offset`` acknowledges everything below it; track catch-up time
         the way Kafka does, so a produce burst between two fetches does not make a follower lag."""
         rem = p.remote.setdefault(r, RemoteReplica())
@@ -557,7 +561,13 @@ class Broker:
             self._trace(
                 out,
                 "FollowerFetch",
-                {"follower": r, "leader": self.id, "phase": "serve", "offset": offset},
+                {
+                    "follower": r,
+                    "leader": self.id,
+                    "phase": "serve",
+                    "offset": offset,
+                    "epoch": epoch,
+                },
                 now,
                 p,
             )

@@ -158,7 +158,7 @@ class World:
                 br.clock.tick(),
                 b,
                 "BrokerCrash",
-                {"replica": b},
+                {"replica": b, "lose_unflushed": True} if lose_unflushed else {"replica": b},
                 now_ms=self.now,
                 state={"alive": False},
             )
@@ -181,6 +181,17 @@ class World:
         if not node.alive or node.paused_until > self.now:
             return
         node.paused_until = self.now + duration_ms
+        br = node.broker
+        assert br is not None
+        self.trace.append(
+            event(
+                br.clock.tick(),
+                b,
+                "BrokerPause",
+                {"replica": b, "duration_ms": duration_ms},
+                now_ms=self.now,
+            )
+        )
         self._schedule_expiry(b)
         self.at(node.paused_until, self._resume, b)
 
