@@ -128,6 +128,7 @@ class PartitionValidator:
         s0 = spec.init_states()[0]
         self.cands: list[Cand] = [(s0, (None,) * self.n, frozenset())]
         self.max_cands = 1
+        self.unsupported = ""
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -168,13 +169,21 @@ class PartitionValidator:
         if prep is not None:
             prep(self, ev)
         mism: list[str] = []
+        self.unsupported = ""
         nxt = self._try(handler, ev, self.cands, mism)
         if not nxt:
             closed = self.hidden_closure(self.cands)
             if len(closed) > len(self.cands):
                 nxt = self._try(handler, ev, closed, mism)
         if not nxt:
+            if self.unsupported:
+                raise Unsupported(
+                    self.unsupported,
+                    detail="the controller kept a crashed broker whose session had not expired "
+                    "in the ISR; the spec's controller sees crashes at once",
+                )
             raise Rejection(_reason(ev), mism, self.cands)
+        nxt = [_refresh_held(c) for c in nxt]
         if len(nxt) > 1:
             nxt = list(dict.fromkeys(nxt))
             if len(nxt) > MAX_CANDIDATES:
@@ -203,6 +212,25 @@ class PartitionValidator:
             mism.append(f"{ev['action']}: {bad}")
             return False
         return True
+
+
+def _refresh_held(c: Cand) -> Cand:
+    """A held fetch response is built when it is sent, which may be after the serve (a parked
+    fetch): its HW is any HW its leader had at that epoch since, so the largest is remembered."""
+    s, pend, ack = c
+    if not any(pend):
+        return c
+    reps = s.replicas
+    new = list(pend)
+    changed = False
+    for f, h in enumerate(pend):
+        if h is None:
+            continue
+        lr = reps[h[0]]
+        if lr.alive and lr.leader == h[0] and lr.epoch == h[1] and lr.hw > h[3]:
+            new[f] = (h[0], h[1], h[2], lr.hw)
+            changed = True
+    return (s, tuple(new), ack) if changed else c
 
 
 def _reason(ev: Event) -> str:
@@ -279,6 +307,11 @@ def _controller(name: str, arg: str) -> Callable:
                 out.append((t, pend, ack))
             else:
                 mism.append(f"{name}: coordination {co} differs from the spec's {t.coord}")
+                extra = v.pm.mask(co["isr"]) & ~t.coord.isr
+                if extra and all(
+                    not t.replicas[j].alive for j in range(v.n) if extra >> j & 1
+                ):
+                    v.unsupported = "controller-session-lag"
         if co is not None and _coord_matches(v, co, s) and name == "ControllerElectLeader":
             out.append(c)  # the first election: the spec's initial state
         if not out and not mism:
@@ -407,8 +440,13 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     held = pend[f]
     r = s.replicas[f]
     if held is None:
-        mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
-        return []
+        # The leader logs a serve only when it changed something: a fetch at the offset the
+        # leader already recorded is the spec's FollowerFetch with an unchanged leader half.
+        lr = s.replicas[l]
+        if lr.remote_leo[f] != len(r.log) or not v.steps(s, "FollowerFetch", (f, l)):
+            mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
+            return []
+        held = (l, lr.epoch, len(r.log), 0)
     hl, hepoch, o, hw0 = held
     if hl != l or r.leader != l or r.epoch != hepoch or len(r.log) != o or not r.alive:
         mism.append(
@@ -428,7 +466,7 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         return []
     log = r.log + lr.log[o : o + count] if count else r.log
     lo = min(len(log), hw0)
-    hi = min(len(log), max(hw0, lr.hw if lr.alive and lr.leader == l else 0))
+    hi = min(len(log), max(hw0, lr.hw if lr.alive and lr.leader == l and lr.epoch == hepoch else 0))
     obs = (ev.get("state") or {}).get("hw")
     hw = obs if isinstance(obs, int) and lo <= obs <= hi else hi
     nr = r._replace(log=log, hw=hw)
@@ -455,6 +493,44 @@ def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> lis
                 out.append((t, np, ack))
     if not out and not s.replicas[f].truncating and v.check(ev, f, s, mism):
         out.append(c)
+    return out
+
+
+_shrink_direct = _generic(
+    "LeaderShrinkIsr",
+    lambda v, ev: (v.pm.rep(ev["args"]["leader"]), v.pm.rep(ev["args"]["follower"])),
+    _arg_rep("leader"),
+)
+
+
+def _shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """LeaderShrinkIsr. R7 shrinks a follower with no fetch reaching the LEO for the lag time,
+    which includes a caught-up follower that stopped fetching (dead, partitioned); the spec only
+    shrinks followers whose remote LEO is below the LEO. Such a shrink is taken as the spec's
+    step on the leader's view with that follower's LEO unknown (its last fetch is older than the
+    lag time), and the view restored after it (VALIDATION.md, "lag shrink")."""
+    out = _shrink_direct(v, ev, c, mism)
+    if out:
+        return out
+    s, pend, ack = c
+    l, f = v.pm.rep(ev["args"]["leader"]), v.pm.rep(ev["args"]["follower"])
+    lr = s.replicas[l]
+    if lr.remote_leo[f] < len(lr.log):
+        return []
+    rl = lr.remote_leo
+    virt_r = lr._replace(remote_leo=rl[:f] + (-1,) + rl[f + 1 :])
+    virt = State(s.replicas[:l] + (virt_r,) + s.replicas[l + 1 :], s.coord, s.requests, s.history)
+    for _a, t in v.steps(virt, "LeaderShrinkIsr", (l, f)):
+        t, gained = _strip(t)
+        tr = t.replicas[l]
+        t = State(
+            t.replicas[:l] + (tr._replace(remote_leo=rl),) + t.replicas[l + 1 :],
+            t.coord,
+            t.requests,
+            t.history,
+        )
+        if v.check(ev, l, t, mism):
+            out.append((t, pend, ack | gained if gained else ack))
     return out
 
 
@@ -529,11 +605,7 @@ HANDLERS: dict[str, Callable] = {
     "ProducerSend": _produce,
     "FollowerFetch": _fetch,
     "FollowerTruncate": _truncate,
-    "LeaderShrinkIsr": _generic(
-        "LeaderShrinkIsr",
-        lambda v, ev: (v.pm.rep(ev["args"]["leader"]), v.pm.rep(ev["args"]["follower"])),
-        _arg_rep("leader"),
-    ),
+    "LeaderShrinkIsr": lambda v, ev, c, mism: _shrink(v, ev, c, mism),
     "LeaderExpandIsr": _generic(
         "LeaderExpandIsr",
         lambda v, ev: (v.pm.rep(ev["args"]["leader"]), v.pm.rep(ev["args"]["follower"])),

@@ -583,14 +583,16 @@ class Broker:
         return changed
 
     def _raise_hw(self, p: Partition, now: int) -> bool:
-        """R4: HW = min LEO over the ISR and over followers caught up within the lag time whose
-        LEO already reached the HW; it never decreases."""
+        """R4: HW = min LEO over the ISR and over followers whose ISR expansion is in flight;
+        it never decreases."""
         if p.role != LEADER:
             return False
         leos = [p.log.leo]
-        lag = self.config.replica_lag_time_max_ms
+        # "About to re-enter the ISR" (R4) is a follower whose expansion write is in flight: the
+        # HW must not pass it before the compare-and-set lands (see traces/VALIDATION.md).
+        joining = p.pending_isr[1] if p.pending_isr and p.pending_isr[0] == "expand" else ()
         for r, rem in p.remote.items():
-            if r in p.isr or (now - rem.last_caught_up_ms <= lag and rem.leo >= p.log.hw):
+            if r in p.isr or r in joining:
                 leos.append(rem.leo)
         new_hw = min(leos)
         if new_hw <= p.log.hw:
@@ -652,6 +654,7 @@ class Broker:
                 continue
             old = p.isr
             p.isr, p.zk_version = new, res.version
+            self._raise_hw(p, now)  # R4: part of the ISR change, so traced with it
             if kind == "expand":
                 for r in sorted(new - old):
                     self.metrics["isr_expands"] += 1

@@ -70,6 +70,7 @@ class World:
         self.session_timeout_ms = session_timeout_ms
         self.full_log = full_log_in_trace
         self.coord = MemCoord()
+        self._bounced: set[int] = set()  # restarted within their session, for the next controller
         self.trace: list[dict[str, Any]] = []
         self.ids = list(range(brokers))
         self.nodes: dict[int, Node] = {}
@@ -133,11 +134,18 @@ class World:
         )
         node.alive, node.controller = True, None
         self._apply(b, node.broker.start(self.now))
-        self._register(b)
+        self._register(b, bounced=clock0 > 0)
 
-    def _register(self, b: int) -> None:
+    def _register(self, b: int, bounced: bool = False) -> None:
         node = self.nodes[b]
         node.session_expiry = -1
+        c = self.coord.controller
+        if bounced and b in self.coord.sessions:
+            ctl = self.nodes[c].controller if c >= 0 else None
+            if c != b and ctl is not None:
+                self._apply(c, ctl.on_broker_bounced(self.now, b))
+            else:
+                self._bounced.add(b)  # the next controller learns it on activation
         if b not in self.coord.sessions:
             self.coord.sessions.add(b)
             self._membership_changed()
@@ -228,8 +236,13 @@ class World:
                 c, self.config, self.coord.controller_epoch, node.broker.clock
             )
             effs = node.controller.activate(
-                self.now, live, dict(self.coord.assignments), dict(self.coord.states)
+                self.now,
+                live,
+                dict(self.coord.assignments),
+                dict(self.coord.states),
+                frozenset(self._bounced),
             )
+            self._bounced.clear()
             self._apply(c, effs)
         elif self.coord.controller >= 0:
             node = self.nodes[self.coord.controller]
