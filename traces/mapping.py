@@ -153,7 +153,7 @@ def observe_mismatch(
         role = "leader" if r.leader == i else ("follower" if r.leader >= 0 else "none")
         if st["role"] != role and not (st["role"] == "none" and r.leader < 0):
             return f"role={st['role']} but the spec has {role}"
-    if "isr" in st and r.epoch and pm.mask(st["isr"]) != r.isr:
+    if "isr" in st and r.leader == i and pm.mask(st["isr"]) != r.isr:
         return f"ISR={st['isr']} but the spec has {[pm.broker(j) for j in _bits(r.isr)]}"
     if "remote_leo" in st and r.leader == i:
         for b, v in st["remote_leo"].items():
