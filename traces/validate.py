@@ -69,6 +69,8 @@ class Verdict:
     mismatches: list[str] = field(default_factory=list)
     max_candidates: int = 0
     seconds: float = 0.0
+    fired: set[str] = field(default_factory=set)
+    transitions: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def exit(self) -> int:
@@ -129,6 +131,8 @@ class PartitionValidator:
         self.cands: list[Cand] = [(s0, (None,) * self.n, frozenset())]
         self.max_cands = 1
         self.unsupported = ""
+        self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
+        self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -149,6 +153,14 @@ class PartitionValidator:
             for s, pend, ack in frontier:
                 for name in HIDDEN:
                     for _a, t in self.steps(s, name):
+                        c = (t, pend, ack)
+                        if c not in seen:
+                            seen[c] = None
+                            nxt.append(c)
+                # a broker holding nothing of the partition on disk restarts without an event
+                for a, t in self.steps(s, "BrokerRestart"):
+                    r = s.replicas[a[0]]
+                    if not r.log and not r.hw_ckpt:
                         c = (t, pend, ack)
                         if c not in seen:
                             seen[c] = None
@@ -184,6 +196,13 @@ class PartitionValidator:
                 )
             raise Rejection(_reason(ev), mism, self.cands)
         nxt = [_refresh_held(c) for c in nxt]
+        self.fired.add(ev["action"])
+        before, after = self.cands[0][0], nxt[0][0]
+        if before.replicas is not after.replicas:
+            for i in range(self.n):
+                a, b = _role(before, i), _role(after, i)
+                if a != b:
+                    self.transitions.add((a, b))
         if len(nxt) > 1:
             nxt = list(dict.fromkeys(nxt))
             if len(nxt) > MAX_CANDIDATES:
@@ -198,6 +217,35 @@ class PartitionValidator:
         return out
 
     # ---- helpers for handlers ----------------------------------------------------------------
+    def fit(
+        self, ev: Event, i: int, t: State, gained: frozenset, mism: list[str]
+    ) -> tuple[State, frozenset] | None:
+        """``check``, plus R4's joining-follower rule: a leader's HW may be held below the
+        spec's min-over-ISR by a follower whose ISR expansion is in flight (its remote LEO is
+        the observed HW, it is not yet in the ISR). The candidate keeps the lower HW, and the
+        acknowledgements the spec made above it wait (VALIDATION.md, "HW held by a joining
+        follower")."""
+        if self.check(ev, i, t, mism):
+            return t, gained
+        st = ev.get("state") or {}
+        obs = st.get("hw")
+        r = t.replicas[i]
+        if not (isinstance(obs, int) and r.alive and r.leader == i and obs < r.hw):
+            return None
+        joining = [
+            j for j in range(self.n)
+            if j != i and not r.isr >> j & 1 and r.remote_leo[j] == obs
+        ]  # fmt: skip
+        if not joining:
+            return None
+        late = sorted(o for o, _n in gained if o >= obs)
+        nr = r._replace(hw=obs, pending=tuple(sorted(set(r.pending) | set(late))))
+        t2 = State(t.replicas[:i] + (nr,) + t.replicas[i + 1 :], t.coord, t.requests, t.history)
+        mism.pop()
+        if not self.check(ev, i, t2, mism):
+            return None
+        return t2, frozenset(x for x in gained if x[0] < obs)
+
     def check(self, ev: Event, i: int, t: State, mism: list[str], leo_only: bool = False) -> bool:
         st = ev.get("state")
         if not st:
@@ -214,6 +262,15 @@ class PartitionValidator:
         return True
 
 
+def _role(s: State, i: int) -> str:
+    r = s.replicas[i]
+    if not r.alive:
+        return "crashed"
+    if r.leader == i:
+        return "leader"
+    return "follower" if r.leader >= 0 else "none"
+
+
 def _refresh_held(c: Cand) -> Cand:
     """A held fetch response is built when it is sent, which may be after the serve (a parked
     fetch): its HW is any HW its leader had at that epoch since, so the largest is remembered."""
@@ -227,8 +284,8 @@ def _refresh_held(c: Cand) -> Cand:
         if h is None:
             continue
         lr = reps[h[0]]
-        if lr.alive and lr.leader == h[0] and lr.epoch == h[1] and lr.hw > h[3]:
-            new[f] = (h[0], h[1], h[2], lr.hw)
+        if lr.alive and lr.leader == h[0] and lr.epoch == h[1] and lr.hw > h[4]:
+            new[f] = (h[0], h[1], h[2], h[3], lr.hw)
             changed = True
     return (s, tuple(new), ack) if changed else c
 
@@ -255,7 +312,9 @@ def _generic(
         out: list[Cand] = []
         for _a, t in v.steps(s, name, args):
             t, gained = _strip(t)
-            if i < 0 or v.check(ev, i, t, mism):
+            got = (t, gained) if i < 0 else v.fit(ev, i, t, gained, mism)
+            if got is not None:
+                t, gained = got
                 out.append((t, pend, ack | gained if gained else ack))
         if stutter is not None and stutter(v, ev, s, i) and (i < 0 or v.check(ev, i, s, mism)):
             out.append(c)
@@ -367,7 +426,11 @@ def _produce(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
                 t, gained = _strip(t)
                 nl.append((t, pend, ack | gained if gained else ack))
         layer = nl
-    out = [x for x in layer if v.check(ev, i, x[0], mism)]
+    out = []
+    for t, pend, ack in layer:
+        got = v.fit(ev, i, t, ack - c[2], mism)
+        if got is not None:
+            out.append((got[0], pend, c[2] | got[1]))
     if not out and not mism:
         mism.append(f"ProducerSend({v.pm.broker(i)}) is not enabled (not a live presumed leader)")
     return out
@@ -405,9 +468,12 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     for _a, t in steps:
         t, gained = _strip(t)
         lr = t.replicas[l]
-        held = (l, lr.epoch, o, lr.hw)
+        held = (l, lr.epoch, o, lr.hw, lr.hw)
         t = State(t.replicas[:f] + (rf,) + t.replicas[f + 1 :], t.coord, t.requests, t.history)
-        if v.check(ev, l, t, mism):
+        got = v.fit(ev, l, t, gained, mism)
+        if got is not None:
+            t, gained = got
+            held = (l, t.replicas[l].epoch, o, t.replicas[l].hw, t.replicas[l].hw)
             np = pend[:f] + (held,) + pend[f + 1 :]
             out.append((t, np, ack | gained if gained else ack))
     return out
@@ -446,8 +512,8 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         if lr.remote_leo[f] != len(r.log) or not v.steps(s, "FollowerFetch", (f, l)):
             mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
             return []
-        held = (l, lr.epoch, len(r.log), 0)
-    hl, hepoch, o, hw0 = held
+        held = (l, lr.epoch, len(r.log), 0, lr.hw)
+    hl, hepoch, o, hw0, hw1 = held
     if hl != l or r.leader != l or r.epoch != hepoch or len(r.log) != o or not r.alive:
         mism.append(
             f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
@@ -466,7 +532,7 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         return []
     log = r.log + lr.log[o : o + count] if count else r.log
     lo = min(len(log), hw0)
-    hi = min(len(log), max(hw0, lr.hw if lr.alive and lr.leader == l and lr.epoch == hepoch else 0))
+    hi = min(len(log), max(hw1, lr.hw if lr.alive and lr.leader == l and lr.epoch == hepoch else 0))
     obs = (ev.get("state") or {}).get("hw")
     hw = obs if isinstance(obs, int) and lo <= obs <= hi else hi
     nr = r._replace(log=log, hw=hw)
@@ -529,7 +595,9 @@ def _shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[
             t.requests,
             t.history,
         )
-        if v.check(ev, l, t, mism):
+        got = v.fit(ev, l, t, gained, mism)
+        if got is not None:
+            t, gained = got
             out.append((t, pend, ack | gained if gained else ack))
     return out
 
@@ -697,6 +765,8 @@ def validate_events(
                 if on_step is not None:
                     on_step(key, ev, pv)
             v.max_candidates = max(v.max_candidates, pv.max_cands)
+            v.fired |= pv.fired
+            v.transitions |= pv.transitions
     except Unsupported as e:
         v.verdict = UNSUPPORTED
         v.reason = f"unsupported: {e.mode}" + (f" ({e.detail})" if e.detail else "")

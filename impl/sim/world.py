@@ -59,7 +59,11 @@ class World:
         session_timeout_ms: int = 600,
         topic: str = "t",
         full_log_in_trace: bool = True,
+        broker_cls: type[Broker] = Broker,
+        controller_cls: type[Controller] = Controller,
     ) -> None:
+        self.broker_cls = broker_cls  # a mutant (impl/mutants.py) may replace either class
+        self.controller_cls = controller_cls
         self.config = config or sim_config()
         self.rng = random.Random(seed)
         self.seed = seed
@@ -125,7 +129,7 @@ class World:
     def _boot(self, b: int) -> None:
         node = self.nodes[b]
         clock0 = node.broker.clock.value if node.broker else 0
-        node.broker = Broker(
+        node.broker = self.broker_cls(
             b,
             self.config,
             node.store.restored(),
@@ -232,7 +236,7 @@ class World:
                 n.controller = None
             node = self.nodes[c]
             assert node.broker is not None
-            node.controller = Controller(
+            node.controller = self.controller_cls(
                 c, self.config, self.coord.controller_epoch, node.broker.clock
             )
             effs = node.controller.activate(
