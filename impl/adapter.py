@@ -55,6 +55,7 @@ class Session:
             int(c.get("replication", 3)),
             cfg,
             seed=int(c.get("seed", 0)),
+            session_timeout_ms=int(c.get("session_timeout_ms", 600)),
             full_log_in_trace=False,
             **kw,
         )

@@ -94,9 +94,11 @@ class InProcess:
 def run_scenario(
     adapter: Any, scenario: Scenario, name: str, seed: int = 0, protocol: str = "kip-320"
 ) -> Verdict:
-    head = adapter.request(
-        {"op": "start", "brokers": 3, "replication": 3, "protocol": protocol, "seed": seed}
-    )["header"]
+    start = {"op": "start", "brokers": 3, "replication": 3, "protocol": protocol, "seed": seed}
+    if scenario and scenario[0].get("op") == "start":  # a scenario may set up the cluster
+        start.update(scenario[0])
+        scenario = scenario[1:]
+    head = adapter.request(start)["header"]
     for op in scenario:
         adapter.request(op)
     events = adapter.request({"op": "trace"})["events"]

@@ -146,6 +146,16 @@ def directed() -> dict[str, Scenario]:
             *busy,
             *settle(),
         ],
+        "epoch-bump-under-reordering": [
+            {"op": "start", "session_timeout_ms": 150},
+            {"op": "jitter", "max_ms": 300},
+            *busy,
+            {"op": "crash", "broker": 2},
+            *(x for _ in range(8) for x in [*busy, {"op": "run", "ms": 100}]),
+            {"op": "restart", "broker": 2},
+            *(x for _ in range(4) for x in [*busy, {"op": "run", "ms": 100}]),
+            *settle(),
+        ],
         "consumers-race-producers": [
             *(x for _ in range(4) for x in busy),
             {"op": "partition", "a": 0, "b": 2},
