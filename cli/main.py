@@ -14,6 +14,8 @@ COMMANDS = [
     "cli.check",
     "cli.protocols",
     "cli.replay",
+    "cli.validate",
+    "cli.conform",
     "cli.cluster",
     "cli.chaos",
 ]

@@ -272,10 +272,12 @@ class Broker:
             for r in p.replicas
             if r != self.id
         }
+        raised = self._raise_hw(p, now)  # R4/R11: part of becoming leader, traced with it
         self._trace(
             out, "BrokerBecomeLeader", {"replica": self.id, "epoch": lp.leader_epoch}, now, p
         )
-        self._maybe_increment_hw(out, p, now)
+        if raised:
+            self._complete_delayed(out, p, now)
 
     def _become_follower(
         self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int
