@@ -900,3 +900,45 @@ def validate_paths(paths: list[str | Path], name: str | None = None) -> Verdict:
 
 def replica_of(pv: PartitionValidator, broker: int) -> Replica:
     return pv.cands[0][0].replicas[pv.pm.rep(broker)]
+
+
+class OnlineValidator:
+    """Checks events as they happen (issue 6, item 5): the bounds cannot come from a trace that
+    is not written yet, so they are generous (they only cap what the spec may do)."""
+
+    def __init__(self, header: dict[str, Any], records: int = 10_000, epochs: int = 1_000):
+        from spec import Config
+
+        _check_header(header)
+        self.parts: dict[str, PartitionValidator] = {}
+        cfg = header.get("config") or {}
+        for key, reps in header["cluster"]["assignments"].items():
+            pm = PartitionMap(key, [int(b) for b in reps])
+            n = len(pm.brokers)
+            spec = IsrSpec(
+                Config(
+                    replicas=n,
+                    records=records,
+                    epochs=epochs,
+                    crashes=10_000,
+                    acks="all",
+                    min_isr=max(1, min(int(cfg.get("min_insync_replicas", 1)), n)),
+                    protocol=header["protocol"],
+                )
+            )
+            self.parts[key] = PartitionValidator(pm, spec)
+        self.seen = 0
+
+    def feed(self, events: list[Event]) -> None:
+        """Advance by ``events``; raises Rejection or Unsupported at the first bad one."""
+        for ev in events:
+            self.seen += 1
+            mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
+            if mode:
+                raise Unsupported(mode, self.seen - 1)
+            if ev.get("impl") and ev["action"] in IGNORED_IMPL:
+                continue
+            k = part_key(ev)
+            targets = list(self.parts.values()) if k is None else [self.parts[k]]
+            for pv in targets:
+                pv.advance(ev)

@@ -158,6 +158,8 @@ class World:
             # contested again (controller epoch + 1), as a new process would.
             self.coord.controller = -1
             self._membership_changed()
+        elif self.coord.controller < 0:  # nobody running could take /controller until now
+            self._membership_changed()
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
         node = self.nodes[b]
@@ -230,7 +232,8 @@ class World:
     def _membership_changed(self) -> None:
         """Watches fire: controller election (R9), then the controller sees the live set."""
         live = set(self.coord.sessions)
-        if self.coord.elect_controller():
+        running = {b for b, n in self.nodes.items() if n.alive}
+        if self.coord.elect_controller(running):
             c = self.coord.controller
             for n in self.nodes.values():
                 n.controller = None
