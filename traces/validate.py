@@ -191,8 +191,8 @@ class PartitionValidator:
             if self.unsupported:
                 raise Unsupported(
                     self.unsupported,
-                    detail="the controller kept a crashed broker whose session had not expired "
-                    "in the ISR; the spec's controller sees crashes at once",
+                    detail="the controller counted a crashed broker whose session had not "
+                    "expired as live; the spec's controller sees crashes at once",
                 )
             raise Rejection(_reason(ev), mism, self.cands)
         nxt = [_refresh_held(c) for c in nxt]
@@ -371,6 +371,10 @@ def _controller(name: str, arg: str) -> Callable:
                     not t.replicas[j].alive for j in range(v.n) if extra >> j & 1
                 ):
                     v.unsupported = "controller-session-lag"
+        if name == "ControllerElectLeader" and not out:
+            cand = args[0]
+            if 0 <= cand < v.n and not s.replicas[cand].alive:
+                v.unsupported = "controller-session-lag"
         if co is not None and _coord_matches(v, co, s) and name == "ControllerElectLeader":
             out.append(c)  # the first election: the spec's initial state
         if not out and not mism:
