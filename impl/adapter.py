@@ -68,9 +68,18 @@ class Session:
             "protocol": cfg.protocol,
             "source": "adapter",
             "observed": [
-                "alive", "role", "leader", "leader_epoch", "isr", "hw", "hw_checkpoint", "leo",
-                "log", "remote_leo", "coord",
-            ],  # fmt: skip
+                "alive",
+                "role",
+                "leader",
+                "leader_epoch",
+                "isr",
+                "hw",
+                "hw_checkpoint",
+                "leo",
+                "log",
+                "remote_leo",
+                "coord",
+            ],
             "log_encoding": "delta",
             "config": cfg.to_dict(),
             "cluster": {

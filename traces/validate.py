@@ -367,9 +367,7 @@ def _controller(name: str, arg: str) -> Callable:
             else:
                 mism.append(f"{name}: coordination {co} differs from the spec's {t.coord}")
                 extra = v.pm.mask(co["isr"]) & ~t.coord.isr
-                if extra and all(
-                    not t.replicas[j].alive for j in range(v.n) if extra >> j & 1
-                ):
+                if extra and all(not t.replicas[j].alive for j in range(v.n) if extra >> j & 1):
                     v.unsupported = "controller-session-lag"
         if name == "ControllerElectLeader" and not out:
             cand = args[0]
@@ -532,7 +530,9 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     lr = s.replicas[l]
     count = int(a.get("count", 0))
     if len(lr.log) < o + count:
-        mism.append(f"FollowerFetch apply: {count} records from offset {o}, the leader has {len(lr.log)}")
+        mism.append(
+            f"FollowerFetch apply: {count} records from offset {o}, the leader has {len(lr.log)}"
+        )
         return []
     log = r.log + lr.log[o : o + count] if count else r.log
     lo = min(len(log), hw0)
@@ -591,7 +591,9 @@ def _shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[
         if got is not None:
             out.append((got[0], pend, ack | got[1] if got[1] else ack))
     if not out and not mism:
-        mism.append(f"LeaderShrinkIsr({ev['args']['leader']}, {ev['args']['follower']}) is not enabled")
+        mism.append(
+            f"LeaderShrinkIsr({ev['args']['leader']}, {ev['args']['follower']}) is not enabled"
+        )
     return out
 
 
@@ -750,7 +752,10 @@ def split_partitions(header: dict[str, Any], events: list[Event]) -> dict[str, l
 
 
 def validate_events(
-    header: dict[str, Any], events: list[Event], name: str = "trace", on_step: Callable | None = None
+    header: dict[str, Any],
+    events: list[Event],
+    name: str = "trace",
+    on_step: Callable | None = None,
 ) -> Verdict:
     """Validate one merged trace (header + events in merge order)."""
     import time

@@ -25,7 +25,12 @@ print(fingerprint(s), *fps)
 def run_with_seed(seed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     out = subprocess.run(
-        [sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, check=True, cwd=os.getcwd()
+        [sys.executable, "-c", PROGRAM],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.getcwd(),
     )
     return out.stdout.strip()
 
@@ -33,7 +38,10 @@ def run_with_seed(seed: str) -> str:
 def test_same_fingerprints_in_other_processes():
     m = IsrSpec(Config(replicas=3, records=1, epochs=2, crashes=1))
     s = m.init_states()[0]
-    here = " ".join(str(x) for x in [fingerprint(s)] + [fingerprint(m.canonicalize(t)) for _, t in m.successors(s)])
+    here = " ".join(
+        str(x)
+        for x in [fingerprint(s)] + [fingerprint(m.canonicalize(t)) for _, t in m.successors(s)]
+    )
     assert run_with_seed("1") == run_with_seed("12345") == here
 
 

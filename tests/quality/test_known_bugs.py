@@ -9,12 +9,24 @@ import pytest
 from checker.bfs import check_bfs
 from spec import Config, IsrSpec
 
-SAFETY = ["TypeOK", "HwAtMostLeo", "LeaderInIsr", "IsrWithinAssigned", "StrongIsr", "WeakIsr",
-          "NoCommittedLoss", "NoPhantomRead", "LogMatching", "HwMonotonic"]
+SAFETY = [
+    "TypeOK",
+    "HwAtMostLeo",
+    "LeaderInIsr",
+    "IsrWithinAssigned",
+    "StrongIsr",
+    "WeakIsr",
+    "NoCommittedLoss",
+    "NoPhantomRead",
+    "LogMatching",
+    "HwMonotonic",
+]
 
 
 def check(protocol, replicas, records, epochs, crashes, symmetry=True, properties=None):
-    cfg = Config(replicas=replicas, records=records, epochs=epochs, crashes=crashes, protocol=protocol)
+    cfg = Config(
+        replicas=replicas, records=records, epochs=epochs, crashes=crashes, protocol=protocol
+    )
     return check_bfs(IsrSpec(cfg), symmetry=symmetry, properties=properties)
 
 

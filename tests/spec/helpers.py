@@ -17,7 +17,9 @@ def step(m: IsrSpec, s: State, name: str, *args) -> State:
     for a, t in moves(m, s, name):
         if a == tuple(args):
             return t
-    raise AssertionError(f"{name}{args} is not enabled; enabled: {[m.describe_action(a) for a, _ in m.successors(s)]}")
+    raise AssertionError(
+        f"{name}{args} is not enabled; enabled: {[m.describe_action(a) for a, _ in m.successors(s)]}"
+    )
 
 
 def run(m: IsrSpec, *script) -> State:

@@ -94,9 +94,19 @@ def test_controller_removes_a_crashed_follower():
 def test_become_follower_truncates_to_hw_only_in_the_seeds_protocol():
     for proto, truncates in (("hw-truncation", True), ("kip-320", False)):
         m = model(proto, replicas=2, records=1, crashes=1, epochs=2)
-        s = run(m, ("ProducerSend", 0, 1), ("FollowerFetch", 1, 0), ("BrokerCrash", 1), ("BrokerRestart", 1))
+        s = run(
+            m,
+            ("ProducerSend", 0, 1),
+            ("FollowerFetch", 1, 0),
+            ("BrokerCrash", 1),
+            ("BrokerRestart", 1),
+        )
         # the restarted follower gets the current state and becomes a follower again
-        t = step(m, s, "BrokerBecomeFollower", 1, 0, 1) if moves(m, s, "BrokerBecomeFollower") else s
+        t = (
+            step(m, s, "BrokerBecomeFollower", 1, 0, 1)
+            if moves(m, s, "BrokerBecomeFollower")
+            else s
+        )
         if truncates:
             assert t.replicas[1].log == ()  # restart truncated to the HW checkpoint, 0
         else:

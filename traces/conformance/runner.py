@@ -7,6 +7,7 @@ scenario's verdict is the validator's verdict on the trace the implementation re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import subprocess
@@ -65,10 +66,8 @@ class Adapter:
         return lines[-1] if lines else f"exit code {self.proc.poll()}"
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(AdapterError):
             self.request({"op": "stop"})
-        except AdapterError:
-            pass
         self.proc.terminate()
         self.proc.wait(timeout=5)
 
@@ -193,10 +192,8 @@ def _random(adapter, rep, record, n, seed, protocol, stop_at_first, shrink) -> N
             failing.append((name, sc, v))
             raise AssertionError(v.reason)
 
-    try:
+    with contextlib.suppress(AssertionError):
         scenario()
-    except AssertionError:
-        pass
     if failing:
         # hypothesis replays the minimal failing example last
         name, sc, v = failing[-1]
