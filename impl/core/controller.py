@@ -36,6 +36,7 @@ class Controller:
         # Kafka's KIP-380 broker epoch detects it): the leader is lost and must be re-elected
         # with a new epoch, never resumed at the old one (see traces/VALIDATION.md).
         self.bounced: set[TP] = set()
+        self._traced: set[tuple[TP, int]] = set()  # writes already traced when they landed
 
     # ---- events -------------------------------------------------------------------------------
     def activate(
@@ -88,6 +89,15 @@ class Controller:
         self.bounced.update(tps)
         return tps
 
+    def on_write_committed(self, now: int, res: m.CasResult) -> Effects:
+        """A runtime that sees a write land at once (the simulation) traces the decision then,
+        so a controller dying before it reads the answer leaves no untraced write."""
+        old = self.states.get(res.tp)
+        if res.state is None:
+            return []
+        self._traced.add((res.tp, res.version))
+        return self._trace_decision(now, res.tp, old[0] if old else None, res.state, res.version)
+
     def on_topics_changed(self, now: int, assignments: dict[TP, tuple[int, ...]]) -> Effects:
         new = sorted(set(assignments) - set(self.assignments))
         self.assignments.update(assignments)
@@ -116,7 +126,11 @@ class Controller:
             if res.ok:
                 self.bounced.discard(res.tp)
                 done.append(res.tp)
-                out += self._trace_decision(now, res.tp, old[0] if old else None, res.state)
+                if (res.tp, res.version) not in self._traced:
+                    out += self._trace_decision(
+                        now, res.tp, old[0] if old else None, res.state, res.version
+                    )
+                self._traced.discard((res.tp, res.version))
             else:
                 retry.append(res.tp)  # conflict: re-decide on the state that won
         out += self._repair(retry)
@@ -183,11 +197,15 @@ class Controller:
         return out
 
     def _trace_decision(
-        self, now: int, tp: TP, old: PartitionState | None, new: PartitionState | None
+        self,
+        now: int,
+        tp: TP,
+        old: PartitionState | None,
+        new: PartitionState | None,
+        version: int,
     ) -> Effects:
         if new is None:
             return []
-        version = self.states[tp][1]
         coord = {
             "leader": new.leader,
             "leader_epoch": new.leader_epoch,

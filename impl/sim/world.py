@@ -277,6 +277,9 @@ class World:
                 self.trace.append(e.event)
             elif isinstance(e, m.CasWrite):
                 res = self.coord.cas(e)
+                ctl = self.nodes[src].controller if isinstance(src, int) else None
+                if res.ok and e.purpose != "isr" and ctl is not None:
+                    self._apply(src, ctl.on_write_committed(self.now, res))
                 gen = self.nodes[src].generation if isinstance(src, int) else 0
                 self._push(self.now + 1, "timer", src, ("cas", e.purpose, res), 0, gen)
             elif isinstance(src, int):
