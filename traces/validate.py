@@ -144,8 +144,9 @@ class PartitionValidator:
         self.fn[name](self.ctx, s, kind, out)
         return [(a, t) for (_k, a), t in out if args is None or a == args]
 
-    def hidden_closure(self, cands: list[Cand]) -> list[Cand]:
-        """Every candidate with any subset of its in-flight LeaderAndIsr requests lost."""
+    def hidden_closure(self, cands: list[Cand], actor: int = -1) -> list[Cand]:
+        """Every candidate with any subset of its in-flight LeaderAndIsr requests lost (and the
+        acting broker restarted if it holds nothing on disk)."""
         seen = {c: None for c in cands}
         frontier = list(cands)
         while frontier:
@@ -158,7 +159,7 @@ class PartitionValidator:
                             seen[c] = None
                             nxt.append(c)
                 # a broker holding nothing of the partition on disk restarts without an event
-                for a, t in self.steps(s, "BrokerRestart"):
+                for a, t in self.steps(s, "BrokerRestart", (actor,)):
                     r = s.replicas[a[0]]
                     if not r.log and not r.hw_ckpt:
                         c = (t, pend, ack)
@@ -184,7 +185,9 @@ class PartitionValidator:
         self.unsupported = ""
         nxt = self._try(handler, ev, self.cands, mism)
         if not nxt:
-            closed = self.hidden_closure(self.cands)
+            node = ev.get("node")
+            actor = self.pm.index.get(node, -1) if isinstance(node, int) else -1
+            closed = self.hidden_closure(self.cands, actor)
             if len(closed) > len(self.cands):
                 nxt = self._try(handler, ev, closed, mism)
         if not nxt:
