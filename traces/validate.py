@@ -372,9 +372,10 @@ def _controller(name: str, arg: str) -> Callable:
                 extra = v.pm.mask(co["isr"]) & ~t.coord.isr
                 if extra and all(not t.replicas[j].alive for j in range(v.n) if extra >> j & 1):
                     v.unsupported = "controller-session-lag"
-        if name == "ControllerElectLeader" and not out:
-            cand = args[0]
-            if 0 <= cand < v.n and not s.replicas[cand].alive:
+        if not out and co is not None:
+            # the controller treated a crashed broker (session not yet expired) as live
+            members = [v.pm.rep_or_none(co["leader"])] + [v.pm.rep(b) for b in co["isr"]]
+            if any(0 <= j < v.n and not s.replicas[j].alive for j in members):
                 v.unsupported = "controller-session-lag"
         if co is not None and _coord_matches(v, co, s) and name == "ControllerElectLeader":
             out.append(c)  # the first election: the spec's initial state

@@ -84,9 +84,10 @@ class OnlineCheck(RuleBasedStateMachine):
 
 
 OnlineCheck.TestCase.settings = settings(
-    max_examples=25,
+    max_examples=40,
     stateful_step_count=25,
     deadline=None,
+    derandomize=True,  # the same schedules on every run: CI failures reproduce
     suppress_health_check=list(HealthCheck),
 )
 TestOnline = OnlineCheck.TestCase
