@@ -239,6 +239,8 @@ class Broker:
             p = self.partitions.get(tp)
             if p is None:
                 p = self.partitions[tp] = Partition(tp, PartitionLog())
+                # the log exists on disk from now on: a restart finds it (and traces it, R13)
+                out.append(m.Append(tp, 0, ()))
             if lp.leader_epoch < p.leader_epoch:
                 self._trace(
                     out,
