@@ -19,6 +19,8 @@ COMMANDS = [
     "cli.graph",
     "cli.prove",
     "cli.explain",
+    "cli.validate",
+    "cli.conform",
     "cli.cluster",
     "cli.chaos",
 ]

@@ -32,6 +32,11 @@ class Controller:
         self.assignments: dict[TP, tuple[int, ...]] = {}
         self.states: dict[TP, tuple[PartitionState, int]] = {}
         self.in_flight: set[TP] = set()
+        # Partitions whose recorded leader restarted within its session (a bounced broker, as
+        # Kafka's KIP-380 broker epoch detects it): the leader is lost and must be re-elected
+        # with a new epoch, never resumed at the old one (see traces/VALIDATION.md).
+        self.bounced: set[TP] = set()
+        self._traced: set[tuple[TP, int]] = set()  # writes already traced when they landed
 
     # ---- events -------------------------------------------------------------------------------
     def activate(
@@ -40,11 +45,14 @@ class Controller:
         live: set[int],
         assignments: dict[TP, tuple[int, ...]],
         states: dict[TP, tuple[PartitionState, int]],
+        bounced: frozenset[int] = frozenset(),
     ) -> Effects:
         """Just elected: adopt the coordination view, repair every partition, sync every broker."""
         self.live = set(live)
         self.assignments = dict(assignments)
         self.states = dict(states)
+        for b in bounced:
+            self.mark_bounced(b)
         out: Effects = [
             m.Trace(
                 event(
@@ -70,6 +78,25 @@ class Controller:
         back = sorted(tp for tp, reps in self.assignments.items() if set(reps) & came)
         out += self._send_state(back, sorted(came))
         return out
+
+    def on_broker_bounced(self, now: int, broker: int) -> Effects:
+        """A broker restarted before its session expired: partitions it led need a new leader."""
+        tps = self.mark_bounced(broker)
+        return self._repair(tps)
+
+    def mark_bounced(self, broker: int) -> list[TP]:
+        tps = sorted(tp for tp, (st, _v) in self.states.items() if st.leader == broker)
+        self.bounced.update(tps)
+        return tps
+
+    def on_write_committed(self, now: int, res: m.CasResult) -> Effects:
+        """A runtime that sees a write land at once (the simulation) traces the decision then,
+        so a controller dying before it reads the answer leaves no untraced write."""
+        old = self.states.get(res.tp)
+        if res.state is None:
+            return []
+        self._traced.add((res.tp, res.version))
+        return self._trace_decision(now, res.tp, old[0] if old else None, res.state, res.version)
 
     def on_topics_changed(self, now: int, assignments: dict[TP, tuple[int, ...]]) -> Effects:
         new = sorted(set(assignments) - set(self.assignments))
@@ -97,8 +124,13 @@ class Controller:
             if res.state is not None:
                 self.states[res.tp] = (res.state, res.version)
             if res.ok:
+                self.bounced.discard(res.tp)
                 done.append(res.tp)
-                out += self._trace_decision(now, res.tp, old[0] if old else None, res.state)
+                if (res.tp, res.version) not in self._traced:
+                    out += self._trace_decision(
+                        now, res.tp, old[0] if old else None, res.state, res.version
+                    )
+                self._traced.discard((res.tp, res.version))
             else:
                 retry.append(res.tp)  # conflict: re-decide on the state that won
         out += self._repair(retry)
@@ -129,6 +161,12 @@ class Controller:
             return PartitionState(isr[0] if isr else -1, 0, isr, self.epoch)
         st = cur[0]
         live_isr = tuple(r for r in reps if r in st.isr and r in self.live)
+        if tp in self.bounced:
+            others = [r for r in live_isr if r != st.leader]
+            pick = others[0] if others else (st.leader if st.leader in live_isr else -1)
+            if pick >= 0:
+                return PartitionState(pick, st.leader_epoch + 1, live_isr, self.epoch)
+            self.bounced.discard(tp)
         if st.leader in self.live:
             if set(live_isr) != set(st.isr) and st.leader in live_isr:
                 # A dead follower leaves the ISR (R9); the leader epoch is bumped.
@@ -159,11 +197,15 @@ class Controller:
         return out
 
     def _trace_decision(
-        self, now: int, tp: TP, old: PartitionState | None, new: PartitionState | None
+        self,
+        now: int,
+        tp: TP,
+        old: PartitionState | None,
+        new: PartitionState | None,
+        version: int,
     ) -> Effects:
         if new is None:
             return []
-        version = self.states[tp][1]
         coord = {
             "leader": new.leader,
             "leader_epoch": new.leader_epoch,
@@ -197,6 +239,8 @@ class Controller:
                 tp[0], tp[1], st.leader, st.leader_epoch, st.isr, version, self.assignments[tp]
             )
             for r in self.assignments[tp]:
+                if tp in self.bounced and r == st.leader:
+                    continue  # a bounced leader waits for its re-election
                 if r in brokers and r in self.live:
                     per.setdefault(r, []).append(lp)
         return [

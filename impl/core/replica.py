@@ -239,6 +239,8 @@ class Broker:
             p = self.partitions.get(tp)
             if p is None:
                 p = self.partitions[tp] = Partition(tp, PartitionLog())
+                # the log exists on disk from now on: a restart finds it (and traces it, R13)
+                out.append(m.Append(tp, 0, ()))
             if lp.leader_epoch < p.leader_epoch:
                 self._trace(
                     out,
@@ -272,10 +274,12 @@ class Broker:
             for r in p.replicas
             if r != self.id
         }
+        raised = self._raise_hw(p, now)  # R4/R11: part of becoming leader, traced with it
         self._trace(
             out, "BrokerBecomeLeader", {"replica": self.id, "epoch": lp.leader_epoch}, now, p
         )
-        self._maybe_increment_hw(out, p, now)
+        if raised:
+            self._complete_delayed(out, p, now)
 
     def _become_follower(
         self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int
@@ -511,7 +515,9 @@ class Broker:
                 )
                 continue
             if first:
-                self._update_follower(out, p, req.replica_id, fp.fetch_offset, now)
+                self._update_follower(
+                    out, p, req.replica_id, fp.fetch_offset, now, fp.current_leader_epoch
+                )
             entries = p.log.read(fp.fetch_offset, self.config.replica_fetch_max_records)
             has_data = has_data or bool(entries)
             datas.append(
@@ -540,7 +546,9 @@ class Broker:
         )
         return out
 
-    def _update_follower(self, out: Effects, p: Partition, r: int, offset: int, now: int) -> None:
+    def _update_follower(
+        self, out: Effects, p: Partition, r: int, offset: int, now: int, epoch: int = -1
+    ) -> None:
         """R2/R3/R7: a fetch at ``offset`` acknowledges everything below it; track catch-up time
         the way Kafka does, so a produce burst between two fetches does not make a follower lag."""
         rem = p.remote.setdefault(r, RemoteReplica())
@@ -557,7 +565,13 @@ class Broker:
             self._trace(
                 out,
                 "FollowerFetch",
-                {"follower": r, "leader": self.id, "phase": "serve", "offset": offset},
+                {
+                    "follower": r,
+                    "leader": self.id,
+                    "phase": "serve",
+                    "offset": offset,
+                    "epoch": epoch,
+                },
                 now,
                 p,
             )
@@ -573,14 +587,16 @@ class Broker:
         return changed
 
     def _raise_hw(self, p: Partition, now: int) -> bool:
-        """R4: HW = min LEO over the ISR and over followers caught up within the lag time whose
-        LEO already reached the HW; it never decreases."""
+        """R4: HW = min LEO over the ISR and over followers whose ISR expansion is in flight;
+        it never decreases."""
         if p.role != LEADER:
             return False
         leos = [p.log.leo]
-        lag = self.config.replica_lag_time_max_ms
+        # "About to re-enter the ISR" (R4) is a follower whose expansion write is in flight: the
+        # HW must not pass it before the compare-and-set lands (see traces/VALIDATION.md).
+        joining = p.pending_isr[1] if p.pending_isr and p.pending_isr[0] == "expand" else ()
         for r, rem in p.remote.items():
-            if r in p.isr or (now - rem.last_caught_up_ms <= lag and rem.leo >= p.log.hw):
+            if r in p.isr or r in joining:
                 leos.append(rem.leo)
         new_hw = min(leos)
         if new_hw <= p.log.hw:
@@ -642,6 +658,7 @@ class Broker:
                 continue
             old = p.isr
             p.isr, p.zk_version = new, res.version
+            self._raise_hw(p, now)  # R4: part of the ISR change, so traced with it
             if kind == "expand":
                 for r in sorted(new - old):
                     self.metrics["isr_expands"] += 1

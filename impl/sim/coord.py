@@ -30,14 +30,17 @@ class MemCoord:
         self.states[w.tp] = (w.state, cur[1] + 1)
         return CasResult(w.tp, True, w.state, cur[1] + 1)
 
-    def elect_controller(self) -> bool:
-        """If /controller is vacant, the lowest live broker takes it (epoch + 1). True if changed."""
+    def elect_controller(self, running: set[int] | None = None) -> bool:
+        """If /controller is vacant, the lowest live broker takes it (epoch + 1). True if changed.
+        Only a running process can create /controller: a crashed broker whose session has not
+        expired yet cannot win (``running``)."""
         if self.controller in self.sessions:
             return False
-        if not self.sessions:
+        cands = self.sessions if running is None else self.sessions & running
+        if not cands:
             self.controller = -1
             return False
-        self.controller = min(self.sessions)
+        self.controller = min(cands)
         self.controller_epoch += 1
         return True
 

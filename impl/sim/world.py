@@ -59,7 +59,11 @@ class World:
         session_timeout_ms: int = 600,
         topic: str = "t",
         full_log_in_trace: bool = True,
+        broker_cls: type[Broker] = Broker,
+        controller_cls: type[Controller] = Controller,
     ) -> None:
+        self.broker_cls = broker_cls  # a mutant (impl/mutants.py) may replace either class
+        self.controller_cls = controller_cls
         self.config = config or sim_config()
         self.rng = random.Random(seed)
         self.seed = seed
@@ -70,6 +74,7 @@ class World:
         self.session_timeout_ms = session_timeout_ms
         self.full_log = full_log_in_trace
         self.coord = MemCoord()
+        self._bounced: set[int] = set()  # restarted within their session, for the next controller
         self.trace: list[dict[str, Any]] = []
         self.ids = list(range(brokers))
         self.nodes: dict[int, Node] = {}
@@ -124,7 +129,7 @@ class World:
     def _boot(self, b: int) -> None:
         node = self.nodes[b]
         clock0 = node.broker.clock.value if node.broker else 0
-        node.broker = Broker(
+        node.broker = self.broker_cls(
             b,
             self.config,
             node.store.restored(),
@@ -133,11 +138,18 @@ class World:
         )
         node.alive, node.controller = True, None
         self._apply(b, node.broker.start(self.now))
-        self._register(b)
+        self._register(b, bounced=clock0 > 0)
 
-    def _register(self, b: int) -> None:
+    def _register(self, b: int, bounced: bool = False) -> None:
         node = self.nodes[b]
         node.session_expiry = -1
+        c = self.coord.controller
+        if bounced and b in self.coord.sessions:
+            ctl = self.nodes[c].controller if c >= 0 else None
+            if c != b and ctl is not None:
+                self._apply(c, ctl.on_broker_bounced(self.now, b))
+            else:
+                self._bounced.add(b)  # the next controller learns it on activation
         if b not in self.coord.sessions:
             self.coord.sessions.add(b)
             self._membership_changed()
@@ -145,6 +157,8 @@ class World:
             # The controller came back within its session: it resigns and /controller is
             # contested again (controller epoch + 1), as a new process would.
             self.coord.controller = -1
+            self._membership_changed()
+        elif self.coord.controller < 0:  # nobody running could take /controller until now
             self._membership_changed()
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
@@ -158,7 +172,7 @@ class World:
                 br.clock.tick(),
                 b,
                 "BrokerCrash",
-                {"replica": b},
+                {"replica": b, "lose_unflushed": True} if lose_unflushed else {"replica": b},
                 now_ms=self.now,
                 state={"alive": False},
             )
@@ -181,6 +195,17 @@ class World:
         if not node.alive or node.paused_until > self.now:
             return
         node.paused_until = self.now + duration_ms
+        br = node.broker
+        assert br is not None
+        self.trace.append(
+            event(
+                br.clock.tick(),
+                b,
+                "BrokerPause",
+                {"replica": b, "duration_ms": duration_ms},
+                now_ms=self.now,
+            )
+        )
         self._schedule_expiry(b)
         self.at(node.paused_until, self._resume, b)
 
@@ -207,18 +232,24 @@ class World:
     def _membership_changed(self) -> None:
         """Watches fire: controller election (R9), then the controller sees the live set."""
         live = set(self.coord.sessions)
-        if self.coord.elect_controller():
+        running = {b for b, n in self.nodes.items() if n.alive}
+        if self.coord.elect_controller(running):
             c = self.coord.controller
             for n in self.nodes.values():
                 n.controller = None
             node = self.nodes[c]
             assert node.broker is not None
-            node.controller = Controller(
+            node.controller = self.controller_cls(
                 c, self.config, self.coord.controller_epoch, node.broker.clock
             )
             effs = node.controller.activate(
-                self.now, live, dict(self.coord.assignments), dict(self.coord.states)
+                self.now,
+                live,
+                dict(self.coord.assignments),
+                dict(self.coord.states),
+                frozenset(self._bounced),
             )
+            self._bounced.clear()
             self._apply(c, effs)
         elif self.coord.controller >= 0:
             node = self.nodes[self.coord.controller]
@@ -246,6 +277,9 @@ class World:
                 self.trace.append(e.event)
             elif isinstance(e, m.CasWrite):
                 res = self.coord.cas(e)
+                ctl = self.nodes[src].controller if isinstance(src, int) else None
+                if res.ok and e.purpose != "isr" and ctl is not None:
+                    self._apply(src, ctl.on_write_committed(self.now, res))
                 gen = self.nodes[src].generation if isinstance(src, int) else 0
                 self._push(self.now + 1, "timer", src, ("cas", e.purpose, res), 0, gen)
             elif isinstance(src, int):

@@ -149,6 +149,9 @@ class DurableLog:
 
     def apply(self, eff: object) -> None:
         if isinstance(eff, m.Append):
+            if not eff.entries:  # the partition's log directory is created, nothing written
+                self._part(eff.tp)
+                return
             self._part(eff.tp).append(eff.base_offset, eff.entries)
         elif isinstance(eff, m.Truncate):
             self._part(eff.tp).truncate(eff.offset)

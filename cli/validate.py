@@ -1,0 +1,112 @@
+"""`isr validate TRACE...`: check recorded runs against the spec (traces/VALIDATION.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="check recorded traces against the spec (accepted, or rejected at the first "
+        "event no spec step explains)",
+        description="Each TRACE is one run: a file, or a directory whose *.ndjson files are the "
+        "per-process files of one run (merged by Lamport clock). Exit 0: every trace accepted; "
+        "1: a trace rejected; 2: bad input or a fault mode the spec cannot express; "
+        "3: incomplete (candidate-state limit).",
+    )
+    p.add_argument("traces", nargs="+", metavar="TRACE")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--engine", choices=["sequential", "spark"], default="sequential")
+    p.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    p.set_defaults(run=run)
+
+
+def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
+    out = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            files = sorted(path.glob("*.ndjson"))
+            if not files:
+                raise UsageError(f"{p}: directory holds no *.ndjson trace files")
+            out.append((p, files))
+        elif path.is_file():
+            out.append((p, [path]))
+        else:
+            raise UsageError(f"{p}: no such file or directory")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from traces.validate import validate_paths
+
+    runs = _runs(args.traces)
+    if args.engine == "spark":
+        from traces.spark_validate import validate_many
+
+        items = []
+        for name, files in runs:
+            if len(files) != 1:
+                raise UsageError(f"{name}: --engine spark takes single-file traces")
+            items.append((name, files[0].read_text(encoding="utf-8")))
+        verdicts, summary = validate_many(items, master=args.spark_master)
+    else:
+        verdicts = [validate_paths(files, name) for name, files in runs]
+        summary = None
+    if args.format == "json":
+        doc = {"traces": [v.to_json() for v in verdicts]}
+        if summary:
+            doc["summary"] = summary
+        json.dump(doc, sys.stdout, indent=2, default=list)
+        sys.stdout.write("\n")
+    else:
+        for v in verdicts:
+            print(render(v))
+        if summary:
+            print(
+                "spark: {traces} traces, {events} events in {seconds:.1f}s "
+                "({events_per_s:.0f} events/s): {verdicts}".format(**summary)
+            )
+    codes = {v.exit for v in verdicts}
+    for code in (BAD_INPUT, VIOLATION, INCOMPLETE):
+        if code in codes:
+            return code
+    return OK
+
+
+def render(v) -> str:
+    head = f"{v.name}: {v.verdict.upper()} ({v.events} events, {v.partitions} partition(s), {v.seconds:.2f}s)"
+    if v.verdict == "accepted":
+        return head
+    lines = [head, f"  {v.reason}"]
+    if v.index is not None:
+        lines.append(f"  at event #{v.index}: {json.dumps(v.event, separators=(',', ':'))[:400]}")
+    for m in v.mismatches:
+        lines.append(f"  - {m}")
+    for k, (st, en) in enumerate(zip(v.candidates, v.enabled, strict=False)):
+        lines.append(f"  candidate spec state {k + 1} of {len(v.candidates)}:")
+        for key in (
+            "coordination",
+            "alive",
+            "leader_view",
+            "epoch_view",
+            "isr_view",
+            "hw",
+            "hw_checkpoint",
+            "remote_leo",
+            "leader_and_isr_in_flight",
+        ):
+            lines.append(f"    {key}: {json.dumps(st[key], separators=(',', ':'))}")
+        lines.append(
+            "    log: "
+            + json.dumps({r: len(x) for r, x in st["log"].items()}, separators=(",", ":"))
+            + " (lengths)"
+        )
+        lines.append(f"    enabled there: {', '.join(en) if en else '(nothing)'}")
+    return "\n".join(lines)

@@ -1,0 +1,45 @@
+"""The conformance kit accepts the reference implementation and rejects every mutant."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from impl.mutants import MUTANTS
+from traces.conformance.runner import Adapter, InProcess, conform, run_scenario
+from traces.conformance.scenarios import spec_scenarios, spec_targets
+
+
+def test_spec_paths_cover_every_action() -> None:
+    from spec import Config, IsrSpec
+
+    names = set(IsrSpec(Config()).action_names)
+    assert names <= set(spec_targets())
+
+
+def test_reference_is_accepted() -> None:
+    rep = conform(InProcess(), random_examples=4, seed=1)
+    assert not rep.rejected, [(n, v.reason, v.mismatches) for n, _s, v in rep.rejected]
+    assert rep.counts().get("accepted", 0) >= len(rep.results) - 2
+    assert {"ProducerSend", "FollowerFetch", "ControllerElectLeader"} <= rep.actions
+    assert ("follower", "leader") in rep.transitions
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_mutant_is_rejected(mutant: str) -> None:
+    rep = conform(InProcess(mutant), random_examples=0, stop_at_first=True)
+    assert rep.rejected, f"{mutant} survived {len(rep.results)} scenarios"
+
+
+def test_adapter_process_and_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    """The reference adapter as a separate process, through the NDJSON protocol."""
+    ad = Adapter(f"{sys.executable} -m impl.adapter --mutant hw-before-isr")
+    try:
+        v = run_scenario(ad, spec_scenarios()["spec:BrokerBecomeFollower"], "x")
+    finally:
+        ad.close()
+    assert v.verdict == "rejected"
+    from cli.main import main
+
+    assert main(["conform", "--adapter", "/nonexistent/adapter"]) == 2

@@ -1,0 +1,195 @@
+"""How an implementation trace maps onto the spec's variables (see VALIDATION.md).
+
+* partitions: the spec models one partition; a trace is split per ``topic-partition`` and each
+  part is validated on its own (broker-wide events such as ``BrokerCrash`` go to every part);
+* replica ids: broker ``b`` is spec replica ``assignment.index(b)`` (R1 order, so the preferred
+  replica is spec replica 0, the spec's initial leader);
+* leader epochs: the implementation's first election is epoch 0, the spec's initial state is
+  already at epoch 1 with every replica having applied it: spec epoch = trace epoch + 1;
+* records: the spec numbers records 1, 2, ... in the order producers send them; the i-th record of
+  the partition's ``ProducerSend`` events is spec record i (a retried record id gets a new number,
+  so duplicates are told apart by offset, not by id);
+* the bounds (records, epochs, crashes) are derived from the trace itself, so any finite trace fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from spec import Config
+from spec.state import Replica
+
+Event = dict[str, Any]
+PartKey = str  # "topic-partition"
+
+
+class TraceInputError(ValueError):
+    """The trace is malformed (bad input, exit 2)."""
+
+
+class Unsupported(Exception):
+    """The trace uses a fault mode or feature the spec cannot express yet (exit 2)."""
+
+    def __init__(self, mode: str, index: int | None = None, detail: str = "") -> None:
+        super().__init__(mode)
+        self.mode = mode
+        self.index = index
+        self.detail = detail
+
+
+@dataclass
+class PartitionMap:
+    """Names of one partition's trace mapped onto the spec's."""
+
+    key: PartKey
+    brokers: list[int]  # spec replica i is broker brokers[i]
+    rid_of: list[str] = field(default_factory=lambda: [""])  # spec record number -> record id
+
+    def __post_init__(self) -> None:
+        self.index = {b: i for i, b in enumerate(self.brokers)}
+
+    def rep(self, broker: Any) -> int:
+        try:
+            return self.index[int(broker)]
+        except (KeyError, ValueError, TypeError):
+            raise TraceInputError(
+                f"{self.key}: broker {broker!r} holds no replica of this partition"
+            ) from None
+
+    def rep_or_none(self, broker: Any) -> int:
+        """-1 (no leader) stays -1."""
+        if broker is None or int(broker) < 0:
+            return -1
+        return self.rep(broker)
+
+    def mask(self, brokers: list[Any]) -> int:
+        m = 0
+        for b in brokers:
+            m |= 1 << self.rep(b)
+        return m
+
+    def broker(self, rep: int) -> int:
+        return self.brokers[rep] if rep >= 0 else -1
+
+
+def spec_epoch(trace_epoch: int) -> int:
+    return trace_epoch + 1 if trace_epoch >= 0 else 0
+
+
+def part_key(ev: Event) -> PartKey | None:
+    if "topic" not in ev:
+        return None
+    return f"{ev['topic']}-{ev['partition']}"
+
+
+def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config:
+    """The smallest spec bounds that fit the trace (records written, highest epoch, crashes)."""
+    records = 0
+    epoch = 1
+    crashes = 0
+    acks: set[str] = set()
+    for ev in events:
+        a = ev["action"]
+        args = ev.get("args", {})
+        if a == "ProducerSend":
+            records += len(args.get("records", []))
+            acks.add(str(args.get("acks", "all")))
+        elif a == "BrokerCrash":
+            crashes += 1
+        for k in ("epoch",):
+            if isinstance(args.get(k), int):
+                epoch = max(epoch, spec_epoch(args[k]))
+        st = ev.get("state") or {}
+        if isinstance(st.get("leader_epoch"), int):
+            epoch = max(epoch, spec_epoch(st["leader_epoch"]))
+        co = st.get("coord")
+        if isinstance(co, dict) and isinstance(co.get("leader_epoch"), int):
+            epoch = max(epoch, spec_epoch(co["leader_epoch"]))
+    spec_acks = {"0": "1", "1": "1", "all": "all", "-1": "all"}
+    mapped = {spec_acks.get(a, a) for a in acks}
+    if len(mapped) > 1:
+        raise Unsupported("mixed-acks", detail="one trace mixes acks=all with acks=0/1 producers")
+    ack = mapped.pop() if mapped else "all"
+    if ack not in ("all", "1"):
+        raise TraceInputError(f"unknown acks setting {ack!r}")
+    cfg = header.get("config") or {}
+    min_isr = int(cfg.get("min_insync_replicas", cfg.get("min_isr", 1)))
+    return Config(
+        replicas=n,
+        records=records,
+        epochs=epoch,
+        crashes=crashes,
+        acks=ack,
+        min_isr=max(1, min(min_isr, n)),
+        protocol=header["protocol"],
+    )
+
+
+# ---- observation: the acting replica's local state against a spec replica -------------------
+def observe_mismatch(
+    pm: PartitionMap, i: int, r: Replica, st: dict[str, Any], log_tail: list | None, leo_only: bool
+) -> str | None:
+    """Why the spec replica ``r`` (spec replica ``i``) is not what the event observed, or None.
+
+    ``log_tail``: the entries the event says were appended, checked at their offsets (earlier
+    offsets were checked by earlier events of the same replica: cost per event is proportional to
+    what changed, not to the log's length). ``leo_only`` skips the tail (impl-only events)."""
+    if "alive" in st and st["alive"] != r.alive:
+        return f"alive={st['alive']} but the spec has alive={r.alive}"
+    if not r.alive:
+        return None
+    if "leo" in st and st["leo"] != len(r.log):
+        return f"LEO={st['leo']} but the spec has LEO={len(r.log)}"
+    if "hw" in st and st["hw"] != r.hw:
+        return f"HW={st['hw']} but the spec has HW={r.hw}"
+    if "hw_checkpoint" in st and st["hw_checkpoint"] != r.hw_ckpt:
+        return f"HW checkpoint={st['hw_checkpoint']} but the spec has {r.hw_ckpt}"
+    if "leader_epoch" in st and spec_epoch(st["leader_epoch"]) != r.epoch:
+        return f"leader epoch={st['leader_epoch']} but the spec has {r.epoch - 1}"
+    if "leader" in st and r.epoch and pm.rep_or_none(st["leader"]) != r.leader:
+        return f"leader={st['leader']} but the spec has {pm.broker(r.leader)}"
+    if "role" in st:
+        role = "leader" if r.leader == i else ("follower" if r.leader >= 0 else "none")
+        if st["role"] != role and not (st["role"] == "none" and r.leader < 0):
+            return f"role={st['role']} but the spec has {role}"
+    if "isr" in st and r.leader == i and pm.mask(st["isr"]) != r.isr:
+        return f"ISR={st['isr']} but the spec has {[pm.broker(j) for j in _bits(r.isr)]}"
+    if "remote_leo" in st and r.leader == i:
+        for b, v in st["remote_leo"].items():
+            j = pm.rep(b)
+            if j != i and r.remote_leo[j] != v:
+                return f"remote LEO of {b}={v} but the spec has {r.remote_leo[j]}"
+    if not leo_only:
+        if "log" in st:
+            log = st["log"]
+            if len(log) != len(r.log):
+                return f"log length {len(log)} but the spec has {len(r.log)}"
+            bad = _entries_mismatch(pm, r, 0, log)
+            if bad:
+                return bad
+        elif log_tail:
+            start = len(r.log) - len(log_tail)
+            if start < 0:
+                return "appended more entries than the spec's log holds"
+            bad = _entries_mismatch(pm, r, start, log_tail)
+            if bad:
+                return bad
+    return None
+
+
+def _entries_mismatch(pm: PartitionMap, r: Replica, start: int, entries: list) -> str | None:
+    rid_of = pm.rid_of
+    log = r.log
+    for k, (rid, ep) in enumerate(entries):
+        num, sep = log[start + k]
+        if sep != spec_epoch(ep) or rid_of[num] != rid:
+            return (
+                f"offset {start + k} holds {rid}@epoch {ep} but the spec has "
+                f"{rid_of[num]}@epoch {sep - 1}"
+            )
+    return None
+
+
+def _bits(mask: int) -> list[int]:
+    return [j for j in range(mask.bit_length()) if mask >> j & 1]

@@ -1,0 +1,957 @@
+"""Trace validation: does the spec allow what an implementation recorded? (issue 6, VALIDATION.md)
+
+The validator keeps the set of spec states consistent with the trace so far (the *candidates*)
+and advances it event by event. For each event it runs only the spec action the event names (not
+the whole Next relation), keeps the successors whose arguments fit the event and whose acting
+replica equals what the event observed, and drops the rest. Variables the trace does not observe
+(requests in flight, other replicas' views) are whatever the spec's own nondeterminism makes them.
+When no candidate explains an event, the hidden steps the implementation does not log (a
+LeaderAndIsr lost in the network or dropped with its dead destination) are inserted, a bounded
+closure, and the event is tried again; if it still fails, the trace is rejected at that event with
+the candidate states and the actions enabled there.
+
+Cost per event is proportional to the candidate set (usually one state) and to what the event
+changed: histories the spec only keeps for its properties (acked, shown, refused) are moved out
+of the candidates, logs are checked by their deltas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spec import IsrSpec
+from spec.state import History, Replica, State
+
+from . import format as tformat
+from .mapping import (
+    Event,
+    PartitionMap,
+    TraceInputError,
+    Unsupported,
+    derive_config,
+    observe_mismatch,
+    part_key,
+    spec_epoch,
+)
+
+ACCEPTED, REJECTED, UNSUPPORTED, INCOMPLETE, BAD_INPUT = (
+    "accepted",
+    "rejected",
+    "unsupported",
+    "incomplete",
+    "bad-input",
+)
+EXIT = {ACCEPTED: 0, REJECTED: 1, UNSUPPORTED: 2, BAD_INPUT: 2, INCOMPLETE: 3}
+MAX_CANDIDATES = 4096
+HIDDEN = ("NetworkLoseLeaderAndIsr",)  # spec steps the implementation never logs
+IGNORED_IMPL = {"ControllerActivate", "IsrUpdateConflict", "StopReplica"}
+UNSUPPORTED_IMPL = {"BrokerPause": "pause"}
+
+# A candidate: (spec state, pending fetch responses per replica, acknowledgements not yet seen).
+Pending = tuple[Any, ...]
+Cand = tuple[State, Pending, frozenset]
+
+
+@dataclass
+class Verdict:
+    name: str
+    verdict: str
+    events: int = 0
+    partitions: int = 0
+    reason: str = ""
+    index: int | None = None  # position of the first unexplained event in the merged order
+    event: Event | None = None
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    enabled: list[list[str]] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+    max_candidates: int = 0
+    seconds: float = 0.0
+    fired: set[str] = field(default_factory=set)
+    transitions: set[tuple[str, str]] = field(default_factory=set)
+
+    @property
+    def exit(self) -> int:
+        return EXIT[self.verdict]
+
+    def to_json(self) -> dict[str, Any]:
+        d = {
+            "trace": self.name,
+            "verdict": self.verdict,
+            "events": self.events,
+            "partitions": self.partitions,
+            "max_candidates": self.max_candidates,
+            "seconds": round(self.seconds, 4),
+        }
+        if self.verdict != ACCEPTED:
+            d.update(
+                reason=self.reason,
+                index=self.index,
+                event=self.event,
+                candidates=self.candidates,
+                enabled=self.enabled,
+                mismatches=self.mismatches,
+            )
+        return d
+
+
+class Rejection(Exception):
+    def __init__(self, reason: str, mismatches: list[str], cands: list[Cand]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.mismatches = mismatches
+        self.cands = cands
+
+
+def _strip(t: State) -> tuple[State, frozenset]:
+    """Move the history variables out of the state; return what they gained in this step."""
+    h = t.history
+    if not (h.acked or h.acked1 or h.refused or h.shown):
+        return t, frozenset()
+    gained = frozenset(h.acked) | frozenset(h.acked1)
+    return (
+        State(t.replicas, t.coord, t.requests, History(h.next_record, (), (), (), (), h.crashes)),
+        gained,
+    )
+
+
+class PartitionValidator:
+    """Validates the events of one partition against one spec instance."""
+
+    def __init__(self, pm: PartitionMap, spec: IsrSpec) -> None:
+        self.pm = pm
+        self.spec = spec
+        self.ctx = spec.ctx
+        self.n = spec.ctx.n
+        self.kind = spec.kind_of
+        self.fn = {a.name: a.fn for a in spec.actions}
+        s0 = spec.init_states()[0]
+        self.cands: list[Cand] = [(s0, (None,) * self.n, frozenset())]
+        self.max_cands = 1
+        self.unsupported = ""
+        self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
+        self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
+
+    # ---- spec steps ------------------------------------------------------------------------
+    def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
+        """Successors of ``s`` by the spec action ``name`` (with exactly ``args`` if given)."""
+        kind = self.kind.get(name)
+        if kind is None:
+            return []
+        out: list = []
+        self.fn[name](self.ctx, s, kind, out)
+        return [(a, t) for (_k, a), t in out if args is None or a == args]
+
+    def hidden_closure(self, cands: list[Cand], actor: int = -1) -> list[Cand]:
+        """Every candidate with any subset of its in-flight LeaderAndIsr requests lost (and the
+        acting broker restarted if it holds nothing on disk)."""
+        seen = {c: None for c in cands}
+        frontier = list(cands)
+        while frontier:
+            nxt = []
+            for s, pend, ack in frontier:
+                for name in HIDDEN:
+                    for _a, t in self.steps(s, name):
+                        c = (t, pend, ack)
+                        if c not in seen:
+                            seen[c] = None
+                            nxt.append(c)
+                # a broker holding nothing of the partition on disk restarts without an event
+                for a, t in self.steps(s, "BrokerRestart", (actor,)):
+                    r = s.replicas[a[0]]
+                    if not r.log and not r.hw_ckpt:
+                        c = (t, pend, ack)
+                        if c not in seen:
+                            seen[c] = None
+                            nxt.append(c)
+            frontier = nxt
+            if len(seen) > MAX_CANDIDATES:
+                break
+        return list(seen)
+
+    # ---- one event ---------------------------------------------------------------------------
+    def advance(self, ev: Event) -> None:
+        handler = HANDLERS.get(ev["action"])
+        if handler is None:
+            if ev.get("impl"):
+                return
+            raise TraceInputError(f"unknown action {ev['action']!r}")
+        prep = PREPARE.get(ev["action"])
+        if prep is not None:
+            prep(self, ev)
+        mism: list[str] = []
+        self.unsupported = ""
+        nxt = self._try(handler, ev, self.cands, mism)
+        if not nxt:
+            node = ev.get("node")
+            actor = self.pm.index.get(node, -1) if isinstance(node, int) else -1
+            closed = self.hidden_closure(self.cands, actor)
+            if len(closed) > len(self.cands):
+                nxt = self._try(handler, ev, closed, mism)
+        if not nxt:
+            if self.unsupported:
+                raise Unsupported(
+                    self.unsupported,
+                    detail="the controller counted a crashed broker whose session had not "
+                    "expired as live; the spec's controller sees crashes at once",
+                )
+            raise Rejection(_reason(ev), mism, self.cands)
+        nxt = [_refresh_held(c) for c in nxt]
+        self.fired.add(ev["action"])
+        before, after = self.cands[0][0], nxt[0][0]
+        if before.replicas is not after.replicas:
+            for i in range(self.n):
+                a, b = _role(before, i), _role(after, i)
+                if a != b:
+                    self.transitions.add((a, b))
+        if len(nxt) > 1:
+            nxt = list(dict.fromkeys(nxt))
+            if len(nxt) > MAX_CANDIDATES:
+                raise OverflowError(len(nxt))
+            self.max_cands = max(self.max_cands, len(nxt))
+        self.cands = nxt
+
+    def _try(self, handler: Callable, ev: Event, cands: list[Cand], mism: list[str]) -> list[Cand]:
+        out: list[Cand] = []
+        for c in cands:
+            out.extend(handler(self, ev, c, mism))
+        return out
+
+    # ---- helpers for handlers ----------------------------------------------------------------
+    def fit(
+        self, ev: Event, i: int, t: State, gained: frozenset, mism: list[str]
+    ) -> tuple[State, frozenset] | None:
+        """``check``, plus R4's joining-follower rule: a leader's HW may be held below the
+        spec's min-over-ISR by a follower whose ISR expansion is in flight (its remote LEO is
+        the observed HW, it is not yet in the ISR). The candidate keeps the lower HW, and the
+        acknowledgements the spec made above it wait (VALIDATION.md, "HW held by a joining
+        follower")."""
+        if self.check(ev, i, t, mism):
+            return t, gained
+        st = ev.get("state") or {}
+        obs = st.get("hw")
+        r = t.replicas[i]
+        if not (isinstance(obs, int) and r.alive and r.leader == i and obs < r.hw):
+            return None
+        joining = [
+            j for j in range(self.n)
+            if j != i and not r.isr >> j & 1 and r.remote_leo[j] == obs
+        ]  # fmt: skip
+        if not joining:
+            return None
+        late = sorted(o for o, _n in gained if o >= obs)
+        nr = r._replace(hw=obs, pending=tuple(sorted(set(r.pending) | set(late))))
+        t2 = State(t.replicas[:i] + (nr,) + t.replicas[i + 1 :], t.coord, t.requests, t.history)
+        mism.pop()
+        if not self.check(ev, i, t2, mism):
+            return None
+        return t2, frozenset(x for x in gained if x[0] < obs)
+
+    def check(self, ev: Event, i: int, t: State, mism: list[str], leo_only: bool = False) -> bool:
+        st = ev.get("state")
+        if not st:
+            return True
+        tail = st.get("log_append")
+        if "log" in st and len(st["log"]) > 256:
+            st = {k: v for k, v in st.items() if k != "log"}
+            if tail is None:
+                tail = []
+        bad = observe_mismatch(self.pm, i, t.replicas[i], st, tail, leo_only)
+        if bad:
+            mism.append(f"{ev['action']}: {bad}")
+            return False
+        return True
+
+
+def _role(s: State, i: int) -> str:
+    r = s.replicas[i]
+    if not r.alive:
+        return "crashed"
+    if r.leader == i:
+        return "leader"
+    return "follower" if r.leader >= 0 else "none"
+
+
+def _refresh_held(c: Cand) -> Cand:
+    """A held fetch response is built when it is sent, which may be after the serve (a parked
+    fetch): its HW is any HW its leader had at that epoch since, so the largest is remembered."""
+    s, pend, ack = c
+    if not any(pend):
+        return c
+    reps = s.replicas
+    new = list(pend)
+    changed = False
+    for f, h in enumerate(pend):
+        if h is None:
+            continue
+        lr = reps[h[0]]
+        if lr.alive and lr.leader == h[0] and lr.epoch == h[1] and lr.hw > h[4]:
+            new[f] = (h[0], h[1], h[2], h[3], lr.hw)
+            changed = True
+    return (s, tuple(new), ack) if changed else c
+
+
+def _reason(ev: Event) -> str:
+    return f"no spec step explains {ev['action']}({_fmt_args(ev.get('args', {}))}) at node {ev['node']}"
+
+
+def _fmt_args(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in args.items())
+
+
+# ---- handlers: (validator, event, candidate, mismatches) -> next candidates ------------------
+def _generic(
+    name: str,
+    args_of: Callable[[PartitionValidator, Event], tuple],
+    actor: Callable[[PartitionValidator, Event], int],
+    stutter: Callable[[PartitionValidator, Event, State, int], bool] | None = None,
+) -> Callable:
+    def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+        s, pend, ack = c
+        args = args_of(v, ev)
+        i = actor(v, ev)
+        out: list[Cand] = []
+        for _a, t in v.steps(s, name, args):
+            t, gained = _strip(t)
+            got = (t, gained) if i < 0 else v.fit(ev, i, t, gained, mism)
+            if got is not None:
+                t, gained = got
+                out.append((t, pend, ack | gained if gained else ack))
+        if stutter is not None and stutter(v, ev, s, i) and (i < 0 or v.check(ev, i, s, mism)):
+            out.append(c)
+        if not out and not mism:
+            mism.append(f"{name}{args} is not enabled")
+        return out
+
+    return handler
+
+
+def _node(v: PartitionValidator, ev: Event) -> int:
+    return v.pm.rep(ev["node"])
+
+
+def _arg_rep(key: str) -> Callable[[PartitionValidator, Event], int]:
+    return lambda v, ev: v.pm.rep(ev["args"][key])
+
+
+def _view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
+    """Become* already applied (the implementation's first election is the spec's Init)."""
+    a = ev["args"]
+    r = s.replicas[i]
+    leader = v.pm.rep_or_none(a.get("leader", ev["node"]))
+    return r.alive and r.epoch == spec_epoch(a["epoch"]) and r.leader == leader
+
+
+def _coord_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
+    co = (ev.get("state") or {}).get("coord")
+    return co is not None and _coord_matches(v, co, s)
+
+
+def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:
+    c = s.coord
+    return (
+        v.pm.rep_or_none(co["leader"]) == c.leader
+        and spec_epoch(co["leader_epoch"]) == c.epoch
+        and v.pm.mask(co["isr"]) == c.isr
+    )
+
+
+def _controller(name: str, arg: str) -> Callable:
+    def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+        s, pend, ack = c
+        out: list[Cand] = []
+        co = (ev.get("state") or {}).get("coord")
+        args = (v.pm.rep(ev["args"][arg]),)
+        for _a, t in v.steps(s, name, args):
+            if co is None or _coord_matches(v, co, t):
+                out.append((t, pend, ack))
+            else:
+                mism.append(f"{name}: coordination {co} differs from the spec's {t.coord}")
+                extra = v.pm.mask(co["isr"]) & ~t.coord.isr
+                if extra and all(not t.replicas[j].alive for j in range(v.n) if extra >> j & 1):
+                    v.unsupported = "controller-session-lag"
+        if not out and co is not None:
+            # the controller treated a crashed broker (session not yet expired) as live
+            members = [v.pm.rep_or_none(co["leader"])] + [v.pm.rep(b) for b in co["isr"]]
+            if any(0 <= j < v.n and not s.replicas[j].alive for j in members):
+                v.unsupported = "controller-session-lag"
+        if co is not None and _coord_matches(v, co, s) and name == "ControllerElectLeader":
+            out.append(c)  # the first election: the spec's initial state
+        if not out and not mism:
+            mism.append(f"{name}{args} is not enabled (leader not lost, or epoch bound)")
+        return out
+
+    return handler
+
+
+def _stale_or_lost(name: str) -> Callable:
+    """Requests dropped: the spec step if the request is in flight, else nothing happens (the
+    implementation also drops duplicates and the controller's periodic re-sends)."""
+
+    def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+        s, pend, ack = c
+        a = ev["args"]
+        args = (v.pm.rep(a["replica"]), spec_epoch(a["epoch"]))
+        out = [(t, pend, ack) for _a, t in v.steps(s, name, args)]
+        out.append(c)
+        return out
+
+    return handler
+
+
+def _produce_prepare(v: PartitionValidator, ev: Event) -> None:
+    """Number the records in sending order (one number per send: retries get a new one)."""
+    nxt = {c[0].history.next_record for c in v.cands}
+    if len(nxt) != 1:  # every candidate has seen the same sends
+        raise TraceInputError("candidates disagree on records written")
+    base = nxt.pop()
+    recs = ev["args"].get("records", [])
+    ev["_nums"] = list(range(base + 1, base + 1 + len(recs)))
+    del v.pm.rid_of[base + 1 :]
+    v.pm.rid_of.extend(str(r) for r in recs)
+
+
+def _produce(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    i = _node(v, ev)
+    refused = "error" in ev["args"]
+    layer = [c]
+    for num in ev["_nums"]:
+        nl: list[Cand] = []
+        for s, pend, ack in layer:
+            for _a, t in v.steps(s, "ProducerSend", (i, num)):
+                appended = len(t.replicas[i].log) > len(s.replicas[i].log)
+                if appended == refused:
+                    mism.append(
+                        "ProducerSend: the spec "
+                        + ("appends" if appended else "refuses (NotEnoughReplicas)")
+                        + f" record {num}"
+                    )
+                    continue
+                t, gained = _strip(t)
+                nl.append((t, pend, ack | gained if gained else ack))
+        layer = nl
+    out = []
+    for t, pend, ack in layer:
+        got = v.fit(ev, i, t, ack - c[2], mism)
+        if got is not None:
+            out.append((got[0], pend, c[2] | got[1]))
+    if not out and not mism:
+        mism.append(f"ProducerSend({v.pm.broker(i)}) is not enabled (not a live presumed leader)")
+    return out
+
+
+def _fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    phase = ev["args"].get("phase")
+    if phase == "serve":
+        return _fetch_serve(v, ev, c, mism)
+    if phase == "apply":
+        return _fetch_apply(v, ev, c, mism)
+    raise TraceInputError("FollowerFetch without phase serve/apply")
+
+
+def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """The leader half of the spec's FollowerFetch: the spec step is taken with the follower's
+    half held back until the follower applies the response (VALIDATION.md, "split fetch")."""
+    s, pend, ack = c
+    a = ev["args"]
+    f, l, o = v.pm.rep(a["follower"]), v.pm.rep(a["leader"]), int(a["offset"])
+    rf = s.replicas[f]
+    out: list[Cand] = []
+    if len(rf.log) == o and ("epoch" not in a or spec_epoch(a["epoch"]) == rf.epoch):
+        # the follower is still where it sent the request from: the spec's own step
+        steps = v.steps(s, "FollowerFetch", (f, l))
+        if not steps:
+            mism.append(
+                f"FollowerFetch({a['follower']}, {a['leader']}) is not enabled"
+                " (leader not serving, fenced epoch or truncating follower)"
+            )
+    else:
+        # the follower moved on (new epoch, truncation, crash) after sending the request: only
+        # the leader half happens, on the follower's state at request time
+        steps = _stale_fetch(v, s, f, l, o, a, mism)
+    for _a, t in steps:
+        t, gained = _strip(t)
+        lr = t.replicas[l]
+        held = (l, lr.epoch, o, lr.hw, lr.hw)
+        t = State(t.replicas[:f] + (rf,) + t.replicas[f + 1 :], t.coord, t.requests, t.history)
+        got = v.fit(ev, l, t, gained, mism)
+        if got is not None:
+            t, gained = got
+            held = (l, t.replicas[l].epoch, o, t.replicas[l].hw, t.replicas[l].hw)
+            np = pend[:f] + (held,) + pend[f + 1 :]
+            out.append((t, np, ack | gained if gained else ack))
+    return out
+
+
+def _stale_fetch(
+    v: PartitionValidator, s: State, f: int, l: int, o: int, a: dict, mism: list[str]
+) -> list[tuple[tuple, State]]:
+    """The spec's FollowerFetch(f, l) evaluated on the follower as it was when it sent the
+    request (log cut or padded to the fetch offset, the request's epoch); only the leader's
+    side of the result is kept by the caller."""
+    lr = s.replicas[l]
+    if not (lr.alive and lr.leader == l) or o > len(lr.log):
+        mism.append("FollowerFetch serve: the leader does not serve (not leading, or offset > LEO)")
+        return []
+    epoch = spec_epoch(a["epoch"]) if "epoch" in a else lr.epoch
+    rf = s.replicas[f]
+    past = Replica(lr.log[:o], 0, 0, True, l, epoch, rf.isr, False, rf.remote_leo, False, ())
+    virt = State(s.replicas[:f] + (past,) + s.replicas[f + 1 :], s.coord, s.requests, s.history)
+    steps = v.steps(virt, "FollowerFetch", (f, l))
+    if not steps:
+        mism.append("FollowerFetch serve: the spec's fetch is not enabled for the request's epoch")
+    return steps
+
+
+def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    s, pend, ack = c
+    a = ev["args"]
+    f, l = v.pm.rep(a["follower"]), v.pm.rep(a["leader"])
+    held = pend[f]
+    r = s.replicas[f]
+    if held is None:
+        # The leader logs a serve only when it changed something: a fetch at the offset the
+        # leader already recorded is the spec's FollowerFetch with an unchanged leader half.
+        lr = s.replicas[l]
+        if lr.remote_leo[f] != len(r.log) or not v.steps(s, "FollowerFetch", (f, l)):
+            mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
+            return []
+        held = (l, lr.epoch, len(r.log), 0, lr.hw)
+    hl, hepoch, o, hw0, hw1 = held
+    if hl != l or r.leader != l or r.epoch != hepoch or len(r.log) != o or not r.alive:
+        mism.append(
+            f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
+            f"{hepoch - 1}, offset {o}) does not fit the follower (leader "
+            f"{v.pm.broker(r.leader)}, epoch {r.epoch - 1}, LEO {len(r.log)})"
+        )
+        return []
+    # The response was built between the serve and now (a parked fetch answers when data
+    # arrives): the spec's fetch at the same offset, on the leader as it was then. A leader
+    # never truncates while it leads, so its log now extends the one it sent from; its HW then
+    # lies between the HW at serve time and its HW now.
+    lr = s.replicas[l]
+    count = int(a.get("count", 0))
+    if len(lr.log) < o + count:
+        mism.append(
+            f"FollowerFetch apply: {count} records from offset {o}, the leader has {len(lr.log)}"
+        )
+        return []
+    log = r.log + lr.log[o : o + count] if count else r.log
+    lo = min(len(log), hw0)
+    hi = min(len(log), max(hw1, lr.hw if lr.alive and lr.leader == l and lr.epoch == hepoch else 0))
+    obs = (ev.get("state") or {}).get("hw")
+    hw = obs if isinstance(obs, int) and lo <= obs <= hi else hi
+    nr = r._replace(log=log, hw=hw)
+    t = State(s.replicas[:f] + (nr,) + s.replicas[f + 1 :], s.coord, s.requests, s.history)
+    if not v.check(ev, f, t, mism):
+        return []
+    return [(t, pend[:f] + (None,) + pend[f + 1 :], ack)]
+
+
+def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """FollowerTruncate: the spec's FollowerTruncate (KIP-101+), or the out-of-range branch of
+    the spec's FollowerFetch (R12), or nothing at all when the log is already there."""
+    s, pend, ack = c
+    a = ev["args"]
+    f, l = v.pm.rep(a["follower"]), v.pm.rep(a["leader"])
+    out: list[Cand] = []
+    for name in ("FollowerTruncate", "FollowerFetch"):
+        for _a, t in v.steps(s, name, (f, l)):
+            if name == "FollowerFetch" and len(t.replicas[f].log) >= len(s.replicas[f].log):
+                continue
+            t, _g = _strip(t)
+            if v.check(ev, f, t, mism):
+                np = pend[:f] + (None,) + pend[f + 1 :]
+                out.append((t, np, ack))
+    if not out and not s.replicas[f].truncating and v.check(ev, f, s, mism):
+        out.append(c)
+    return out
+
+
+def _shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """LeaderShrinkIsr. The implementation removes every laggard in one compare-and-set and
+    logs one event per removed follower, each with the state after the whole write: the spec
+    steps for the other removed followers are taken with the first, the later events stutter.
+    R7 shrinks a follower with no fetch reaching the LEO for the lag time, which includes a
+    caught-up follower that stopped fetching (dead, partitioned); the spec only shrinks followers
+    whose remote LEO is below the LEO. Such a shrink is taken as the spec's step on the leader's
+    view with that follower's LEO unknown (its last fetch is older than the lag time), and the
+    view restored after it (VALIDATION.md, "lag shrink")."""
+    s, pend, ack = c
+    l, f = v.pm.rep(ev["args"]["leader"]), v.pm.rep(ev["args"]["follower"])
+    lr = s.replicas[l]
+    obs = (ev.get("state") or {}).get("isr")
+    target = v.pm.mask(obs) if isinstance(obs, list) else lr.isr & ~(1 << f)
+    if not lr.isr >> f & 1:
+        return [c] if lr.isr == target and v.check(ev, l, s, mism) else []
+    layer = [(s, frozenset())]
+    for j in [f] + [j for j in range(v.n) if j != f and lr.isr >> j & 1 and not target >> j & 1]:
+        layer = [(t, g | g0) for s0, g0 in layer for t, g in _shrink_one(v, s0, l, j)]
+    out: list[Cand] = []
+    for t, gained in layer:
+        got = v.fit(ev, l, t, gained, mism)
+        if got is not None:
+            out.append((got[0], pend, ack | got[1] if got[1] else ack))
+    if not out and not mism:
+        mism.append(
+            f"LeaderShrinkIsr({ev['args']['leader']}, {ev['args']['follower']}) is not enabled"
+        )
+    return out
+
+
+def _shrink_one(v: PartitionValidator, s: State, l: int, f: int) -> list[tuple[State, frozenset]]:
+    out = [_strip(t) for _a, t in v.steps(s, "LeaderShrinkIsr", (l, f))]
+    if out:
+        return out
+    lr = s.replicas[l]
+    if lr.remote_leo[f] < len(lr.log):
+        return []
+    rl = lr.remote_leo
+    virt_r = lr._replace(remote_leo=rl[:f] + (-1,) + rl[f + 1 :])
+    virt = State(s.replicas[:l] + (virt_r,) + s.replicas[l + 1 :], s.coord, s.requests, s.history)
+    for _a, t in v.steps(virt, "LeaderShrinkIsr", (l, f)):
+        t, gained = _strip(t)
+        tr = t.replicas[l]
+        t = State(
+            t.replicas[:l] + (tr._replace(remote_leo=rl),) + t.replicas[l + 1 :],
+            t.coord,
+            t.requests,
+            t.history,
+        )
+        out.append((t, gained))
+    return out
+
+
+def _consume(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """ConsumerFetch changes only the spec's history (what consumers saw); its condition is
+    checked here directly: a live replica presuming to lead returns offsets below its HW (R5)."""
+    s = c[0]
+    i = _node(v, ev)
+    r = s.replicas[i]
+    a = ev["args"]
+    o = int(a.get("offset", 0))
+    recs = a.get("records", [])
+    if not (r.alive and r.leader == i):
+        mism.append("ConsumerFetch: the replica does not presume to lead")
+        return []
+    if o + len(recs) > r.hw:
+        mism.append(f"ConsumerFetch: offsets {o}..{o + len(recs) - 1} are not below the HW {r.hw}")
+        return []
+    for k, rid in enumerate(recs):
+        if v.pm.rid_of[r.log[o + k][0]] != rid:
+            mism.append(f"ConsumerFetch: offset {o + k} is not {rid} in the spec")
+            return []
+    return [c] if v.check(ev, i, s, mism) else []
+
+
+def _acked(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """ProduceAcked (implementation history): each acknowledged (offset, record) must be one the
+    spec acknowledged (acks=all: committed, R6)."""
+    s, pend, ack = c
+    a = ev["args"]
+    base = int(a.get("base_offset", 0))
+    rid_of = v.pm.rid_of
+    left = set(ack)
+    for k, rid in enumerate(a.get("records", [])):
+        hit = next((x for x in left if x[0] == base + k and rid_of[x[1]] == rid), None)
+        if hit is None:
+            mism.append(
+                f"ProduceAcked: {rid} at offset {base + k} acknowledged, but the spec has not "
+                "acknowledged it (not committed)"
+            )
+            return []
+        left.discard(hit)
+    return [(s, pend, frozenset(left))]
+
+
+def _crash_prepare(v: PartitionValidator, ev: Event) -> None:
+    if ev["args"].get("lose_unflushed"):
+        raise Unsupported("unflushed-tail-loss")
+
+
+HANDLERS: dict[str, Callable] = {
+    "ControllerElectLeader": _controller("ControllerElectLeader", "leader"),
+    "ControllerShrinkIsr": _controller("ControllerShrinkIsr", "replica"),
+    "BrokerBecomeLeader": _generic(
+        "BrokerBecomeLeader",
+        lambda v, ev: (v.pm.rep(ev["args"]["replica"]), spec_epoch(ev["args"]["epoch"])),
+        _arg_rep("replica"),
+        _view_is,
+    ),
+    "BrokerBecomeFollower": _generic(
+        "BrokerBecomeFollower",
+        lambda v, ev: (
+            v.pm.rep(ev["args"]["replica"]),
+            v.pm.rep_or_none(ev["args"]["leader"]),
+            spec_epoch(ev["args"]["epoch"]),
+        ),
+        _arg_rep("replica"),
+        _view_is,
+    ),
+    "BrokerIgnoreStaleRequest": _stale_or_lost("BrokerIgnoreStaleRequest"),
+    "NetworkLoseLeaderAndIsr": _stale_or_lost("NetworkLoseLeaderAndIsr"),
+    "ProducerSend": _produce,
+    "FollowerFetch": _fetch,
+    "FollowerTruncate": _truncate,
+    "LeaderShrinkIsr": lambda v, ev, c, mism: _shrink(v, ev, c, mism),
+    "LeaderExpandIsr": _generic(
+        "LeaderExpandIsr",
+        lambda v, ev: (v.pm.rep(ev["args"]["leader"]), v.pm.rep(ev["args"]["follower"])),
+        _arg_rep("leader"),
+    ),
+    "ConsumerFetch": _consume,
+    "BrokerCheckpointHw": _generic(
+        "BrokerCheckpointHw",
+        lambda v, ev: (v.pm.rep(ev["args"]["replica"]),),
+        _arg_rep("replica"),
+        lambda v, ev, s, i: True,
+    ),
+    "BrokerCrash": _generic(
+        "BrokerCrash", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), _arg_rep("replica")
+    ),
+    "BrokerRestart": _generic(
+        "BrokerRestart", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), _arg_rep("replica")
+    ),
+    "ProduceAcked": _acked,
+}
+PREPARE: dict[str, Callable] = {"ProducerSend": _produce_prepare, "BrokerCrash": _crash_prepare}
+
+
+# ---- whole traces -------------------------------------------------------------------------
+def derive_assignments(events: list[Event]) -> dict[str, list[int]]:
+    """Per-broker cluster files carry no assignment: rebuild it by R1 placement (replica j of
+    partition i on broker (i + j) mod n over the sorted brokers), the replication factor being
+    the largest ISR recorded for the partition (every replica starts in the ISR)."""
+    brokers = sorted({int(e["node"]) for e in events if isinstance(e.get("node"), int)})
+    width: dict[str, int] = {}
+    for e in events:
+        k = part_key(e)
+        if k is None:
+            continue
+        st = e.get("state") or {}
+        isr = (st.get("coord") or {}).get("isr", st.get("isr", []))
+        width[k] = max(width.get(k, 0), len(isr))
+    out = {}
+    for k, rf in width.items():
+        i = int(k.rsplit("-", 1)[1])
+        out[k] = [brokers[(i + j) % len(brokers)] for j in range(rf)]
+    return out
+
+
+def split_partitions(header: dict[str, Any], events: list[Event]) -> dict[str, list[Event]]:
+    assignments = (header.get("cluster") or {}).get("assignments") or {}
+    parts: dict[str, list[Event]] = {k: [] for k in assignments}
+    for ev in events:
+        k = part_key(ev)
+        if k is None:
+            for lst in parts.values():
+                lst.append(ev)
+        else:
+            if k not in parts:
+                raise TraceInputError(f"event for partition {k} not in the header's assignments")
+            parts[k].append(ev)
+    return parts
+
+
+def validate_events(
+    header: dict[str, Any],
+    events: list[Event],
+    name: str = "trace",
+    on_step: Callable | None = None,
+) -> Verdict:
+    """Validate one merged trace (header + events in merge order)."""
+    import time
+
+    t0 = time.perf_counter()
+    v = Verdict(name, ACCEPTED, events=len(events))
+    try:
+        if not (header.get("cluster") or {}).get("assignments"):
+            header = {**header, "cluster": {"assignments": derive_assignments(events)}}
+        _check_header(header)
+        for idx, ev in enumerate(events):
+            mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
+            if mode:
+                raise Unsupported(mode, idx)
+        parts = split_partitions(header, events)
+        v.partitions = len(parts)
+        assignments = header["cluster"]["assignments"]
+        index_of = {id(ev): k for k, ev in enumerate(events)}
+        for key, evs in sorted(parts.items()):
+            pm = PartitionMap(key, [int(b) for b in assignments[key]])
+            cfg = derive_config(header, evs, len(pm.brokers))
+            pv = PartitionValidator(pm, IsrSpec(cfg))
+            for ev in evs:
+                if ev.get("impl") and ev["action"] in IGNORED_IMPL:
+                    continue
+                try:
+                    pv.advance(ev)
+                except Rejection as rj:
+                    v.verdict = REJECTED
+                    v.reason = f"{key}: {rj.reason}"
+                    v.index = index_of[id(ev)]
+                    v.event = {k: x for k, x in ev.items() if not k.startswith("_")}
+                    v.mismatches = list(dict.fromkeys(rj.mismatches))[:8]
+                    v.candidates, v.enabled = _describe(pv, rj.cands)
+                    v.max_candidates = max(v.max_candidates, pv.max_cands)
+                    return v
+                except (Unsupported, TraceInputError) as e:
+                    if isinstance(e, Unsupported) and e.index is None:
+                        e.index = index_of[id(ev)]
+                    raise
+                except OverflowError as e:
+                    v.verdict = INCOMPLETE
+                    v.reason = f"{key}: candidate set exceeded {MAX_CANDIDATES} ({e})"
+                    v.index = index_of[id(ev)]
+                    return v
+                except (KeyError, TypeError, ValueError, IndexError) as e:
+                    raise TraceInputError(
+                        f"event {index_of[id(ev)]} ({ev.get('action')}): malformed: {e!r}"
+                    ) from None
+                if on_step is not None:
+                    on_step(key, ev, pv)
+            v.max_candidates = max(v.max_candidates, pv.max_cands)
+            v.fired |= pv.fired
+            v.transitions |= pv.transitions
+    except Unsupported as e:
+        v.verdict = UNSUPPORTED
+        v.reason = f"unsupported: {e.mode}" + (f" ({e.detail})" if e.detail else "")
+        v.index = e.index
+        if e.index is not None:
+            v.event = events[e.index]
+    except TraceInputError as e:
+        v.verdict = BAD_INPUT
+        v.reason = str(e)
+    finally:
+        v.seconds = time.perf_counter() - t0
+    return v
+
+
+def _check_header(header: dict[str, Any]) -> None:
+    from spec.config import PROTOCOL_NAMES
+
+    if header.get("protocol") not in PROTOCOL_NAMES:
+        raise TraceInputError(f"unknown protocol {header.get('protocol')!r} in the header")
+    cl = header.get("cluster") or {}
+    if not cl.get("assignments"):
+        raise TraceInputError("the header has no cluster.assignments")
+    for k, reps in cl["assignments"].items():
+        if not 2 <= len(reps) <= 5:
+            raise Unsupported(
+                "replication-factor", detail=f"{k} has {len(reps)} replicas; the spec models 2..5"
+            )
+    cfg = header.get("config") or {}
+    if cfg.get("unclean_leader_election"):
+        raise Unsupported("unclean-election")
+
+
+def _describe(pv: PartitionValidator, cands: list[Cand]) -> tuple[list, list]:
+    spec = pv.spec
+    states, enabled = [], []
+    for s, _p, _a in cands[:3]:
+        states.append(spec.state_to_json(s))
+        names = []
+        for (kind, args), _t in spec.successors(s):
+            d = spec.describe_action((kind, args))
+            names.append(f"{d['action']}({_fmt_args(d['args'])})")
+        enabled.append(names)
+    return states, enabled
+
+
+def read_trace_texts(paths: Iterable[str | Path]) -> tuple[dict[str, Any], list[Event]]:
+    """Read one or more files of one run and merge them by Lamport clock (FORMAT.md)."""
+    heads, events = tformat.merge_files(paths)
+    head = next((h for h in heads if h.get("cluster")), heads[0])
+    protos = {h.get("protocol") for h in heads}
+    if len(protos) > 1:
+        raise TraceInputError(f"files of one run disagree on the protocol: {sorted(protos)}")
+    return head, events
+
+
+def parse_text(text: str, name: str = "trace") -> tuple[dict[str, Any], list[Event]]:
+    import json
+
+    head = None
+    events: list[Event] = []
+    for ln, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TraceInputError(f"{name}:{ln}: not JSON: {e.msg}") from None
+        if head is None:
+            if obj.get("format") != tformat.FORMAT:
+                raise TraceInputError(f"{name}: not an {tformat.FORMAT} file (no header line)")
+            head = obj
+        elif obj.get("format") == tformat.FORMAT:
+            continue
+        else:
+            events.append(obj)
+    if head is None:
+        raise TraceInputError(f"{name}: empty trace")
+    return head, tformat.merge([events])
+
+
+def validate_text(text: str, name: str = "trace") -> Verdict:
+    try:
+        head, events = parse_text(text, name)
+    except TraceInputError as e:
+        return Verdict(name, BAD_INPUT, reason=str(e))
+    return validate_events(head, events, name)
+
+
+def validate_paths(paths: list[str | Path], name: str | None = None) -> Verdict:
+    nm = name or ",".join(str(p) for p in paths)
+    try:
+        head, events = read_trace_texts(paths)
+    except (OSError, ValueError) as e:
+        return Verdict(nm, BAD_INPUT, reason=str(e).splitlines()[0])
+    return validate_events(head, events, nm)
+
+
+def replica_of(pv: PartitionValidator, broker: int) -> Replica:
+    return pv.cands[0][0].replicas[pv.pm.rep(broker)]
+
+
+class OnlineValidator:
+    """Checks events as they happen (issue 6, item 5): the bounds cannot come from a trace that
+    is not written yet, so they are generous (they only cap what the spec may do)."""
+
+    def __init__(self, header: dict[str, Any], records: int = 10_000, epochs: int = 1_000):
+        from spec import Config
+
+        _check_header(header)
+        self.parts: dict[str, PartitionValidator] = {}
+        cfg = header.get("config") or {}
+        for key, reps in header["cluster"]["assignments"].items():
+            pm = PartitionMap(key, [int(b) for b in reps])
+            n = len(pm.brokers)
+            spec = IsrSpec(
+                Config(
+                    replicas=n,
+                    records=records,
+                    epochs=epochs,
+                    crashes=10_000,
+                    acks="all",
+                    min_isr=max(1, min(int(cfg.get("min_insync_replicas", 1)), n)),
+                    protocol=header["protocol"],
+                )
+            )
+            self.parts[key] = PartitionValidator(pm, spec)
+        self.seen = 0
+
+    def feed(self, events: list[Event]) -> None:
+        """Advance by ``events``; raises Rejection or Unsupported at the first bad one."""
+        for ev in events:
+            self.seen += 1
+            mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
+            if mode:
+                raise Unsupported(mode, self.seen - 1)
+            if ev.get("impl") and ev["action"] in IGNORED_IMPL:
+                continue
+            k = part_key(ev)
+            targets = list(self.parts.values()) if k is None else [self.parts[k]]
+            for pv in targets:
+                pv.advance(ev)
