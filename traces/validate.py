@@ -112,7 +112,7 @@ def _strip(t: State) -> tuple[State, frozenset]:
         return t, frozenset()
     gained = frozenset(h.acked) | frozenset(h.acked1)
     return (
-        State(t.replicas, t.coord, t.requests, History(h.next_record, (), (), (), (), h.crashes)),
+        t._replace(history=History(h.next_record, (), (), (), (), h.crashes)),
         gained,
     )
 
@@ -243,7 +243,9 @@ class PartitionValidator:
             return None
         late = sorted(o for o, _n in gained if o >= obs)
         nr = r._replace(hw=obs, pending=tuple(sorted(set(r.pending) | set(late))))
-        t2 = State(t.replicas[:i] + (nr,) + t.replicas[i + 1 :], t.coord, t.requests, t.history)
+        t2 = State(
+            t.replicas[:i] + (nr,) + t.replicas[i + 1 :], t.coord, t.requests, t.history, t.faults
+        )
         mism.pop()
         if not self.check(ev, i, t2, mism):
             return None
@@ -475,7 +477,9 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         t, gained = _strip(t)
         lr = t.replicas[l]
         held = (l, lr.epoch, o, lr.hw, lr.hw)
-        t = State(t.replicas[:f] + (rf,) + t.replicas[f + 1 :], t.coord, t.requests, t.history)
+        t = State(
+            t.replicas[:f] + (rf,) + t.replicas[f + 1 :], t.coord, t.requests, t.history, t.faults
+        )
         got = v.fit(ev, l, t, gained, mism)
         if got is not None:
             t, gained = got
@@ -498,7 +502,9 @@ def _stale_fetch(
     epoch = spec_epoch(a["epoch"]) if "epoch" in a else lr.epoch
     rf = s.replicas[f]
     past = Replica(lr.log[:o], 0, 0, True, l, epoch, rf.isr, False, rf.remote_leo, False, ())
-    virt = State(s.replicas[:f] + (past,) + s.replicas[f + 1 :], s.coord, s.requests, s.history)
+    virt = State(
+        s.replicas[:f] + (past,) + s.replicas[f + 1 :], s.coord, s.requests, s.history, s.faults
+    )
     steps = v.steps(virt, "FollowerFetch", (f, l))
     if not steps:
         mism.append("FollowerFetch serve: the spec's fetch is not enabled for the request's epoch")
@@ -544,7 +550,9 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     obs = (ev.get("state") or {}).get("hw")
     hw = obs if isinstance(obs, int) and lo <= obs <= hi else hi
     nr = r._replace(log=log, hw=hw)
-    t = State(s.replicas[:f] + (nr,) + s.replicas[f + 1 :], s.coord, s.requests, s.history)
+    t = State(
+        s.replicas[:f] + (nr,) + s.replicas[f + 1 :], s.coord, s.requests, s.history, s.faults
+    )
     if not v.check(ev, f, t, mism):
         return []
     return [(t, pend[:f] + (None,) + pend[f + 1 :], ack)]
@@ -610,7 +618,9 @@ def _shrink_one(v: PartitionValidator, s: State, l: int, f: int) -> list[tuple[S
         return []
     rl = lr.remote_leo
     virt_r = lr._replace(remote_leo=rl[:f] + (-1,) + rl[f + 1 :])
-    virt = State(s.replicas[:l] + (virt_r,) + s.replicas[l + 1 :], s.coord, s.requests, s.history)
+    virt = State(
+        s.replicas[:l] + (virt_r,) + s.replicas[l + 1 :], s.coord, s.requests, s.history, s.faults
+    )
     for _a, t in v.steps(virt, "LeaderShrinkIsr", (l, f)):
         t, gained = _strip(t)
         tr = t.replicas[l]
@@ -619,6 +629,7 @@ def _shrink_one(v: PartitionValidator, s: State, l: int, f: int) -> list[tuple[S
             t.coord,
             t.requests,
             t.history,
+            t.faults,
         )
         out.append((t, gained))
     return out
