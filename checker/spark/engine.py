@@ -1,0 +1,329 @@
+"""Level-synchronous BFS on Spark: ``check_spark``, the driver loop.
+
+Per level: executors expand their partition of the frontier (transition properties checked
+there), candidates are shuffled to the partition of their fingerprint, and each partition is
+deduplicated against the visited set of the same partition (zipped, no shuffle; invariants checked
+on new states). The driver receives one small summary per partition. Level-synchronous, so the
+first violation of each property is found at the same (shortest) depth as the sequential engine,
+with the same canonicalisation and fingerprints, hence the same distinct-state counts.
+
+Only fingerprints, parent fingerprints and action indices are kept (one links RDD per level); a
+counterexample is rebuilt on the driver by walking parent links back one level at a time (a
+lookup in one partition per step) and replaying with :mod:`checker.paths`.
+Lineage is cut (``localCheckpoint``) every ``cut_every`` levels, and the links of every level,
+so a long run does not slow down level after level.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from ..bfs import Limits
+from ..fingerprint import collision_probability, fingerprint
+from ..model import Model, State
+from ..paths import extend_with_transition, replay_chain
+from ..progress import ProgressReporter
+from ..result import CheckResult
+from ..verdicts import property_results
+from . import checkpoint as ckpt
+from . import summary as S
+from .partition import fingerprints, partition_of, route, zip_partitions
+from .progress import level_info
+from .session import spark_context
+from .tally import Tally
+from .tasks import LevelJob, dedup, expand, find_parent, links_and_summary, summary_of, visited_of
+
+DEFAULT_CUT_EVERY = 8
+
+
+def _identity(state: State) -> State:
+    return state
+
+
+def check_spark(
+    model: Model,
+    *,
+    symmetry: bool = True,
+    limits: Limits = Limits(),
+    properties: list[str] | None = None,
+    progress: ProgressReporter | None = None,
+    config: dict | None = None,
+    master: str | None = None,
+    partitions: int | None = None,
+    checkpoint: str | None = None,
+    resume: str | None = None,
+    cut_every: int = DEFAULT_CUT_EVERY,
+) -> CheckResult:
+    """Explore every reachable state of ``model`` on Spark; same answers as ``check_bfs``.
+
+    ``master``: Spark master URL (default: the running SparkContext, else ``local[*]``).
+    ``partitions``: fingerprint partitions (default twice the default parallelism).
+    ``checkpoint``: write the frontier and visited set there after each level.
+    ``resume``: continue the run checkpointed there (and keep checkpointing there).
+    """
+    with spark_context(master, f"isr check {model.name}", model) as sc:
+        run = _Run(sc, model, symmetry, limits, properties, progress, config, partitions)
+        return run.execute(checkpoint or resume, resume is not None, cut_every)
+
+
+class _Run:
+    def __init__(self, sc, model, symmetry, limits, properties, progress, config, partitions):
+        self.sc = sc
+        self.model = model
+        self.symmetry = symmetry
+        self.limits = limits
+        self.canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
+        self.props = [p for p in model.properties if properties is None or p.name in properties]
+        self.property_filter = None if properties is None else sorted(properties)
+        self.progress = progress
+        self.config = dict(config or {})
+        self.parts = partitions or max(2, 2 * sc.defaultParallelism)
+        self.tally = Tally()
+        self.links: dict[int, Any] = {}  # level -> links RDD (one blob per partition)
+        self.init_fps: set[int] = set()
+        self.cached: list[Any] = []
+
+    # --- identity of a run, for checkpoints -------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        return {
+            "model": self.model.name,
+            "config": self.config,
+            "symmetry": self.symmetry,
+            "properties": self.property_filter,
+            "action_names": list(self.model.action_names),
+            "partitions": self.parts,
+        }
+
+    # --- what is still undecided ------------------------------------------------------------
+    def job(self) -> LevelJob:
+        t = self.tally
+
+        def open_(kind: str, done: dict, on_transitions: bool | None = None) -> tuple[str, ...]:
+            return tuple(
+                p.name
+                for p in self.props
+                if p.kind == kind
+                and p.name not in done
+                and (on_transitions is None or p.on_transitions == on_transitions)
+            )
+
+        return LevelJob(
+            model=self.model,
+            symmetry=self.symmetry,
+            parts=self.parts,
+            invariants=open_("always", t.inv),
+            actions=open_("action", t.act),
+            some_states=open_("sometimes", t.wit, False),
+            some_trans=open_("sometimes", t.wit, True),
+        )
+
+    def all_decided(self) -> bool:
+        j = self.job()
+        return not (j.invariants or j.actions or j.some_states or j.some_trans)
+
+    # --- level 0 on the driver ----------------------------------------------------------------
+    def initial(self) -> Any:
+        t = self.tally
+        job = self.job()
+        by_name = {p.name: p for p in self.props}
+        buckets: list[list[tuple[int, State]]] = [[] for _ in range(self.parts)]
+        for s in self.model.init_states():
+            c = self.canon(s)
+            fp = fingerprint(c)
+            t.generated += 1
+            if fp in self.init_fps:
+                continue
+            self.init_fps.add(fp)
+            buckets[partition_of(fp, self.parts)].append((fp, c))
+            for name in job.invariants:
+                if name not in t.inv and not by_name[name].check(c):
+                    t.inv[name] = [0, fp]
+            for name in job.some_states:
+                if name not in t.wit and by_name[name].check(c):
+                    t.wit[name] = fp
+        t.distinct = t.frontier = len(self.init_fps)
+        t.depth = 0 if self.init_fps else -1
+        blobs = [(fingerprints(fp for fp, _ in b), b, None, None) for b in buckets]
+        return self.sc.parallelize(blobs, self.parts)
+
+    def _persist(self, rdd: Any) -> Any:
+        from pyspark import StorageLevel
+
+        rdd.persist(StorageLevel.MEMORY_AND_DISK)
+        self.cached.append(rdd)
+        return rdd
+
+    # --- the level loop -----------------------------------------------------------------------
+    def execute(self, directory: str | None, resuming: bool, cut_every: int) -> CheckResult:
+        t0 = time.perf_counter()
+        identity = self.identity()
+        resumed_from = None
+        if resuming:
+            assert directory is not None
+            manifest = ckpt.read_manifest(directory, identity)
+            self.parts = manifest["identity"]["partitions"]
+            identity = self.identity()
+            self.tally = Tally.from_json(manifest["tally"])
+            for s in self.model.init_states():
+                self.init_fps.add(fingerprint(self.canon(s)))
+            out, self.links = ckpt.load(self.sc, directory, manifest)
+            resumed_from = manifest["level"]
+            out = self._persist(out)
+        else:
+            out = self._persist(self.initial())
+            if directory is not None:
+                ckpt.save_level(directory, 0, out, None, identity, self.tally)
+        t = self.tally
+        earlier = t.seconds
+        deadline = None if self.limits.max_seconds is None else t0 + self.limits.max_seconds
+        stop = "exhausted"
+        try:
+            while t.frontier > 0:
+                if self.props and self.all_decided():
+                    stop = "all-properties-decided"
+                    break
+                if self.limits.max_states is not None and t.distinct >= self.limits.max_states:
+                    stop = "max-states"
+                    break
+                if deadline is not None and time.perf_counter() >= deadline:
+                    stop = "max-seconds"
+                    break
+                out = self.level(out, cut_every, directory, identity, t0, earlier)
+        finally:
+            for rdd in self.cached:
+                rdd.unpersist()
+        seconds = earlier + time.perf_counter() - t0
+        return self.result(stop, seconds, resumed_from)
+
+    def level(self, out, cut_every, directory, identity, t0, earlier) -> Any:
+        t = self.tally
+        start = time.perf_counter()
+        source_depth = t.depth
+        job = self.job()
+        cands = out.mapPartitionsWithIndex(partial(expand, job)).partitionBy(self.parts, route)
+        new_out = zip_partitions(cands, out.map(visited_of)).map(partial(dedup, job))
+        new_out = self._persist(new_out)
+        links = self._persist(new_out.map(links_and_summary))
+        links.localCheckpoint()
+        if (source_depth + 1) % cut_every == 0:
+            new_out.localCheckpoint()
+        summ = S.merge_all(links.map(summary_of).collect())
+        out.unpersist()
+        self.cached.remove(out)
+        t.absorb(summ, source_depth)
+        if summ["new"]:
+            self.links[source_depth + 1] = links
+        if directory is not None:
+            t.seconds = earlier + time.perf_counter() - t0
+            level = t.depth
+            ckpt.save_level(
+                directory, level, new_out, links if summ["new"] else None, identity, t
+            )
+        now = time.perf_counter()
+        info = level_info(
+            level=source_depth + 1,
+            seconds=earlier + now - t0,
+            level_seconds=now - start,
+            generated=t.generated,
+            level_generated=summ["generated"],
+            new=summ["new"],
+            distinct=t.distinct,
+        )
+        t.levels.append(
+            {k: info[k] for k in ("level", "new", "level_generated", "level_seconds", "distinct")}
+        )
+        if self.progress is not None:
+            self.progress(info)
+        return new_out
+
+    # --- counterexamples ----------------------------------------------------------------------
+    def parent(self, level: int, fp: int) -> int:
+        rdd = self.links[level]
+        found = self.sc.runJob(rdd, partial(find_parent, fp), [partition_of(fp, self.parts)])
+        if not found:
+            raise RuntimeError(f"no parent link for fingerprint {fp} at level {level}")
+        return found[0][0]
+
+    def chain(self, level: int, fp: int) -> list[int]:
+        chain = [fp]
+        for lv in range(level, 0, -1):
+            fp = self.parent(lv, fp)
+            chain.append(fp)
+        if fp not in self.init_fps:
+            raise RuntimeError("parent links do not lead back to an initial state")
+        chain.reverse()
+        return chain
+
+    def path_to(self, level: int, fp: int):
+        return replay_chain(self.model, self.canon, self.chain(level, fp))
+
+    def result(self, stop: str, seconds: float, resumed_from: int | None) -> CheckResult:
+        t = self.tally
+        complete = stop == "exhausted"
+        checks = {p.name: p.check for p in self.props}
+        violations: dict[str, Callable[[], Any]] = {}
+        for name, (lv, fp) in t.inv.items():
+            violations[name] = partial(self.path_to, lv, fp)
+        for name, (lv, fp) in t.act.items():
+
+            def path(lv=lv, fp=fp, check=checks[name]):
+                return extend_with_transition(self.model, self.path_to(lv, fp), check)
+
+            violations[name] = path
+        results = property_results(
+            self.model, self.props, complete=complete, violations=violations, witnessed=t.wit
+        )
+        deadlock_example = None
+        if t.deadlock is not None:
+            from ..paths import to_counterexample
+
+            deadlock_example = to_counterexample(self.model, self.path_to(*t.deadlock))
+        if self.progress is not None and t.levels:
+            self.progress(
+                level_info(
+                    level=max(t.depth, 0),
+                    seconds=seconds,
+                    level_seconds=0.0,
+                    generated=t.generated,
+                    level_generated=0,
+                    new=0,
+                    distinct=t.distinct,
+                    final=True,
+                )
+            )
+        names = self.model.action_names
+        extra: dict[str, Any] = {
+            "spark": {
+                "master": self.sc.master,
+                "partitions": self.parts,
+                "default_parallelism": self.sc.defaultParallelism,
+                "resumed_from_level": resumed_from,
+                "levels": t.levels,
+            }
+        }
+        return CheckResult(
+            model=self.model.name,
+            engine="spark",
+            config=self.config,
+            complete=complete,
+            stop_reason=stop,
+            distinct_states=t.distinct,
+            states_generated=t.generated,
+            depth=max(t.depth, 0),
+            seconds=seconds,
+            properties=results,
+            actions_never_fired=[n for k, n in enumerate(names) if not t.fired >> k & 1]
+            if complete
+            else [],
+            deadlocks=t.deadlocks,
+            deadlock_example=deadlock_example,
+            collision_probability=collision_probability(t.distinct),
+            symmetry=self.symmetry,
+            extra=extra,
+        )
+
+
+__all__ = ["check_spark"]
