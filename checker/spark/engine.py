@@ -30,11 +30,12 @@ from ..result import CheckResult
 from ..verdicts import property_results
 from . import checkpoint as ckpt
 from . import summary as S
-from .partition import fingerprints, partition_of, route, zip_partitions
+from .accumulate import summary_accumulator, take_level
+from .partition import partition_of, route, zip_partitions
 from .progress import level_info
 from .session import spark_context
 from .tally import Tally
-from .tasks import LevelJob, dedup, expand, find_parent, links_and_summary, summary_of, visited_of
+from .tasks import LevelJob, dedup, expand, find_parents, new_visited
 
 DEFAULT_CUT_EVERY = 8
 
@@ -47,7 +48,7 @@ def check_spark(
     model: Model,
     *,
     symmetry: bool = True,
-    limits: Limits = Limits(),
+    limits: Limits | None = None,
     properties: list[str] | None = None,
     progress: ProgressReporter | None = None,
     config: dict | None = None,
@@ -60,12 +61,14 @@ def check_spark(
     """Explore every reachable state of ``model`` on Spark; same answers as ``check_bfs``.
 
     ``master``: Spark master URL (default: the running SparkContext, else ``local[*]``).
-    ``partitions``: fingerprint partitions (default twice the default parallelism).
+    ``partitions``: fingerprint partitions (default: the default parallelism, at least 2).
     ``checkpoint``: write the frontier and visited set there after each level.
     ``resume``: continue the run checkpointed there (and keep checkpointing there).
     """
     with spark_context(master, f"isr check {model.name}", model) as sc:
-        run = _Run(sc, model, symmetry, limits, properties, progress, config, partitions)
+        run = _Run(
+            sc, model, symmetry, limits or Limits(), properties, progress, config, partitions
+        )
         return run.execute(checkpoint or resume, resume is not None, cut_every)
 
 
@@ -80,9 +83,9 @@ class _Run:
         self.property_filter = None if properties is None else sorted(properties)
         self.progress = progress
         self.config = dict(config or {})
-        self.parts = partitions or max(2, 2 * sc.defaultParallelism)
+        self.parts = partitions or max(2, sc.defaultParallelism)
         self.tally = Tally()
-        self.links: dict[int, Any] = {}  # level -> links RDD (one blob per partition)
+        self.acc = summary_accumulator(sc)
         self.init_fps: set[int] = set()
         self.cached: list[Any] = []
 
@@ -146,7 +149,7 @@ class _Run:
                     t.wit[name] = fp
         t.distinct = t.frontier = len(self.init_fps)
         t.depth = 0 if self.init_fps else -1
-        blobs = [(fingerprints(fp for fp, _ in b), b, None, None) for b in buckets]
+        blobs = [(new_visited(b), b) for b in buckets]
         return self.sc.parallelize(blobs, self.parts)
 
     def _persist(self, rdd: Any) -> Any:
@@ -169,13 +172,13 @@ class _Run:
             self.tally = Tally.from_json(manifest["tally"])
             for s in self.model.init_states():
                 self.init_fps.add(fingerprint(self.canon(s)))
-            out, self.links = ckpt.load(self.sc, directory, manifest)
+            out = ckpt.load(self.sc, directory, manifest)
             resumed_from = manifest["level"]
             out = self._persist(out)
         else:
             out = self._persist(self.initial())
             if directory is not None:
-                ckpt.save_level(directory, 0, out, None, identity, self.tally)
+                ckpt.save_level(directory, 0, out, identity, self.tally)
         t = self.tally
         earlier = t.seconds
         deadline = None if self.limits.max_seconds is None else t0 + self.limits.max_seconds
@@ -192,11 +195,11 @@ class _Run:
                     stop = "max-seconds"
                     break
                 out = self.level(out, cut_every, directory, identity, t0, earlier)
+            seconds = earlier + time.perf_counter() - t0
+            return self.result(out, stop, seconds, resumed_from)
         finally:
             for rdd in self.cached:
                 rdd.unpersist()
-        seconds = earlier + time.perf_counter() - t0
-        return self.result(stop, seconds, resumed_from)
 
     def level(self, out, cut_every, directory, identity, t0, earlier) -> Any:
         t = self.tally
@@ -204,24 +207,21 @@ class _Run:
         source_depth = t.depth
         job = self.job()
         cands = out.mapPartitionsWithIndex(partial(expand, job)).partitionBy(self.parts, route)
-        new_out = zip_partitions(cands, out.map(visited_of)).map(partial(dedup, job))
+        new_out = zip_partitions(cands, out).mapPartitionsWithIndex(
+            partial(dedup, job, self.acc, source_depth + 1)
+        )
         new_out = self._persist(new_out)
-        links = self._persist(new_out.map(links_and_summary))
-        links.localCheckpoint()
         if (source_depth + 1) % cut_every == 0:
             new_out.localCheckpoint()
-        summ = S.merge_all(links.map(summary_of).collect())
+        # A JVM-side action: materialises (and caches) the level without another Python pass.
+        new_out._jrdd.count()
+        summ = S.merge_all(take_level(self.acc, source_depth + 1))
         out.unpersist()
         self.cached.remove(out)
         t.absorb(summ, source_depth)
-        if summ["new"]:
-            self.links[source_depth + 1] = links
         if directory is not None:
             t.seconds = earlier + time.perf_counter() - t0
-            level = t.depth
-            ckpt.save_level(
-                directory, level, new_out, links if summ["new"] else None, identity, t
-            )
+            ckpt.save_level(directory, source_depth + 1, new_out, identity, t)
         now = time.perf_counter()
         info = level_info(
             level=source_depth + 1,
@@ -240,37 +240,54 @@ class _Run:
         return new_out
 
     # --- counterexamples ----------------------------------------------------------------------
-    def parent(self, level: int, fp: int) -> int:
-        rdd = self.links[level]
-        found = self.sc.runJob(rdd, partial(find_parent, fp), [partition_of(fp, self.parts)])
-        if not found:
-            raise RuntimeError(f"no parent link for fingerprint {fp} at level {level}")
-        return found[0][0]
+    def chains(self, out: Any, targets: list[int]) -> dict[int, list[int]]:
+        """Fingerprint chains from an initial state to each target: parent links are looked up
+        in the partitioned visited set, one step back for all targets at once (one small job
+        per step, touching only the partitions that own the fingerprints sought)."""
+        parent: dict[int, int] = {}
+        wanted = set(targets)
+        while wanted:
+            owners = sorted({partition_of(fp, self.parts) for fp in wanted})
+            found = self.sc.runJob(out, partial(find_parents, frozenset(wanted)), owners)
+            if len(found) != len(wanted):
+                raise RuntimeError("a fingerprint on a counterexample path has no parent link")
+            wanted = set()
+            for fp, par, _index in found:
+                parent[fp] = par
+                if par not in parent:
+                    wanted.add(par)
+        chains: dict[int, list[int]] = {}
+        for fp in targets:
+            chain = [fp]
+            while parent[chain[-1]] != chain[-1]:
+                chain.append(parent[chain[-1]])
+                if len(chain) > len(parent) + 1:
+                    raise RuntimeError("parent links form a cycle")
+            if chain[-1] not in self.init_fps:
+                raise RuntimeError("parent links do not lead back to an initial state")
+            chain.reverse()
+            chains[fp] = chain
+        return chains
 
-    def chain(self, level: int, fp: int) -> list[int]:
-        chain = [fp]
-        for lv in range(level, 0, -1):
-            fp = self.parent(lv, fp)
-            chain.append(fp)
-        if fp not in self.init_fps:
-            raise RuntimeError("parent links do not lead back to an initial state")
-        chain.reverse()
-        return chain
-
-    def path_to(self, level: int, fp: int):
-        return replay_chain(self.model, self.canon, self.chain(level, fp))
-
-    def result(self, stop: str, seconds: float, resumed_from: int | None) -> CheckResult:
+    def result(self, out: Any, stop: str, seconds: float, resumed_from: int | None) -> CheckResult:
         t = self.tally
         complete = stop == "exhausted"
         checks = {p.name: p.check for p in self.props}
+        targets = [fp for _, fp in (*t.inv.values(), *t.act.values())]
+        if t.deadlock is not None:
+            targets.append(t.deadlock[1])
+        chains = self.chains(out, targets) if targets else {}
+
+        def path_to(lv: int, fp: int):
+            return replay_chain(self.model, self.canon, chains[fp])
+
         violations: dict[str, Callable[[], Any]] = {}
         for name, (lv, fp) in t.inv.items():
-            violations[name] = partial(self.path_to, lv, fp)
+            violations[name] = partial(path_to, lv, fp)
         for name, (lv, fp) in t.act.items():
 
             def path(lv=lv, fp=fp, check=checks[name]):
-                return extend_with_transition(self.model, self.path_to(lv, fp), check)
+                return extend_with_transition(self.model, path_to(lv, fp), check)
 
             violations[name] = path
         results = property_results(
@@ -280,7 +297,7 @@ class _Run:
         if t.deadlock is not None:
             from ..paths import to_counterexample
 
-            deadlock_example = to_counterexample(self.model, self.path_to(*t.deadlock))
+            deadlock_example = to_counterexample(self.model, path_to(*t.deadlock))
         if self.progress is not None and t.levels:
             self.progress(
                 level_info(

@@ -1,10 +1,11 @@
 """What runs on the executors: expand a frontier partition, deduplicate a partition.
 
 Per-level RDDs hold one blob per partition (see :mod:`.partition`):
-``LevelBlob = (visited, frontier, links, summary)`` where ``visited`` is an ``array('q')`` of
-the partition's fingerprints, ``frontier`` a list of ``(fp, canonical state)``, ``links`` a
-triple of arrays ``(fps, parent fps, action indices)`` for the states new at this level (the
-only data kept for counterexamples) and ``summary`` the level's :mod:`.summary`.
+``LevelBlob = (visited, frontier)``. ``visited`` is three parallel arrays ``(fps, parent fps,
+action indices)`` of every state the partition owns — the only data kept for counterexamples —
+and ``frontier`` a list of ``(fp, canonical state)`` for the states new at this level.
+Dedup reports its summary through an accumulator keyed by (level, partition): re-running a task
+overwrites its entry instead of counting twice.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from ..model import Model, State
 from . import summary as S
 from .partition import fingerprints, one_blob, partition_of
 
-LevelBlob = tuple[array, list[tuple[int, State]], Any, Any]
-Links = tuple[array, array, array]
+Visited = tuple[array, array, array]
+LevelBlob = tuple[Visited, list[tuple[int, State]]]
 
 
 @dataclass(frozen=True)
@@ -87,17 +88,17 @@ def expand(job: LevelJob, pid: int, it: Iterator[LevelBlob]) -> Iterator[tuple[i
         yield partition_of(fp, parts), (fp, parent, index, c)
 
 
-def dedup(job: LevelJob, pair: tuple[list[tuple[int, Any]], array]) -> LevelBlob:
-    """Partition ``p``'s candidates against partition ``p``'s visited set: keep the new states,
-    check invariants and `sometimes` on them, and merge the summaries."""
-    records, visited = pair
-    seen = set(visited)
+def dedup(
+    job: LevelJob, acc: Any, level: int, pid: int, it: Iterator[tuple[list[Any], LevelBlob]]
+) -> Iterator[LevelBlob]:
+    """Partition ``pid``'s candidates against partition ``pid``'s visited set: keep the new
+    states, check invariants and `sometimes` on them; the merged summary goes to ``acc``."""
+    records, old = one_blob(it)
+    fps, parents, indices = old[0]
+    seen = set(fps)
     inv_checks = job.checks(job.invariants)
     some_checks = job.checks(job.some_states)
     summ = S.empty()
-    new_fps = fingerprints()
-    parents = fingerprints()
-    indices = array("l")
     frontier: list[tuple[int, State]] = []
     for _, cand in records:
         if len(cand) == 2:
@@ -107,7 +108,7 @@ def dedup(job: LevelJob, pair: tuple[list[tuple[int, Any]], array]) -> LevelBlob
         if fp in seen:
             continue
         seen.add(fp)
-        new_fps.append(fp)
+        fps.append(fp)
         parents.append(parent)
         indices.append(index)
         frontier.append((fp, c))
@@ -117,33 +118,27 @@ def dedup(job: LevelJob, pair: tuple[list[tuple[int, Any]], array]) -> LevelBlob
         for name, check in some_checks:
             if check(c):
                 S.note(summ["wit"], name, fp)
-    summ["new"] = len(new_fps)
-    visited.extend(new_fps)
-    return visited, frontier, (new_fps, parents, indices), summ
+    summ["new"] = len(frontier)
+    acc.add({(level, pid): summ})
+    yield (fps, parents, indices), frontier
 
 
-def visited_of(blob: LevelBlob) -> array:
-    return blob[0]
+def new_visited(frontier: list[tuple[int, State]]) -> Visited:
+    """The visited arrays of initial states (each its own parent)."""
+    fps = fingerprints(fp for fp, _ in frontier)
+    return fps, fingerprints(fps), array("l", [-1] * len(fps))
 
 
-def links_and_summary(blob: LevelBlob) -> tuple[Links, Any]:
-    return blob[2], blob[3]
-
-
-def summary_of(pair: tuple[Links, Any]) -> Any:
-    return pair[1]
-
-
-def find_parent(fp: int, it: Iterable[Any]) -> list[tuple[int, int]]:
-    """In a partition of a links RDD (blob ``(links, summary)`` or ``links``): the parent link
-    of ``fp`` as ``[(parent fp, action index)]``, or ``[]``."""
-    out: list[tuple[int, int]] = []
+def find_parents(wanted: frozenset[int], it: Iterable[LevelBlob]) -> list[tuple[int, int, int]]:
+    """The parent links of the fingerprints in ``wanted`` that this partition owns, as
+    ``(fp, parent fp, action index)``; an initial state is its own parent."""
+    out: list[tuple[int, int, int]] = []
     for blob in it:
-        links = blob[0] if len(blob) == 2 else blob
-        fps, parents, indices = links
-        try:
-            i = fps.index(fp)
-        except ValueError:
-            continue
-        out.append((parents[i], indices[i]))
+        fps, parents, indices = blob[0]
+        for fp in wanted:
+            try:
+                i = fps.index(fp)
+            except ValueError:
+                continue
+            out.append((fp, parents[i], indices[i]))
     return out
