@@ -14,6 +14,7 @@ COMMANDS = [
     "cli.check",
     "cli.protocols",
     "cli.replay",
+    "cli.simulate",
 ]
 
 
