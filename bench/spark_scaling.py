@@ -131,7 +131,7 @@ def main() -> int:
     p.add_argument("--crashes", type=int, default=2)
     p.add_argument("--mode", choices=["local", "cluster"], default="local")
     p.add_argument("--master", default=None, help="spark:// URL for --mode cluster")
-    p.add_argument("--partitions", type=int, default=4, help="fingerprint partitions (both runs)")
+    p.add_argument("--partitions", type=int, default=2, help="fingerprint partitions (both runs)")
     p.add_argument("--executor-memory", default="1g")
     p.add_argument("--driver-memory", default="2g")
     p.add_argument("--skip-seq", action="store_true", help="reuse the sequential numbers given")
