@@ -35,7 +35,7 @@ from .partition import partition_of, route, zip_partitions
 from .progress import level_info
 from .session import spark_context
 from .tally import Tally
-from .tasks import LevelJob, dedup, expand, find_parents, new_visited
+from .tasks import LevelJob, dedup, expand, find_parents, new_visited, pack
 
 DEFAULT_CUT_EVERY = 8
 
@@ -149,7 +149,7 @@ class _Run:
                     t.wit[name] = fp
         t.distinct = t.frontier = len(self.init_fps)
         t.depth = 0 if self.init_fps else -1
-        blobs = [(new_visited(b), b) for b in buckets]
+        blobs = [(new_visited(b), pack(b)) for b in buckets]
         return self.sc.parallelize(blobs, self.parts)
 
     def _persist(self, rdd: Any) -> Any:
