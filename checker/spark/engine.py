@@ -64,7 +64,12 @@ def check_spark(
     ``partitions``: fingerprint partitions (default: the default parallelism, at least 2).
     ``checkpoint``: write the frontier and visited set there after each level.
     ``resume``: continue the run checkpointed there (and keep checkpointing there).
+    Limits are checked between levels (a level is never cut in half).
     """
+    if checkpoint and resume and checkpoint != resume:
+        raise ckpt.CheckpointError(
+            "a resumed run keeps checkpointing in its own directory: give --resume DIR alone"
+        )
     with spark_context(master, f"isr check {model.name}", model) as sc:
         run = _Run(
             sc, model, symmetry, limits or Limits(), properties, progress, config, partitions
