@@ -154,7 +154,7 @@ class _Run:
                     t.wit[name] = fp
         t.distinct = t.frontier = len(self.init_fps)
         t.depth = 0 if self.init_fps else -1
-        blobs = [(new_visited(b), pack(b)) for b in buckets]
+        blobs = [(new_visited(b), pack([(fp, pack(c)) for fp, c in b])) for b in buckets]
         return self.sc.parallelize(blobs, self.parts)
 
     def _persist(self, rdd: Any) -> Any:

@@ -3,9 +3,11 @@
 Per-level RDDs hold one blob per partition (see :mod:`.partition`):
 ``LevelBlob = (visited, frontier)``. ``visited`` is three parallel arrays ``(fps, parent fps,
 action indices)`` of every state the partition owns — the only data kept for counterexamples —
-and ``frontier`` the packed (pickled) list of ``(fp, canonical state)`` new at this level.
-States cross process boundaries only packed by these tasks, which run without the cyclic
-garbage collector (see :func:`no_cyclic_gc`): Spark itself then moves opaque bytes.
+and ``frontier`` the packed list of ``(fp, packed canonical state)`` new at this level.
+Each state is pickled once, where it is generated, and travels as bytes from then on (the
+shuffle, the frontier, the cache): Spark moves opaque bytes, and dedup unpickles only the new
+states, to check invariants. The tasks run without the cyclic garbage collector (see
+:func:`no_cyclic_gc`).
 Dedup reports its summary through an accumulator keyed by (level, partition): re-running a task
 overwrites its entry instead of counting twice.
 """
@@ -87,8 +89,13 @@ def expand(job: LevelJob, pid: int, it: Iterator[LevelBlob]) -> Iterator[tuple[i
         deadlocks = 0
         deadlock: int | None = None
         local: dict[int, tuple[int, int, State]] = {}
-        frontier = unpack(one_blob(it)[1])
-        for sfp, s in frontier:
+        blob = one_blob(it)
+        own = set(blob[0][0])  # this partition's visited set: filter our own candidates early
+        parts = job.parts
+        frontier = unpack(blob[1])
+        del blob
+        for sfp, packed in frontier:
+            s = unpack(packed)
             if not within(s):
                 continue
             n = 0
@@ -102,7 +109,7 @@ def expand(job: LevelJob, pid: int, it: Iterator[LevelBlob]) -> Iterator[tuple[i
                         S.note(wit, name, sfp)
                 c = canon(t) if canon is not None else t
                 fp = fingerprint(c)
-                if fp not in local:
+                if fp not in local and not (fp % parts == pid and fp in own):
                     local[fp] = (sfp, n, c)
                 n += 1
             generated += n
@@ -112,11 +119,10 @@ def expand(job: LevelJob, pid: int, it: Iterator[LevelBlob]) -> Iterator[tuple[i
                     deadlock = sfp
         summ.update(generated=generated, deadlocks=deadlocks, deadlock=deadlock, fired=fired)
         yield pid, ("S", summ)
-        parts = job.parts
-        buckets: list[list[tuple[int, int, int, State]]] = [[] for _ in range(parts)]
+        buckets: list[list[tuple[int, int, int, bytes]]] = [[] for _ in range(parts)]
         for fp, (parent, index, c) in local.items():
-            buckets[partition_of(fp, parts)].append((fp, parent, index, c))
-        del local, frontier
+            buckets[partition_of(fp, parts)].append((fp, parent, index, pack(c)))
+        del local, frontier, own
         for q, bucket in enumerate(buckets):
             if bucket:
                 yield q, pack(bucket)
@@ -135,19 +141,22 @@ def dedup(
         inv_checks = job.checks(job.invariants)
         some_checks = job.checks(job.some_states)
         summ = S.empty()
-        frontier: list[tuple[int, State]] = []
+        frontier: list[tuple[int, bytes]] = []
         for _, payload in records:
             if not isinstance(payload, bytes):
                 summ = S.merge(summ, payload[1])
                 continue
-            for fp, parent, index, c in unpack(payload):
+            for fp, parent, index, packed in unpack(payload):
                 if fp in seen:
                     continue
                 seen.add(fp)
                 fps.append(fp)
                 parents.append(parent)
                 indices.append(index)
-                frontier.append((fp, c))
+                frontier.append((fp, packed))
+                if not (inv_checks or some_checks):
+                    continue
+                c = unpack(packed)
                 for name, check in inv_checks:
                     if not check(c):
                         S.note(summ["inv"], name, fp)
