@@ -49,6 +49,18 @@ def register(sub) -> None:
         "--master", default=None, help="Spark master URL for --engine spark (default local[*])"
     )
     p.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        default=None,
+        help="--engine spark: write the frontier and visited set to DIR after each level",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="DIR",
+        default=None,
+        help="--engine spark: continue the run checkpointed in DIR (and keep checkpointing there)",
+    )
+    p.add_argument(
         "--no-symmetry",
         dest="symmetry",
         action="store_false",
@@ -112,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--max-seconds must be positive")
     if args.master and args.engine != "spark":
         raise UsageError("--master goes with --engine spark")
+    for flag, value in (("--checkpoint", args.checkpoint), ("--resume", args.resume)):
+        if value and args.engine != "spark":
+            raise UsageError(f"{flag} goes with --engine spark")
     engine = resolve_engine(args.engine)
     kwargs = dict(
         symmetry=args.symmetry,
@@ -121,8 +136,18 @@ def run(args: argparse.Namespace) -> int:
         config=model.config.to_json(),
     )
     if args.engine == "spark":
-        kwargs["master"] = args.master
-    res = engine(model, **kwargs)
+        from checker.spark.checkpoint import CheckpointError
+        from checker.spark.progress import level_reporter
+
+        kwargs.update(master=args.master, checkpoint=args.checkpoint, resume=args.resume)
+        if not args.quiet:
+            kwargs["progress"] = level_reporter()
+        try:
+            res = engine(model, **kwargs)
+        except CheckpointError as e:
+            raise UsageError(str(e)) from None
+    else:
+        res = engine(model, **kwargs)
     res.config = model.config.to_json()
     if args.trace_out:
         write_trace(args.trace_out, model, res)

@@ -12,6 +12,7 @@ from .errors import BAD_INPUT, UsageError
 # Subcommand modules, in the order `isr --help` lists them.
 COMMANDS = [
     "cli.check",
+    "cli.simulate",
     "cli.protocols",
     "cli.matrix",
     "cli.replay",

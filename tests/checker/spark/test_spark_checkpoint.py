@@ -1,0 +1,61 @@
+"""--checkpoint writes each level; --resume continues an interrupted run to the same counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from spark_helpers import assert_same_as_bfs
+
+from checker.bfs import Limits
+from checker.spark.checkpoint import CheckpointError
+from checker.spark.engine import check_spark
+from cli.main import main
+from spec import Config, IsrSpec
+
+pytestmark = pytest.mark.spark
+
+
+def model(protocol="hw-truncation"):
+    return IsrSpec(Config(replicas=2, records=0, epochs=2, crashes=1, protocol=protocol))
+
+
+def test_resume_reaches_the_same_final_counts(spark, tmp_path):
+    m = model()
+    cfg = m.config.to_json()
+    first = check_spark(m, checkpoint=str(tmp_path), limits=Limits(max_states=30), config=cfg)
+    assert not first.complete and first.exit_code() == 3 and first.distinct_states < 96
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["tally"]["distinct"] == first.distinct_states
+    assert len(list(tmp_path.glob("state-*"))) == 1
+    done = check_spark(m, resume=str(tmp_path), config=cfg)
+    assert done.extra["spark"]["resumed_from_level"] == manifest["level"]
+    assert_same_as_bfs(m, done)
+    assert done.distinct_states == 96 and done.complete
+
+
+def test_resume_refuses_another_model(spark, tmp_path):
+    m = model()
+    check_spark(
+        m, checkpoint=str(tmp_path), limits=Limits(max_states=20), config=m.config.to_json()
+    )
+    other = model("kip-320")
+    with pytest.raises(CheckpointError, match="another check"):
+        check_spark(other, resume=str(tmp_path), config=other.config.to_json())
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        check_spark(m, resume=str(tmp_path / "missing"))
+
+
+def test_cli_checkpoint_options(spark, tmp_path, capsys):
+    args = ["check", "--protocol", "kip-320", "--replicas", "2", "--records", "0"]
+    args += ["--epochs", "2", "--crashes", "1", "--quiet", "--format", "json"]
+    assert main([*args, "--checkpoint", str(tmp_path)]) == 2  # needs --engine spark
+    assert main([*args, "--engine", "spark", "--resume", str(tmp_path)]) == 2  # nothing there
+    capsys.readouterr()
+    # records 0: nothing can be committed, so SometimesCommitted fails (exit 1), as in bfs
+    assert main([*args, "--engine", "spark", "--checkpoint", str(tmp_path)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    never = [p["name"] for p in out["properties"] if p["holds"] is False]
+    assert never == ["SometimesCommitted"]
+    assert out["engine"] == "spark" and out["distinct_states"] == 89 and out["complete"]
+    assert (tmp_path / "manifest.json").exists()
