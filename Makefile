@@ -31,6 +31,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/checker_throughput.py
+	$(PY) bench/spark_scaling.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
