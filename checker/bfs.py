@@ -18,7 +18,8 @@ from .fpset import FingerprintTable, ParentMap
 from .model import Action, Model, State
 from .paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
 from .progress import Progress, ProgressReporter
-from .result import CheckResult, PropertyResult
+from .result import CheckResult
+from .verdicts import property_results
 
 
 @dataclass(frozen=True)
@@ -171,43 +172,15 @@ def check_bfs(
     def path_to(fp: int):
         return replay_chain(model, canon, fingerprint_chain(fp, parent_of))
 
-    results: list[PropertyResult] = []
-    for p in props:
-        if p.kind == "always":
-            if p.name in violation:
-                cx = to_counterexample(model, path_to(violation[p.name]))
-                results.append(PropertyResult(p.name, p.kind, False, cx, p.description))
-            else:
-                results.append(PropertyResult(p.name, p.kind, True if complete else None))
-        elif p.kind == "action":
-            if p.name in action_violation:
-                path = extend_with_transition(model, path_to(action_violation[p.name]), p.check)
-                cx = to_counterexample(model, path)
-                results.append(PropertyResult(p.name, p.kind, False, cx, p.description))
-            else:
-                results.append(PropertyResult(p.name, p.kind, True if complete else None))
-        elif p.kind == "sometimes":
-            if p.name in witnessed:
-                results.append(PropertyResult(p.name, p.kind, True, None, p.description))
-            else:
-                results.append(
-                    PropertyResult(
-                        p.name,
-                        p.kind,
-                        False if complete else None,
-                        None,
-                        p.description,
-                        note="never reached"
-                        if complete
-                        else "not reached before the search stopped",
-                    )
-                )
-        else:
-            results.append(
-                PropertyResult(
-                    p.name, p.kind, None, note="liveness: checked by `isr liveness`, not by BFS"
-                )
-            )
+    violations = {name: (lambda fp=fp: path_to(fp)) for name, fp in violation.items()}
+    checks = {p.name: p.check for p in props}
+    for name, fp in action_violation.items():
+        violations[name] = lambda fp=fp, check=checks[name]: extend_with_transition(
+            model, path_to(fp), check
+        )
+    results = property_results(
+        model, props, complete=complete, violations=violations, witnessed=witnessed
+    )
     deadlock_example = None
     if deadlock_fp is not None:
         deadlock_example = to_counterexample(model, path_to(deadlock_fp))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from .errors import UsageError
 
@@ -34,8 +35,12 @@ def run(args: argparse.Namespace) -> int:
     from spec.symbolic.bmc import bmc
     from spec.symbolic.induction import check_induction
 
-    ind = check_induction(args.protocol, args.replicas)
-    b = bmc(args.protocol, args.replicas, args.bmc_depth) if args.bmc_depth else None
+    ind = check_induction(args.protocol, args.replicas, clock=time.perf_counter)
+    b = (
+        bmc(args.protocol, args.replicas, args.bmc_depth, clock=time.perf_counter)
+        if args.bmc_depth
+        else None
+    )
     if ind.inductive:
         verdict = "StrongIsr, HwAtMostLeo, LeaderInIsr: PROVEN for all log lengths and epochs"
     elif b is not None and b.violation_depth is None:
