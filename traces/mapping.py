@@ -123,6 +123,7 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         acks=ack,
         min_isr=max(1, min(min_isr, n)),
         protocol=header["protocol"],
+        unclean=bool(cfg.get("unclean_leader_election")),
     )
 
 

@@ -865,9 +865,6 @@ def _check_header(header: dict[str, Any]) -> None:
             raise Unsupported(
                 "replication-factor", detail=f"{k} has {len(reps)} replicas; the spec models 2..5"
             )
-    cfg = header.get("config") or {}
-    if cfg.get("unclean_leader_election"):
-        raise Unsupported("unclean-election")
 
 
 def _describe(pv: PartitionValidator, cands: list[Cand]) -> tuple[list, list]:

@@ -189,5 +189,5 @@ def test_a_request_that_is_not_newer_is_ignored():
     stale = s._replace(requests=(Request(1, 1, 1, 0b11, False, 1),))  # epoch 1: not newer than 1
     assert moves(m, stale, "BrokerBecomeLeader") == []
     assert moves(m, stale, "BrokerBecomeFollower") == []
-    (args, t), = moves(m, stale, "BrokerIgnoreStaleRequest")
+    ((args, t),) = moves(m, stale, "BrokerIgnoreStaleRequest")
     assert args == (1, 1) and t.requests == () and t.replicas == s.replicas
