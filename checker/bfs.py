@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .fingerprint import collision_probability, fingerprint
 from .fpset import FingerprintTable, ParentMap
 from .model import Action, Model, State
-from .nogc import paused_gc
+from .nogc import gc_paused
 from .paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
 from .progress import Progress, ProgressReporter
 from .result import CheckResult
@@ -35,7 +35,8 @@ def _identity(state: State) -> State:
     return state
 
 
-def _check_bfs(
+@gc_paused
+def check_bfs(
     model: Model,
     *,
     symmetry: bool = True,
@@ -44,9 +45,9 @@ def _check_bfs(
     progress: ProgressReporter | None = None,
     config: dict | None = None,
 ) -> CheckResult:
-    """Explore every reachable state of ``model`` and check its properties.
-
-    ``properties`` restricts the check to the named properties (all when None).
+    """Explore every reachable state of ``model`` and check its properties, with the cyclic
+    garbage collector paused (see checker.nogc). ``properties`` restricts the check to the named
+    properties (all when None).
     """
     t0 = time.perf_counter()
     canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
@@ -204,29 +205,6 @@ def _check_bfs(
         collision_probability=collision_probability(len(seen)),
         symmetry=symmetry,
     )
-
-
-def check_bfs(
-    model: Model,
-    *,
-    symmetry: bool = True,
-    limits: Limits = Limits(),
-    properties: list[str] | None = None,
-    progress: ProgressReporter | None = None,
-    config: dict | None = None,
-) -> CheckResult:
-    """Explore every reachable state of ``model`` and check its properties, with the cyclic
-    garbage collector paused (see checker.nogc). ``properties`` restricts the check to the named
-    properties (all when None)."""
-    with paused_gc():
-        return _check_bfs(
-            model,
-            symmetry=symmetry,
-            limits=limits,
-            properties=properties,
-            progress=progress,
-            config=config,
-        )
 
 
 __all__ = ["Action", "Limits", "check_bfs"]

@@ -9,9 +9,14 @@ default model. Whatever cycles the model code makes are collected when the pause
 
 from __future__ import annotations
 
+import functools
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @contextmanager
@@ -23,3 +28,14 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
+    """Decorator: run ``fn`` with the cyclic collector paused."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with paused_gc():
+            return fn(*args, **kwargs)
+
+    return wrapper

@@ -15,7 +15,7 @@ from checker.result import CheckResult, Counterexample
 from traces import counterexample as cxfile
 
 from .errors import UsageError
-from .models import add_model_args, model_from_args
+from .models import add_model_args, add_property_args, model_from_args
 from .render import render_result
 
 # Engines by name: (module, function). Each takes the model and the same keyword arguments as
@@ -34,14 +34,7 @@ def register(sub) -> None:
         "holds and the search completed; 1: a property is violated; 2: bad input; 3: incomplete.",
     )
     add_model_args(p)
-    p.add_argument(
-        "--invariant",
-        "--property",
-        dest="properties",
-        action="append",
-        metavar="NAME",
-        help="check only this property (repeatable; default: all)",
-    )
+    add_property_args(p)
     p.add_argument(
         "--engine", choices=sorted(ENGINES), default="bfs", help="exploration engine (default bfs)"
     )

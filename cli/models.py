@@ -103,6 +103,18 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_property_args(p: argparse.ArgumentParser) -> None:
+    """``--invariant NAME`` (alias ``--property``), repeatable: check only these properties."""
+    p.add_argument(
+        "--invariant",
+        "--property",
+        dest="properties",
+        action="append",
+        metavar="NAME",
+        help="check only this property (repeatable; default: all)",
+    )
+
+
 def config_from_args(args: argparse.Namespace) -> Config:
     cfg = Config(
         replicas=args.replicas,

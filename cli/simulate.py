@@ -10,7 +10,7 @@ from checker.progress import stderr_reporter
 from checker.simulate import simulate
 
 from .errors import OK, VIOLATION, UsageError
-from .models import add_model_args, model_from_args
+from .models import add_model_args, add_property_args, model_from_args
 from .render import render_result
 
 
@@ -23,14 +23,7 @@ def register(sub) -> None:
         "(with a real, shrunk counterexample), 2 bad input.",
     )
     add_model_args(p)
-    p.add_argument(
-        "--invariant",
-        "--property",
-        dest="properties",
-        action="append",
-        metavar="NAME",
-        help="check only this property (repeatable; default: all)",
-    )
+    add_property_args(p)
     p.add_argument("--engine", choices=["seq", "spark"], default="seq", help="default seq")
     p.add_argument("--walks", type=int, default=1000, metavar="N", help="walks (default 1000)")
     p.add_argument(

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.nogc import paused_gc
+from checker.nogc import gc_paused
 from spec import IsrSpec
 from spec.state import History, Replica, State
 
@@ -767,6 +767,7 @@ def split_partitions(header: dict[str, Any], events: list[Event]) -> dict[str, l
     return parts
 
 
+@gc_paused
 def validate_events(
     header: dict[str, Any],
     events: list[Event],
@@ -776,16 +777,6 @@ def validate_events(
     """Validate one merged trace (header + events in merge order), with the cyclic garbage
     collector paused: its full collections walk every live state and made long traces
     super-linear (see checker.nogc)."""
-    with paused_gc():
-        return _validate_events(header, events, name, on_step)
-
-
-def _validate_events(
-    header: dict[str, Any],
-    events: list[Event],
-    name: str = "trace",
-    on_step: Callable | None = None,
-) -> Verdict:
     import time
 
     t0 = time.perf_counter()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..state import Replica, State
+from ..state import Replica, State, with_log
 from .common import Ctx, advance_leader_hw, set_replica
 
 
@@ -69,20 +69,7 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         hw = min(len(log), lr.hw)
         if t is s and log is r.log and hw == r.hw:
             continue
-        nr = Replica(
-            log,
-            hw,
-            r.hw_ckpt,
-            r.alive,
-            r.leader,
-            r.epoch,
-            r.isr,
-            r.zk_fresh,
-            r.remote_leo,
-            r.truncating,
-            r.pending,
-        )
-        out.append(((kind, (f, l)), set_replica(t, f, nr)))
+        out.append(((kind, (f, l)), set_replica(t, f, with_log(r, log, hw, r.hw_ckpt))))
 
 
 def follower_truncate(ctx: Ctx, s: State, kind: int, out: list) -> None:

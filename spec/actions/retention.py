@@ -11,7 +11,7 @@ the consumer's own out-of-range handling (auto.offset.reset).
 
 from __future__ import annotations
 
-from ..state import Replica, State
+from ..state import State, with_log
 from .common import Ctx, set_replica
 
 
@@ -44,19 +44,7 @@ def follower_reset_to_log_start(ctx: Ctx, s: State, kind: int, out: list) -> Non
         ls = start[l]
         if len(r.log) >= ls:
             continue
-        nr = Replica(
-            lr.log[:ls],
-            ls,
-            min(r.hw_ckpt, ls),
-            r.alive,
-            r.leader,
-            r.epoch,
-            r.isr,
-            r.zk_fresh,
-            r.remote_leo,
-            r.truncating,
-            r.pending,
-        )
+        nr = with_log(r, lr.log[:ls], ls, min(r.hw_ckpt, ls))
         t = set_replica(s, f, nr)
         t = t._replace(faults=t.faults._replace(log_start=start[:f] + (ls,) + start[f + 1 :]))
         out.append(((kind, (f, l)), t))
