@@ -26,15 +26,27 @@ def last_epoch(log: Log) -> int:
 def epoch_starts(log: Log, leader_epoch: int | None = None) -> list[tuple[int, int]]:
     """[(epoch, start offset)] in increasing order; the leader's current epoch is appended at the
     LEO when it has no entry yet."""
-    starts: list[tuple[int, int]] = []
-    prev = None
-    for offset, (_, epoch) in enumerate(log):
-        if epoch != prev:
-            starts.append((epoch, offset))
-            prev = epoch
+    if type(log) is tuple:
+        starts: list[tuple[int, int]] = []
+        prev = None
+        for offset, (_, epoch) in enumerate(log):
+            if epoch != prev:
+                starts.append((epoch, offset))
+                prev = epoch
+    else:  # a SharedLog keeps its epoch starts (spec.shared_log)
+        starts = log.epoch_starts()
     if leader_epoch is not None and (not starts or starts[-1][0] < leader_epoch):
         starts.append((leader_epoch, len(log)))
     return starts
+
+
+def epoch_start(log: Log, epoch: int) -> int:
+    """Where ``epoch``'s entries start in ``log``; its LEO if it has none (a leader's current
+    epoch before its first write)."""
+    for e, start in epoch_starts(log):
+        if e == epoch:
+            return start
+    return len(log)
 
 
 def end_offset_kip101(log: Log, leader_epoch: int, requested: int) -> int:

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .shared_log import SharedLog
+
 NO_LEADER = -1
 NO_EPOCH = 0
 UNKNOWN_LEO = -1
 
 Entry = tuple[int, int]  # (record id, leader epoch that appended it)
-Log = tuple[Entry, ...]
+# A tuple in the model checker; a SharedLog (same value semantics, O(1) append and prefix) in
+# trace validation, where logs grow long. See spec.shared_log.
+Log = tuple[Entry, ...] | SharedLog
 
 
 class Replica(NamedTuple):

@@ -24,6 +24,7 @@ from typing import Any
 
 from checker.nogc import gc_paused
 from spec import IsrSpec
+from spec.shared_log import SharedLog
 from spec.state import History, Replica, State
 
 from . import format as tformat
@@ -129,6 +130,8 @@ class PartitionValidator:
         self.kind = spec.kind_of
         self.fn = {a.name: a.fn for a in spec.actions}
         s0 = spec.init_states()[0]
+        # Persistent logs: appends and prefixes in O(1), so a long trace costs linear time.
+        s0 = s0._replace(replicas=tuple(r._replace(log=SharedLog.of(r.log)) for r in s0.replicas))
         self.cands: list[Cand] = [(s0, (None,) * self.n, frozenset())]
         self.max_cands = 1
         self.unsupported = ""

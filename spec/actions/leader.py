@@ -4,6 +4,7 @@ majority-quorum, which has no ISR; kip-966 keeps the ELR beside the ISR."""
 
 from __future__ import annotations
 
+from ..log import epoch_start
 from ..state import State
 from .common import Ctx, advance_leader_hw, with_stale_versions
 from .controller import elr_after_shrink
@@ -14,13 +15,6 @@ def _leader_write(s: State, leader: int, new_isr: int) -> State:
     r = reps[leader]
     reps = reps[:leader] + (r._replace(isr=new_isr),) + reps[leader + 1 :]
     return State(reps, s.coord._replace(isr=new_isr), reqs, s.history, s.faults)
-
-
-def _current_epoch_start(log, epoch: int) -> int:
-    for offset, (_, e) in enumerate(log):
-        if e == epoch:
-            return offset
-    return len(log)
 
 
 def leader_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -51,7 +45,7 @@ def leader_expand_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         floor = r.hw
         if need_epoch_start:
-            floor = max(floor, _current_epoch_start(r.log, r.epoch))
+            floor = max(floor, epoch_start(r.log, r.epoch))
         for j in range(ctx.n):
             if j != l and not r.isr >> j & 1 and r.remote_leo[j] >= floor:
                 t = _leader_write(s, l, r.isr | (1 << j))

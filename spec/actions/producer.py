@@ -20,7 +20,7 @@ def _send(ctx: Ctx, s: State, i: int, record: int, acks: int, h2) -> State:
     if acks == ACKS_ALL and r.isr.bit_count() < ctx.config.min_isr:
         return s._replace(history=h2._replace(refused=sorted_add(h2.refused, [record])))
     offset = len(r.log)
-    log = (*r.log, (record, r.epoch))
+    log = r.log + ((record, r.epoch),)
     if acks == ACKS_ALL:
         nr = r._replace(log=log, pending=(*r.pending, offset))
     else:
