@@ -577,8 +577,35 @@ def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> lis
             if v.check(ev, f, t, mism):
                 np = pend[:f] + (None,) + pend[f + 1 :]
                 out.append((t, np, ack))
+    if not out and s.replicas[f].truncating:
+        for t in _stale_truncate(v, s, f, l):
+            if v.check(ev, f, t, mism):
+                out.append((t, pend[:f] + (None,) + pend[f + 1 :], ack))
     if not out and not s.replicas[f].truncating and v.check(ev, f, s, mism):
         out.append(c)
+    return out
+
+
+def _stale_truncate(v: PartitionValidator, s: State, f: int, l: int) -> list[State]:
+    """The leader answered the follower's OffsetsForLeaderEpoch, then crashed or moved on before
+    the follower applied the answer (the split of FollowerFetch, for truncation; the answer
+    carries no event of its own). The spec's FollowerTruncate is taken on the leader as it was
+    when it answered: leading in the follower's epoch (fencing), with its log now, which extends
+    its log then; the truncation point depends only on entries the follower could have fetched
+    from it, which were there then. Only the follower's side is kept."""
+    r, lr = s.replicas[f], s.replicas[l]
+    if r.leader != l or (lr.alive and lr.leader == l and lr.epoch == r.epoch):
+        return []
+    past = Replica(
+        lr.log, lr.hw, lr.hw_ckpt, True, l, r.epoch, lr.isr, False, lr.remote_leo, False, ()
+    )
+    virt = State(
+        s.replicas[:l] + (past,) + s.replicas[l + 1 :], s.coord, s.requests, s.history, s.faults
+    )
+    out = []
+    for _a, t in v.steps(virt, "FollowerTruncate", (f, l)):
+        t = _strip(t)[0]
+        out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
     return out
 
 

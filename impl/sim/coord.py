@@ -17,6 +17,9 @@ class MemCoord:
         self.states: dict[TP, tuple[PartitionState, int]] = {}  # .../partitions/[p]/state
         self.controller: int = -1  # /controller
         self.controller_epoch: int = 0  # /controller_epoch
+        # A Lamport clock threaded through every interaction (World._coord_sync): what a broker
+        # learns here (a session ended, a write) orders its next events after the cause.
+        self.clock: int = 0
 
     def cas(self, w: CasWrite) -> CasResult:
         cur = self.states.get(w.tp)

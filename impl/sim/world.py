@@ -140,13 +140,27 @@ class World:
         self._apply(b, node.broker.start(self.now))
         self._register(b, bounced=clock0 > 0)
 
+    def _coord_sync(self, b: int) -> None:
+        """Broker ``b`` interacts with the coordination service (registers, writes, is notified
+        by a watch, or dies so that its session will end). The service is one sequential object,
+        so a Lamport clock threaded through it orders every event caused by what a broker saw
+        there after its cause: an election after the crash that prompted it, a controller's
+        read after the write it reads (FORMAT.md, "Clocks")."""
+        br = self.nodes[b].broker
+        if br is None:
+            return
+        c = max(self.coord.clock, br.clock.value)
+        br.clock.value = self.coord.clock = c
+
     def _register(self, b: int, bounced: bool = False) -> None:
         node = self.nodes[b]
         node.session_expiry = -1
+        self._coord_sync(b)
         c = self.coord.controller
         if bounced and b in self.coord.sessions:
             ctl = self.nodes[c].controller if c >= 0 else None
             if c != b and ctl is not None:
+                self._coord_sync(c)
                 self._apply(c, ctl.on_broker_bounced(self.now, b))
             else:
                 self._bounced.add(b)  # the next controller learns it on activation
@@ -177,6 +191,7 @@ class World:
                 state={"alive": False},
             )
         )
+        self._coord_sync(b)  # its session will end: whoever reacts to that comes after
         node.alive, node.controller = False, None
         node.generation += 1
         if lose_unflushed:
@@ -239,6 +254,7 @@ class World:
                 n.controller = None
             node = self.nodes[c]
             assert node.broker is not None
+            self._coord_sync(c)
             node.controller = self.controller_cls(
                 c, self.config, self.coord.controller_epoch, node.broker.clock
             )
@@ -254,6 +270,7 @@ class World:
         elif self.coord.controller >= 0:
             node = self.nodes[self.coord.controller]
             if node.controller is not None:
+                self._coord_sync(self.coord.controller)
                 self._apply(
                     self.coord.controller, node.controller.on_brokers_changed(self.now, live)
                 )
@@ -276,6 +293,8 @@ class World:
             elif isinstance(e, m.Trace):
                 self.trace.append(e.event)
             elif isinstance(e, m.CasWrite):
+                if isinstance(src, int):
+                    self._coord_sync(src)
                 res = self.coord.cas(e)
                 ctl = self.nodes[src].controller if isinstance(src, int) else None
                 if res.ok and e.purpose != "isr" and ctl is not None:
