@@ -150,6 +150,11 @@ class Broker:
             p.log.truncate_to(offset)
             p.trace_cut = offset if p.trace_cut is None else min(p.trace_cut, offset)
             out.append(m.Truncate(p.tp, p.log.leo))
+            if p.hw_checkpoint > p.log.leo:
+                # The checkpoint follows the log down (as the spec's truncations do): one above
+                # the log would be trusted by a restart over whatever the log holds by then.
+                p.hw_checkpoint = p.log.leo
+                out.append(m.CheckpointHw(((p.tp, p.log.leo),)))
 
     def _append(self, out: Effects, p: Partition, entries: tuple[Entry, ...]) -> int:
         base = p.log.append(entries)
@@ -168,6 +173,12 @@ class Broker:
         the seeds' protocol) and wait for LeaderAndIsr as neither leader nor follower."""
         out: Effects = []
         for p in self.partitions.values():
+            if p.hw_checkpoint > p.log.leo:
+                # A power failure kept less of the log than the checkpoint covers (R14): the
+                # checkpoint is cut to the log and rewritten, or a later restart would trust it
+                # again over a log refilled with other records.
+                p.hw_checkpoint = p.log.leo
+                out.append(m.CheckpointHw(((p.tp, p.log.leo),)))
             cut = self.strat.truncate_on_restart(p.log, p.hw_checkpoint)
             p.trace_mark = p.log.leo
             self._truncate(out, p, cut)
