@@ -84,10 +84,13 @@ def part_key(ev: Event) -> PartKey | None:
 
 
 def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config:
-    """The smallest spec bounds that fit the trace (records written, highest epoch, crashes)."""
+    """The smallest spec bounds that fit the trace (records written, highest epoch, crashes),
+    and the fault modes it needs (unclean election from the header, lose-unflushed from a power
+    failure, ``BrokerCrash`` with ``lose_unflushed``)."""
     records = 0
     epoch = 1
     crashes = 0
+    power_failure = False
     acks: set[str] = set()
     for ev in events:
         a = ev["action"]
@@ -97,6 +100,7 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
             acks.add(str(args.get("acks", "all")))
         elif a == "BrokerCrash":
             crashes += 1
+            power_failure = power_failure or bool(args.get("lose_unflushed"))
         for k in ("epoch",):
             if isinstance(args.get(k), int):
                 epoch = max(epoch, spec_epoch(args[k]))
@@ -124,6 +128,9 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         min_isr=max(1, min(min_isr, n)),
         protocol=header["protocol"],
         unclean=bool(cfg.get("unclean_leader_election")),
+        # R14: a power failure (a crash losing the unflushed tail) needs the spec's mode; without
+        # one it stays off and BrokerFlush events change nothing
+        lose_unflushed=power_failure,
     )
 
 

@@ -129,6 +129,7 @@ class PartitionValidator:
         self.n = spec.ctx.n
         self.kind = spec.kind_of
         self.fn = {a.name: a.fn for a in spec.actions}
+        self.flushed = spec.config.lose_unflushed  # R14: faults.flushed follows truncations
         s0 = spec.init_states()[0]
         # Persistent logs: appends and prefixes in O(1), so a long trace costs linear time.
         s0 = s0._replace(replicas=tuple(r._replace(log=SharedLog.of(r.log)) for r in s0.replicas))
@@ -146,6 +147,10 @@ class PartitionValidator:
             return []
         out: list = []
         self.fn[name](self.ctx, s, kind, out)
+        if self.flushed:
+            return [
+                (a, _follow_truncations(s, t)) for (_k, a), t in out if args is None or a == args
+            ]
         return [(a, t) for (_k, a), t in out if args is None or a == args]
 
     def hidden_closure(self, cands: list[Cand], actor: int = -1) -> list[Cand]:
@@ -271,6 +276,21 @@ class PartitionValidator:
         return True
 
 
+def _follow_truncations(s: State, t: State) -> State:
+    """The flushed prefix (R14) of a replica whose log the step cut follows it down (the spec's
+    ``clamp_offsets``, which its Next applies after every step). Only logs cut relative to
+    ``s`` count: a validator step on a virtual replica (a stale fetch's follower as it was)
+    must not lower the real one's."""
+    fl = t.faults.flushed
+    new = list(fl)
+    for i, (a, b) in enumerate(zip(s.replicas, t.replicas, strict=True)):
+        if a is not b and len(b.log) < len(a.log) and fl[i] > len(b.log):
+            new[i] = len(b.log)
+    if new == list(fl):
+        return t
+    return t._replace(faults=t.faults._replace(flushed=tuple(new)))
+
+
 def _role(s: State, i: int) -> str:
     r = s.replicas[i]
     if not r.alive:
@@ -282,7 +302,9 @@ def _role(s: State, i: int) -> str:
 
 def _refresh_held(c: Cand) -> Cand:
     """A held fetch response is built when it is sent, which may be after the serve (a parked
-    fetch): its HW is any HW its leader had at that epoch since, so the largest is remembered."""
+    fetch): its HW is any HW its leader had at that epoch since, so the largest is remembered,
+    and its entries come from the leader's log as last seen leading at that epoch (a power
+    failure may cut that log before the follower applies the response, R14)."""
     s, pend, ack = c
     if not any(pend):
         return c
@@ -293,8 +315,9 @@ def _refresh_held(c: Cand) -> Cand:
         if h is None:
             continue
         lr = reps[h[0]]
-        if lr.alive and lr.leader == h[0] and lr.epoch == h[1] and lr.hw > h[4]:
-            new[f] = (h[0], h[1], h[2], h[3], lr.hw)
+        leading = lr.alive and lr.leader == h[0] and lr.epoch == h[1]
+        if leading and (lr.hw > h[4] or lr.log is not h[5]):
+            new[f] = (h[0], h[1], h[2], h[3], max(lr.hw, h[4]), lr.log)
             changed = True
     return (s, tuple(new), ack) if changed else c
 
@@ -480,14 +503,15 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     for _a, t in steps:
         t, gained = _strip(t)
         lr = t.replicas[l]
-        held = (l, lr.epoch, o, lr.hw, lr.hw)
+        held = (l, lr.epoch, o, lr.hw, lr.hw, lr.log)
         t = State(
             t.replicas[:f] + (rf,) + t.replicas[f + 1 :], t.coord, t.requests, t.history, t.faults
         )
         got = v.fit(ev, l, t, gained, mism)
         if got is not None:
             t, gained = got
-            held = (l, t.replicas[l].epoch, o, t.replicas[l].hw, t.replicas[l].hw)
+            tl = t.replicas[l]
+            held = (l, tl.epoch, o, tl.hw, tl.hw, tl.log)
             np = pend[:f] + (held,) + pend[f + 1 :]
             out.append((t, np, ack | gained if gained else ack))
     return out
@@ -528,8 +552,8 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         if lr.remote_leo[f] != len(r.log) or not v.steps(s, "FollowerFetch", (f, l)):
             mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
             return []
-        held = (l, lr.epoch, len(r.log), 0, lr.hw)
-    hl, hepoch, o, hw0, hw1 = held
+        held = (l, lr.epoch, len(r.log), 0, lr.hw, lr.log)
+    hl, hepoch, o, hw0, hw1, hlog = held
     if hl != l or r.leader != l or r.epoch != hepoch or len(r.log) != o or not r.alive:
         mism.append(
             f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
@@ -540,17 +564,20 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     # The response was built between the serve and now (a parked fetch answers when data
     # arrives): the spec's fetch at the same offset, on the leader as it was then. A leader
     # never truncates while it leads, so its log now extends the one it sent from; its HW then
-    # lies between the HW at serve time and its HW now.
+    # lies between the HW at serve time and its HW now. A leader that stopped leading since
+    # (a crash, a power failure cutting its log) sent from its log as last seen leading.
     lr = s.replicas[l]
+    leading = lr.alive and lr.leader == l and lr.epoch == hepoch
+    src = lr.log if leading else hlog
     count = int(a.get("count", 0))
-    if len(lr.log) < o + count:
+    if len(src) < o + count:
         mism.append(
-            f"FollowerFetch apply: {count} records from offset {o}, the leader has {len(lr.log)}"
+            f"FollowerFetch apply: {count} records from offset {o}, the leader has {len(src)}"
         )
         return []
-    log = r.log + lr.log[o : o + count] if count else r.log
+    log = r.log + src[o : o + count] if count else r.log
     lo = min(len(log), hw0)
-    hi = min(len(log), max(hw1, lr.hw if lr.alive and lr.leader == l and lr.epoch == hepoch else 0))
+    hi = min(len(log), max(hw1, lr.hw if leading else 0))
     obs = (ev.get("state") or {}).get("hw")
     hw = obs if isinstance(obs, int) and lo <= obs <= hi else hi
     nr = r._replace(log=log, hw=hw)
@@ -709,8 +736,57 @@ def _acked(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[C
 
 
 def _crash_prepare(v: PartitionValidator, ev: Event) -> None:
-    if ev["args"].get("lose_unflushed"):
-        raise Unsupported("unflushed-tail-loss")
+    """Only the online validator gets here: its spec is built before any power failure is seen
+    (an offline trace with one selects lose-unflushed, ``mapping.derive_config``)."""
+    if ev["args"].get("lose_unflushed") and not v.flushed:
+        raise Unsupported(
+            "unflushed-tail-loss", detail="a power failure needs the spec's --lose-unflushed mode"
+        )
+
+
+_crash_step = _generic(
+    "BrokerCrash", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), _arg_rep("replica")
+)
+
+
+def _crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """BrokerCrash. A power failure (``lose_unflushed``) is the spec's BrokerCrash, which keeps
+    only the flushed prefix in lose-unflushed mode. A process crash keeps the whole log (the OS
+    page cache survives): in that mode it is the spec's BrokerFlush, hidden, then BrokerCrash."""
+    s, pend, ack = c
+    if not v.flushed or ev["args"].get("lose_unflushed"):
+        return _crash_step(v, ev, c, mism)
+    i = v.pm.rep(ev["args"]["replica"])
+    pre = [t for _a, t in v.steps(s, "BrokerFlush", (i,))] or [s]
+    return [x for t in pre for x in _crash_step(v, ev, (t, pend, ack), mism)]
+
+
+def _flush(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """BrokerFlush: the spec's BrokerFlush (the log fsynced to its end, R14), or a stutter when
+    it already is. The observed ``flushed`` must be the log end. Without lose-unflushed the
+    spec has no such action (every crash keeps the log): a flush changes nothing it tracks."""
+    s, pend, ack = c
+    i = v.pm.rep(ev["args"]["replica"])
+    r = s.replicas[i]
+    obs = (ev.get("state") or {}).get("flushed")
+    if not v.flushed:
+        if isinstance(obs, int) and obs != len(r.log):
+            mism.append(f"BrokerFlush: flushed={obs} but the spec's log ends at {len(r.log)}")
+            return []
+        return [c] if v.check(ev, i, s, mism) else []
+    nxt = [t for _a, t in v.steps(s, "BrokerFlush", (i,))]
+    if r.alive and s.faults.flushed[i] >= len(r.log):
+        nxt.append(s)  # already flushed to the end
+    out: list[Cand] = []
+    for t in nxt:
+        fl = t.faults.flushed[i]
+        if isinstance(obs, int) and obs != fl:
+            mism.append(f"BrokerFlush: flushed={obs} but the spec has flushed {fl}")
+        elif v.check(ev, i, t, mism):
+            out.append((t, pend, ack))
+    if not out and not mism:
+        mism.append(f"BrokerFlush({ev['args']['replica']}) is not enabled (not a live replica)")
+    return out
 
 
 HANDLERS: dict[str, Callable] = {
@@ -750,9 +826,8 @@ HANDLERS: dict[str, Callable] = {
         _arg_rep("replica"),
         lambda v, ev, s, i: True,
     ),
-    "BrokerCrash": _generic(
-        "BrokerCrash", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), _arg_rep("replica")
-    ),
+    "BrokerCrash": _crash,
+    "BrokerFlush": _flush,
     "BrokerRestart": _generic(
         "BrokerRestart", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), _arg_rep("replica")
     ),

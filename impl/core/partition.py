@@ -63,6 +63,7 @@ class Partition:
     # trace bookkeeping: log delta since the last traced event of this partition
     trace_mark: int = 0
     trace_cut: int | None = None
+    flush_due: bool = False  # an append reached flush_interval_batches: fsync after its event
 
     def under_replicated(self) -> bool:
         return self.role == LEADER and len(self.isr) < len(self.replicas)

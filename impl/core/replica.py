@@ -89,6 +89,29 @@ class Broker:
                 )
             )
         )
+        if p is not None and p.flush_due:
+            p.flush_due = False
+            self._flush(out, p, now)
+
+    def _flush(self, out: Effects, p: Partition, now: int) -> None:
+        """Make ``p``'s log durable to its end (R14) and trace it as the spec's BrokerFlush, after
+        the event of the step that appended (its state already has the appended entries)."""
+        out.append(m.Flush(p.tp))
+        st = self._state(p)
+        st["flushed"] = p.log.leo
+        out.append(
+            m.Trace(
+                event(
+                    self.clock.tick(),
+                    self.id,
+                    "BrokerFlush",
+                    {"replica": self.id},
+                    now_ms=now,
+                    tp=p.tp,
+                    state=st,
+                )
+            )
+        )
 
     def _state(self, p: Partition) -> dict[str, Any]:
         """The local state the broker sees for ``p`` (FORMAT.md "state")."""
@@ -127,6 +150,11 @@ class Broker:
             p.log.truncate_to(offset)
             p.trace_cut = offset if p.trace_cut is None else min(p.trace_cut, offset)
             out.append(m.Truncate(p.tp, p.log.leo))
+            if p.hw_checkpoint > p.log.leo:
+                # The checkpoint follows the log down (as the spec's truncations do): one above
+                # the log would be trusted by a restart over whatever the log holds by then.
+                p.hw_checkpoint = p.log.leo
+                out.append(m.CheckpointHw(((p.tp, p.log.leo),)))
 
     def _append(self, out: Effects, p: Partition, entries: tuple[Entry, ...]) -> int:
         base = p.log.append(entries)
@@ -136,7 +164,7 @@ class Broker:
             c = self._flush_count.get(p.tp, 0) + 1
             self._flush_count[p.tp] = c
             if c % n == 0:
-                out.append(m.Flush(p.tp))
+                p.flush_due = True  # flushed (and traced) after the step's own event
         return base
 
     # ---- lifecycle ----------------------------------------------------------------------------
@@ -145,10 +173,19 @@ class Broker:
         the seeds' protocol) and wait for LeaderAndIsr as neither leader nor follower."""
         out: Effects = []
         for p in self.partitions.values():
+            if p.hw_checkpoint > p.log.leo:
+                # A power failure kept less of the log than the checkpoint covers (R14): the
+                # checkpoint is cut to the log and rewritten, or a later restart would trust it
+                # again over a log refilled with other records.
+                p.hw_checkpoint = p.log.leo
+                out.append(m.CheckpointHw(((p.tp, p.log.leo),)))
             cut = self.strat.truncate_on_restart(p.log, p.hw_checkpoint)
             p.trace_mark = p.log.leo
             self._truncate(out, p, cut)
             p.log.hw = min(p.hw_checkpoint, p.log.leo)
+            # The recovered log is made durable: what survived a process crash in the OS page
+            # cache must not be lost by a later power failure (the spec keeps a crash's log).
+            p.flush_due = p.log.leo > p.log.log_start
             self._trace(out, "BrokerRestart", {"replica": self.id}, now, p)
         out.append(m.SetTimer("hwckpt", self.config.hw_checkpoint_interval_ms))
         out.append(m.SetTimer("isrcheck", self.config.isr_check_interval_ms))

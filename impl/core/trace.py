@@ -25,6 +25,7 @@ SPEC_ACTIONS = frozenset(
         "LeaderExpandIsr",
         "ConsumerFetch",
         "BrokerCheckpointHw",
+        "BrokerFlush",
         "BrokerCrash",
         "BrokerRestart",
     }

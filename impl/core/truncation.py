@@ -68,8 +68,12 @@ class Kip279(Kip101):
     def follower_offset(
         self, log: PartitionLog, answer_epoch: int, answer_offset: int
     ) -> tuple[int, bool]:
-        if answer_epoch < 0:  # the leader has nothing as old as our epochs
-            return log.log_start, True
+        if answer_epoch < 0:
+            # The leader has nothing as old as our epochs (UNDEFINED): fall back to the HW, as
+            # Kafka does and the spec's kip-279 rule says; a fetch from there beyond the
+            # leader's log end then truncates further (R12). Possible only once committed
+            # records are lost: a power failure (R14) or an unclean election.
+            return max(log.log_start, min(log.hw, log.leo)), True
         own_epoch, own_end = log.end_offset_for_epoch(answer_epoch)
         if own_epoch != answer_epoch:
             # We never had the leader's epoch: cut to the end of our largest epoch below it and
