@@ -133,7 +133,7 @@ class PartitionValidator:
         s0 = spec.init_states()[0]
         # Persistent logs: appends and prefixes in O(1), so a long trace costs linear time.
         s0 = s0._replace(replicas=tuple(r._replace(log=SharedLog.of(r.log)) for r in s0.replicas))
-        self.cands: list[Cand] = [(s0, (None,) * self.n, frozenset())]
+        self.cands: list[Cand] = [(s0, ((),) * self.n, frozenset())]
         self.max_cands = 1
         self.unsupported = ""
         self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
@@ -311,15 +311,33 @@ def _refresh_held(c: Cand) -> Cand:
     reps = s.replicas
     new = list(pend)
     changed = False
-    for f, h in enumerate(pend):
-        if h is None:
-            continue
-        lr = reps[h[0]]
-        leading = lr.alive and lr.leader == h[0] and lr.epoch == h[1]
-        if leading and (lr.hw > h[4] or lr.log is not h[5]):
-            new[f] = (h[0], h[1], h[2], h[3], max(lr.hw, h[4]), lr.log)
-            changed = True
+    for f, hs in enumerate(pend):
+        for k, h in enumerate(hs):
+            lr = reps[h[0]]
+            leading = lr.alive and lr.leader == h[0] and lr.epoch == h[1]
+            if leading and (lr.hw > h[4] or lr.log is not h[5]):
+                h2 = (h[0], h[1], h[2], h[3], max(lr.hw, h[4]), lr.log)
+                new[f] = new[f][:k] + (h2,) + new[f][k + 1 :]
+                changed = True
     return (s, tuple(new), ack) if changed else c
+
+
+MAX_HELD = 4  # fetch responses held per follower; more than one only with duplicated requests
+
+
+def _hold(pend: Pending, f: int, held: tuple) -> Pending:
+    """``pend`` with ``held`` (leader, epoch, offset, HW at serve, HW since, leader's log) added
+    to follower ``f``'s responses in flight. A duplicated fetch request (R8: the network may
+    duplicate) is served twice, and the follower applies whichever response still fits its
+    log: one held response per (leader, epoch, offset), the oldest dropped beyond MAX_HELD."""
+    hs = tuple(h for h in pend[f] if h[:3] != held[:3])[-(MAX_HELD - 1) :] + (held,)
+    return pend[:f] + (hs,) + pend[f + 1 :]
+
+
+def _without(pend: Pending, f: int, held: tuple | None = None) -> Pending:
+    """``pend`` without ``held`` (every response of ``f`` if None: it truncated, so none fits)."""
+    hs = () if held is None else tuple(h for h in pend[f] if h is not held)
+    return pend[:f] + (hs,) + pend[f + 1 :]
 
 
 def _reason(ev: Event) -> str:
@@ -502,8 +520,6 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         steps = _stale_fetch(v, s, f, l, o, a, mism)
     for _a, t in steps:
         t, gained = _strip(t)
-        lr = t.replicas[l]
-        held = (l, lr.epoch, o, lr.hw, lr.hw, lr.log)
         t = State(
             t.replicas[:f] + (rf,) + t.replicas[f + 1 :], t.coord, t.requests, t.history, t.faults
         )
@@ -512,7 +528,7 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
             t, gained = got
             tl = t.replicas[l]
             held = (l, tl.epoch, o, tl.hw, tl.hw, tl.log)
-            np = pend[:f] + (held,) + pend[f + 1 :]
+            np = _hold(pend, f, held)
             out.append((t, np, ack | gained if gained else ack))
     return out
 
@@ -543,23 +559,29 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     s, pend, ack = c
     a = ev["args"]
     f, l = v.pm.rep(a["follower"]), v.pm.rep(a["leader"])
-    held = pend[f]
     r = s.replicas[f]
-    if held is None:
+    fits = [h for h in pend[f] if h[0] == l and h[1] == r.epoch and h[2] == len(r.log)]
+    lr = s.replicas[l]
+    if r.alive and fits:
+        held = fits[-1]
+    elif lr.remote_leo[f] == len(r.log) and v.steps(s, "FollowerFetch", (f, l)):
         # The leader logs a serve only when it changed something: a fetch at the offset the
         # leader already recorded is the spec's FollowerFetch with an unchanged leader half.
-        lr = s.replicas[l]
-        if lr.remote_leo[f] != len(r.log) or not v.steps(s, "FollowerFetch", (f, l)):
-            mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
-            return []
         held = (l, lr.epoch, len(r.log), 0, lr.hw, lr.log)
-    hl, hepoch, o, hw0, hw1, hlog = held
-    if hl != l or r.leader != l or r.epoch != hepoch or len(r.log) != o or not r.alive:
+    elif pend[f]:
+        hl, hepoch, o = pend[f][-1][:3]
         mism.append(
             f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
             f"{hepoch - 1}, offset {o}) does not fit the follower (leader "
             f"{v.pm.broker(r.leader)}, epoch {r.epoch - 1}, LEO {len(r.log)})"
         )
+        return []
+    else:
+        mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
+        return []
+    hl, hepoch, o, hw0, hw1, hlog = held
+    if r.leader != l:
+        mism.append(f"FollowerFetch apply: the follower follows {v.pm.broker(r.leader)}")
         return []
     # The response was built between the serve and now (a parked fetch answers when data
     # arrives): the spec's fetch at the same offset, on the leader as it was then. A leader
@@ -586,7 +608,7 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     )
     if not v.check(ev, f, t, mism):
         return []
-    return [(t, pend[:f] + (None,) + pend[f + 1 :], ack)]
+    return [(t, _without(pend, f, held), ack)]
 
 
 def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
@@ -602,12 +624,12 @@ def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> lis
                 continue
             t, _g = _strip(t)
             if v.check(ev, f, t, mism):
-                np = pend[:f] + (None,) + pend[f + 1 :]
+                np = _without(pend, f)
                 out.append((t, np, ack))
     if not out and s.replicas[f].truncating:
         for t in _stale_truncate(v, s, f, l):
             if v.check(ev, f, t, mism):
-                out.append((t, pend[:f] + (None,) + pend[f + 1 :], ack))
+                out.append((t, _without(pend, f), ack))
     if not out and not s.replicas[f].truncating and v.check(ev, f, s, mism):
         out.append(c)
     return out
