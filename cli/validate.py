@@ -50,11 +50,15 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         from traces.spark_validate import validate_many
 
-        items = []
+        items: list = []
         for name, files in runs:
-            if len(files) != 1:
-                raise UsageError(f"{name}: --engine spark takes single-file traces")
-            items.append((name, files[0].read_text(encoding="utf-8")))
+            try:
+                texts = [f.read_text(encoding="utf-8") for f in files]
+            except (OSError, UnicodeDecodeError) as e:
+                raise UsageError(f"{name}: cannot read: {e}") from None
+            items.append((name, texts[0] if len(texts) == 1 else texts))
+        if len({name for name, _t in items}) != len(items):
+            raise UsageError("a trace is named twice")
         verdicts, summary = validate_many(items, master=args.spark_master)
     else:
         verdicts = [validate_paths(files, name) for name, files in runs]

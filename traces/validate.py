@@ -1001,14 +1001,19 @@ def _describe(pv: PartitionValidator, cands: list[Cand]) -> tuple[list, list]:
 def read_trace_texts(paths: Iterable[str | Path]) -> tuple[dict[str, Any], list[Event]]:
     """Read one or more files of one run and merge them by Lamport clock (FORMAT.md)."""
     heads, events = tformat.merge_files(paths)
+    return _run_header(heads), events
+
+
+def _run_header(heads: list[dict[str, Any]]) -> dict[str, Any]:
+    """The header of a run of several files: the one with the cluster layout."""
     head = next((h for h in heads if h.get("cluster")), heads[0])
     protos = {h.get("protocol") for h in heads}
     if len(protos) > 1:
         raise TraceInputError(f"files of one run disagree on the protocol: {sorted(protos)}")
-    return head, events
+    return head
 
 
-def parse_text(text: str, name: str = "trace") -> tuple[dict[str, Any], list[Event]]:
+def _parse_stream(text: str, name: str) -> tuple[dict[str, Any], list[Event]]:
     import json
 
     head = None
@@ -1030,10 +1035,18 @@ def parse_text(text: str, name: str = "trace") -> tuple[dict[str, Any], list[Eve
             events.append(obj)
     if head is None:
         raise TraceInputError(f"{name}: empty trace")
-    return head, tformat.merge([events])
+    return head, events
 
 
-def validate_text(text: str, name: str = "trace") -> Verdict:
+def parse_text(text: str | list[str], name: str = "trace") -> tuple[dict[str, Any], list[Event]]:
+    """One run from the text of its file, or of its per-process files (merged by clock)."""
+    parsed = [_parse_stream(t, name) for t in ([text] if isinstance(text, str) else text)]
+    if not parsed:
+        raise TraceInputError(f"{name}: no trace files")
+    return _run_header([h for h, _e in parsed]), tformat.merge([e for _h, e in parsed])
+
+
+def validate_text(text: str | list[str], name: str = "trace") -> Verdict:
     try:
         head, events = parse_text(text, name)
     except TraceInputError as e:
