@@ -1,15 +1,17 @@
 """`isr validate --engine spark`: many traces validated in parallel (one SparkSession, local[*]).
 
 Runs travel as (name, text) pairs, the text being one file or the list of a run's per-process
-files (merged by Lamport clock on the executor). The driver packs them into one bucket per task
-slot, longest first into the lightest bucket (sizes in bytes stand in for events), so slots
-finish together; each task validates its bucket with the sequential validator and the cyclic GC
-paused, and only the verdicts (as JSON) come back to be summarised.
+files (merged by Lamport clock on the executor). The driver cuts them into slices of similar
+size (bytes stand in for events), longest first into the lightest slice, as many as there are
+task slots unless that makes a task carry more than SLICE_BYTES; each task validates its slice
+with the sequential validator and the cyclic GC paused, and only the verdicts (as JSON) come
+back to be summarised.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from .validate import Verdict
@@ -17,7 +19,7 @@ from .validate import Verdict
 Run = tuple[str, str | list[str]]  # (name, text of its file or of its per-process files)
 
 
-def _validate_bucket(bucket: list[Run]) -> list[dict[str, Any]]:
+def _validate_bucket(bucket: Iterable[Run]) -> list[dict[str, Any]]:
     from checker.nogc import gc_paused
     from traces.validate import validate_text
 
@@ -40,17 +42,28 @@ def _size(run: Run) -> int:
     return len(t) if isinstance(t, str) else sum(len(x) for x in t)
 
 
-def buckets(items: list[Run], n: int) -> list[list[Run]]:
-    """Longest-processing-time-first packing of ``items`` into ``n`` buckets."""
+SLICE_BYTES = 16 << 20  # trace text per task at most (tasks carry their data: keep them small)
+
+
+def slices(items: list[Run], slots: int) -> tuple[list[Run], int]:
+    """``items`` reordered, and a slice count, such that Spark's even slicing by count (slice k
+    is ``items[k*L//n:(k+1)*L//n]``) gives slices of similar size: a multiple of ``slots``
+    slices of at most SLICE_BYTES each where possible, filled longest first into the lightest
+    slice with room left."""
     import heapq
 
+    total = sum(_size(r) for r in items)
+    n = max(1, min(len(items), slots * max(1, -(-total // (SLICE_BYTES * slots)))))
+    size = len(items)
+    room = [(k + 1) * size // n - k * size // n for k in range(n)]
     heap = [(0, k) for k in range(n)]
-    out: list[list[Run]] = [[] for _ in range(n)]
+    groups: list[list[Run]] = [[] for _ in range(n)]
     for run in sorted(items, key=_size, reverse=True):
         load, k = heapq.heappop(heap)
-        out[k].append(run)
-        heapq.heappush(heap, (load + _size(run), k))
-    return [b for b in out if b]
+        groups[k].append(run)
+        if len(groups[k]) < room[k]:
+            heapq.heappush(heap, (load + _size(run), k))
+    return [r for g in groups for r in g], n
 
 
 def validate_many(
@@ -75,9 +88,9 @@ def validate_many(
     try:
         sc = spark.sparkContext
         sc.setLogLevel("ERROR")
-        parts = buckets(items, partitions or sc.defaultParallelism)
+        ordered, n = slices(items, partitions or sc.defaultParallelism)
         t1 = time.perf_counter()
-        rows = sc.parallelize(parts, len(parts)).flatMap(_validate_bucket).collect()
+        rows = sc.parallelize(ordered, n).mapPartitions(_validate_bucket).collect()
         t2 = time.perf_counter()
     finally:
         spark.stop()
