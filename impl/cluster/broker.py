@@ -313,10 +313,11 @@ class BrokerProcess:
         self._submit(work, done)
 
     # ---- coordination events ------------------------------------------------------------------
-    def _on_membership(self, _children: list[str]) -> None:
+    def _on_membership(self, _children: list[str] | None = None) -> None:
         """The /brokers/ids watch (kazoo's thread): the registrations with their czxids, then
         /isr/clock (after them: it covers a crash or registration the change shows), merged on
-        the loop before the controller acts."""
+        the loop before the controller acts. Also read once a controller is activated: a change
+        while its activation was on the way found no controller to tell."""
         try:
             czx: dict[int, int] | None = zkcoord.broker_czxids(self.zk)
         except Exception as e:
@@ -388,6 +389,9 @@ class BrokerProcess:
             )
             if early:
                 self._release()
+            # Changes while the activation was on the way found no controller: look again.
+            self.loop.run_in_executor(None, self._on_membership)
+            self._on_topics_changed([])
         elif self.controller is None:
             return
         elif what == "topics":
