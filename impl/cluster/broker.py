@@ -10,6 +10,11 @@ write others react to (registration, each compare-and-set, by enough to cover th
 record the write) and merged after every read this broker acts on (watches, the controller's
 reads, a lost compare-and-set). While a write is in flight the core is held: its inputs wait in
 a backlog, so no other step takes a clock between the write and the events that record it.
+A (re)started process registers, then starts its core (R13 recovery, BrokerRestart) at the
+controller's first request to the new registration, so the restart follows whatever the
+controller decided while it was away; requests that arrive before it registered were meant for
+the previous incarnation and are dropped. As controller it tells a restarted broker by the czxid
+of its registration (a bounce: what it led is re-elected, not resumed).
 """
 
 from __future__ import annotations
