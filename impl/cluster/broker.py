@@ -4,6 +4,17 @@ The runtime around the core: an asyncio loop serving TCP on loopback, the durabl
 kazoo for the coordination service (its callbacks hop onto the loop), the controller role when
 this broker wins /controller, the trace file and a metrics file. All protocol decisions are the
 core's; this module only performs effects and feeds events back.
+
+Lamport clocks through ZooKeeper (traces/FORMAT.md, "Clocks"): /isr/clock is raised before every
+write others react to (registration, each compare-and-set, by enough to cover the events that
+record the write) and merged after every read this broker acts on (watches, the controller's
+reads, a lost compare-and-set). While a write is in flight the core is held: its inputs wait in
+a backlog, so no other step takes a clock between the write and the events that record it.
+A (re)started process registers, then starts its core (R13 recovery, BrokerRestart) at the
+controller's first request to the new registration, so the restart follows whatever the
+controller decided while it was away; requests that arrive before it registered were meant for
+the previous incarnation and are dropped. As controller it tells a restarted broker by the czxid
+of its registration (a bounce: what it led is re-elected, not resumed).
 """
 
 from __future__ import annotations
@@ -16,6 +27,8 @@ import os
 import signal
 import sys
 import time
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +43,9 @@ from ..core.controller import Controller
 from ..core.replica import Broker
 from ..storage.log import DurableLog
 from . import wire, zkcoord
+
+# A registered broker that no controller spoke to (it hosts nothing) starts anyway after this.
+START_FALLBACK_S = 30.0
 
 
 def now_ms() -> int:
@@ -46,7 +62,7 @@ class BrokerProcess:
         self.config = Config.from_dict(json.loads(a.config)) if a.config else Config()
         self.trace_dir = Path(a.trace_dir) if a.trace_dir else self.dir / "traces"
         self.metrics_path = Path(a.metrics) if a.metrics else self.dir / "metrics.json"
-        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.timers: dict[str, tuple[asyncio.TimerHandle, object]] = {}
         self.peers: dict[int, asyncio.Queue[bytes]] = {}
         self.clients: dict[str, asyncio.StreamWriter] = {}
         self.controller: Controller | None = None
@@ -55,6 +71,16 @@ class BrokerProcess:
         self.rates: dict[str, float] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self.closing = False
+        # Held (``_busy``) while a coordination write is in flight and until the core started:
+        # the core's inputs queue in ``_backlog``, the writes in ``_ops``, one at a time.
+        self._busy = True
+        self.registered = False  # /brokers/ids/[id] is ours (this process, this session)
+        self.started = False  # the core started (BrokerRestart recorded)
+        self._czxids: dict[int, int] = {}  # as a controller: registrations last seen (czxid)
+        self._backlog: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
+        self._ops: deque[tuple[Callable[[int], Any], Callable[[asyncio.Future[Any]], None]]] = (
+            deque()
+        )
         self.profile_path: str = a.profile
         self.profiler: Any = None
         if a.profile:
@@ -66,6 +92,8 @@ class BrokerProcess:
     # ---- start / stop -------------------------------------------------------------------------
     async def run(self) -> None:
         self.loop = asyncio.get_running_loop()
+        # The supervisor's "crash between two steps" (Cluster.kill(between_steps=True)).
+        self.loop.add_signal_handler(signal.SIGUSR1, self._run_early, self._freeze)
         self.store = DurableLog(self.dir / "log")
         restored = self.store.recover()
         trace_path = self.trace_dir / f"broker-{self.id}.ndjson"
@@ -85,11 +113,17 @@ class BrokerProcess:
             None, zkcoord.connect, self.zk_hosts, self.session_timeout_s
         )
         self.zk.add_listener(self._on_zk_state)
-        self.apply(self.core.start(now_ms()))
-        await self.loop.run_in_executor(None, self._register)
-        self.zk.ChildrenWatch("/brokers/ids", self._hop(self._on_live_changed))
-        self.zk.DataWatch("/controller", self._hop(self._on_controller_node))
-        self.zk.ChildrenWatch("/brokers/topics", self._hop(self._on_topics_changed))
+        # Register once a previous incarnation's session is gone (with the coordination service's
+        # clock, published before the registration). The core starts (BrokerRestart) at the
+        # controller's first request to this registration, a Lamport receive: after whatever the
+        # controller decided while we were away, even on a view read before we registered. Or
+        # when this broker becomes the controller (its activation reads the service's clock).
+        z = await self.loop.run_in_executor(None, self._wait_for_id)
+        self._sync_in(z)
+        await self.loop.run_in_executor(None, self._register, self.core.clock.value)
+        self.registered = True
+        self.zk.DataWatch("/controller", self._hop_early(self._on_controller_node))
+        self.loop.call_later(START_FALLBACK_S, self._start_core, None)
         metrics_task = asyncio.create_task(self._metrics_loop())
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self._stop.set)
@@ -99,7 +133,7 @@ class BrokerProcess:
         self.closing = True
         metrics_task.cancel()
         server.close()
-        for h in self.timers.values():
+        for h, _tok in self.timers.values():
             h.cancel()
         with contextlib.suppress(Exception):
             self.zk.stop()
@@ -123,26 +157,126 @@ class BrokerProcess:
         _h, evs = read(p)
         return max((e["clock"] for e in evs if e.get("node") == self.id), default=0)
 
-    def _register(self) -> None:
-        """Ephemeral /brokers/ids/[id]; waits for a previous incarnation's session to expire."""
-        data = json.dumps({"host": "127.0.0.1", "port": self.port}).encode()
+    def _wait_for_id(self) -> int:
+        """Until /brokers/ids/[id] is free (a previous incarnation's session expired); then the
+        coordination service's clock, read after everything that ended that session."""
         deadline = time.monotonic() + 60
+        while self.zk.exists(f"/brokers/ids/{self.id}") is not None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"/brokers/ids/{self.id} still held after 60 s")
+            time.sleep(0.1)
+        return zkcoord.read_clock(self.zk)
+
+    def _register(self, clock: int) -> None:
+        """Publish ``clock`` (our steps so far), then the ephemeral /brokers/ids/[id]."""
+        zkcoord.raise_clock(self.zk, clock)
+        data = json.dumps({"host": "127.0.0.1", "port": self.port}).encode()
         while True:
             try:
                 self.zk.create(f"/brokers/ids/{self.id}", data, ephemeral=True)
                 return
             except NodeExistsError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+                self._wait_for_id()
+
+    def _start_core(self, clock: int | None, release: bool = True) -> None:
+        """R13 recovery and BrokerRestart (``clock``: of the controller request that starts us,
+        or our own activation's read of /isr/clock), then the other coordination watches."""
+        if self.started or self.closing:
+            return
+        if clock is None:
+            print(
+                f"broker {self.id}: no controller request in {START_FALLBACK_S}s", file=sys.stderr
+            )
+        self.started = True
+        self._sync_in(clock)
+        self.apply(self.core.start(now_ms()))
+        self.zk.ChildrenWatch("/brokers/ids", self._on_membership)
+        self.zk.ChildrenWatch("/brokers/topics", self._hop(self._on_topics_changed))
+        if release:
+            self._release()
+
+    def _freeze(self) -> None:
+        """Stop this process between two steps, no coordination write in flight (it runs through
+        the hold); the supervisor then SIGKILLs it."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+    # ---- the hold: core inputs wait while a coordination write is in flight -------------------
+    def _run(self, fn: Callable[..., None], *args: Any) -> None:
+        """Every input of the core and the controller goes through here."""
+        if self._busy or self._backlog:
+            self._backlog.append((fn, args))
+        else:
+            fn(*args)
+
+    def _submit(
+        self, work: Callable[[int], Any], done: Callable[[asyncio.Future[Any]], None]
+    ) -> None:
+        """A coordination write: ``work(clock)`` runs in a thread with the core held (``clock``
+        is the core's clock at the start), then ``done(future)`` on the loop, still held."""
+        self._ops.append((work, done))
+        self._pump()
+
+    def _pump(self) -> None:
+        if self._busy or not self._ops or self.closing:
+            return
+        work, done = self._ops.popleft()
+        self._busy = True
+        fut = self.loop.run_in_executor(None, work, self.core.clock.value)
+        fut.add_done_callback(lambda f: self._op_done(done, f))
+
+    def _op_done(self, done: Callable[[asyncio.Future[Any]], None], f: asyncio.Future[Any]) -> None:
+        try:
+            done(f)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        self._busy = False
+        self._pump()
+        while self._backlog and not self._busy:
+            fn, args = self._backlog.popleft()
+            fn(*args)
+
+    # ---- Lamport clock through the coordination service ---------------------------------------
+    def _sync_in(self, z: int | None) -> None:
+        """A read of the coordination service: the next step's clock exceeds ``z``."""
+        if z is not None and z > self.core.clock.value:
+            self.core.clock.value = z
+
+    def _read_clock(self) -> int | None:
+        try:
+            return zkcoord.read_clock(self.zk)
+        except Exception as e:  # unreachable: the read it follows failed or will
+            print(f"broker {self.id}: reading /isr/clock failed: {e!r}", file=sys.stderr)
+            return None
 
     def _hop(self, fn: Any) -> Any:
         """A kazoo callback (its own thread) that runs ``fn`` on the loop."""
 
         def cb(*args: Any) -> None:
-            self.loop.call_soon_threadsafe(fn, *args)
+            self.loop.call_soon_threadsafe(self._run, fn, *args)
 
         return cb
+
+    def _run_early(self, fn: Callable[..., None], *args: Any) -> None:
+        """Before the core started there is nothing to hold: run at once (the /controller watch,
+        a freeze); afterwards through the hold."""
+        if self.started:
+            self._run(fn, *args)
+        else:
+            fn(*args)
+
+    def _hop_early(self, fn: Any) -> Any:
+        def cb(*args: Any) -> None:
+            self.loop.call_soon_threadsafe(self._run_early, fn, *args)
+
+        return cb
+
+    def _synced(self, z: int | None, fn: Callable[..., None], *args: Any) -> None:
+        self._sync_in(z)
+        fn(*args)
 
     def _on_zk_state(self, state: str) -> None:
         if state == KazooState.LOST:
@@ -150,21 +284,63 @@ class BrokerProcess:
 
     def _session_lost(self) -> None:
         self.controller = None  # our /controller node is gone with the session
-        self.loop.run_in_executor(None, self._register_after_loss)
+        self.registered = False
+        fut = self.loop.run_in_executor(None, self._wait_connected)
+        fut.add_done_callback(lambda f: self._run(self._rejoin, f))
 
-    def _register_after_loss(self) -> None:
+    def _wait_connected(self) -> bool:
         for _ in range(300):
             if self.zk.state == KazooState.CONNECTED:
-                self._register()
-                self.loop.call_soon_threadsafe(self._try_controller)
-                return
+                return True
             time.sleep(0.1)
+        return False
+
+    def _rejoin(self, f: asyncio.Future[bool]) -> None:
+        if f.cancelled() or f.exception() is not None or not f.result():
+            print(f"broker {self.id}: no new ZooKeeper session", file=sys.stderr)
+            return
+
+        def work(clock: int) -> int | None:
+            z = self._wait_for_id()
+            self._register(max(clock, z))
+            return z
+
+        def done(fut: asyncio.Future[int | None]) -> None:
+            if fut.cancelled() or fut.exception() is not None:
+                print(
+                    f"broker {self.id}: re-registering failed: {fut.exception()}", file=sys.stderr
+                )
+                return
+            self.registered = True
+            self._sync_in(fut.result())
+            self._try_controller()
+
+        self._submit(work, done)
 
     # ---- coordination events ------------------------------------------------------------------
-    def _on_live_changed(self, children: list[str]) -> None:
-        live = {int(c) for c in children}
-        if self.controller is not None:
-            self.apply(self.controller.on_brokers_changed(now_ms(), live))
+    def _on_membership(self, _children: list[str] | None = None) -> None:
+        """The /brokers/ids watch (kazoo's thread): the registrations with their czxids, then
+        /isr/clock (after them: it covers a crash or registration the change shows), merged on
+        the loop before the controller acts. Also read once a controller is activated: a change
+        while its activation was on the way found no controller to tell."""
+        try:
+            czx: dict[int, int] | None = zkcoord.broker_czxids(self.zk)
+        except Exception as e:
+            print(f"broker {self.id}: reading /brokers/ids failed: {e!r}", file=sys.stderr)
+            czx = None
+        z = self._read_clock()
+        self.loop.call_soon_threadsafe(self._run, self._synced, z, self._on_live_changed, czx)
+
+    def _on_live_changed(self, czx: dict[int, int] | None) -> None:
+        if self.controller is None or czx is None:
+            return
+        # A broker registered again since we last looked restarted within its session (or
+        # before we saw it go): what it led must be re-elected, not resumed (KIP-380).
+        bounced = sorted(b for b, z in czx.items() if self._czxids.get(b, z) != z)
+        self._czxids = czx
+        for b in bounced:
+            self.apply(self.controller.on_broker_bounced(now_ms(), b))
+        self.apply(self.controller.on_brokers_changed(now_ms(), set(czx)))
 
     def _on_controller_node(self, data: bytes | None, *_rest: Any) -> None:
         if data is None:
@@ -173,36 +349,54 @@ class BrokerProcess:
     def _on_topics_changed(self, _children: list[str]) -> None:
         if self.controller is None:
             return
-
-        def read() -> Any:
-            return zkcoord.assignments(self.zk)
-
-        fut = self.loop.run_in_executor(None, read)
-        fut.add_done_callback(lambda f: self._controller_call("topics", f))
+        self._controller_read("topics", lambda: zkcoord.assignments(self.zk))
 
     def _try_controller(self) -> None:
         def elect() -> Any:
             epoch = zkcoord.try_become_controller(self.zk, self.id)
             if epoch is None:
                 return None
-            live = zkcoord.live_brokers(self.zk)
+            czx = zkcoord.broker_czxids(self.zk)
             asg = zkcoord.assignments(self.zk)
-            return epoch, live, asg, zkcoord.states(self.zk, list(asg))
+            states = zkcoord.states(self.zk, list(asg))
+            return epoch, czx, asg, states, zkcoord.bounced_leaders(self.zk, list(asg), czx)
 
-        fut = self.loop.run_in_executor(None, elect)
-        fut.add_done_callback(lambda f: self._controller_call("activate", f))
+        self._controller_read("activate", elect)
+
+    def _controller_read(self, what: str, read: Callable[[], Any]) -> None:
+        """The controller reads the coordination service in a thread, then /isr/clock (after the
+        data: it covers every write the data shows), and acts on the loop (``_controller_call``)."""
+
+        def work() -> tuple[Any, int | None]:
+            res = read()
+            return res, (None if res is None else zkcoord.read_clock(self.zk))
+
+        fut = self.loop.run_in_executor(None, work)
+        fut.add_done_callback(lambda f: self._run_early(self._controller_call, what, f))
 
     def _controller_call(self, what: str, fut: asyncio.Future[Any]) -> None:
         if fut.cancelled() or fut.exception() is not None:
             print(f"broker {self.id}: controller {what} failed: {fut.exception()}", file=sys.stderr)
             return
-        res = fut.result()
+        res, z = fut.result()
+        self._sync_in(z)
         if what == "activate":
             if res is None:
                 return
-            epoch, live, asg, states = res
+            epoch, czx, asg, states, bounced = res
+            early = not self.started
+            if early:  # elected before any controller spoke to us: we start now
+                self._start_core(z, release=False)
             self.controller = Controller(self.id, self.config, epoch, self.core.clock)
-            self.apply(self.controller.activate(now_ms(), live, asg, states))
+            self._czxids = czx
+            self.apply(
+                self.controller.activate(now_ms(), set(czx), asg, states, frozenset(bounced))
+            )
+            if early:
+                self._release()
+            # Changes while the activation was on the way found no controller: look again.
+            self.loop.run_in_executor(None, self._on_membership)
+            self._on_topics_changed([])
         elif self.controller is None:
             return
         elif what == "topics":
@@ -214,57 +408,84 @@ class BrokerProcess:
     def apply(self, effects: list[Any], source: str = "broker") -> None:
         if self.closing:
             return
-        cas_broker: list[m.CasWrite] = []
-        cas_ctrl: list[m.CasWrite] = []
         for e in effects:
             if isinstance(e, m.Send):
                 self._send(e.dst, e.msg)
             elif isinstance(e, m.SetTimer):
                 old = self.timers.pop(e.key, None)
                 if old is not None:
-                    old.cancel()
-                self.timers[e.key] = self.loop.call_later(e.delay_ms / 1000, self._fire, e.key)
+                    old[0].cancel()
+                tok = object()
+                h = self.loop.call_later(e.delay_ms / 1000, self._run, self._fire, e.key, tok)
+                self.timers[e.key] = (h, tok)
             elif isinstance(e, m.Trace):
                 self.trace.write(e.event)
             elif isinstance(e, m.CasWrite):
-                (cas_broker if e.purpose == "isr" else cas_ctrl).append(e)
+                self._submit_cas(e)
             else:
                 self.store.apply(e)
-        for batch, target in ((cas_broker, "broker"), (cas_ctrl, "controller")):
-            if batch:
-                fut = self.loop.run_in_executor(
-                    None, lambda b=batch: [zkcoord.cas(self.zk, w) for w in b]
-                )
-                fut.add_done_callback(lambda f, t=target: self._cas_done(t, f))
 
-    def _cas_done(self, target: str, fut: asyncio.Future[Any]) -> None:
-        # If the coordination service was unreachable nothing was written; the core retries.
-        failed = fut.cancelled() or fut.exception() is not None
-        res = [] if failed else fut.result()
-        if target == "broker":
-            if res:
-                self.apply(self.core.on_cas_results(res, now_ms()))
-            else:
-                for p in self.core.partitions.values():
+    def _submit_cas(self, w: m.CasWrite) -> None:
+        """One compare-and-set, the core held from before it until its result is handled. The
+        events recording the write (LeaderShrinkIsr, ControllerElectLeader ...) are traced when
+        the result comes back, so /isr/clock is first raised past the clocks they will take:
+        whoever reads the write reads a higher clock (traces/FORMAT.md, "Clocks")."""
+        reserve = self._reserve(w)
+
+        def work(clock: int) -> tuple[m.CasResult, int | None]:
+            zkcoord.raise_clock(self.zk, clock + reserve)
+            res = zkcoord.cas(self.zk, w)
+            return res, self._read_clock()
+
+        self._submit(work, lambda f: self._cas_done(w, f))
+
+    def _reserve(self, w: m.CasWrite) -> int:
+        """Clocks the events recording one result can take: one per replica at most (an ISR
+        change per follower, a ControllerShrinkIsr per removed replica) or one (an election, a
+        conflict), each possibly followed by a BrokerFlush."""
+        if w.purpose == "isr":
+            p = self.core.partitions.get(w.tp)
+            n = len(getattr(p, "replicas", ()) or ())
+        else:
+            n = len(self.controller.assignments.get(w.tp, ())) if self.controller else 0
+        return 2 * (max(n, len(w.state.isr)) + 1)
+
+    def _cas_done(self, w: m.CasWrite, fut: asyncio.Future[Any]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            # The coordination service was unreachable: taken as not written; the core retries.
+            if w.purpose == "isr":
+                p = self.core.partitions.get(w.tp)
+                if p is not None:
                     p.pending_isr = None
+            elif self.controller is not None:
+                self.controller.in_flight.discard(w.tp)  # repaired again at the next resync
+            return
+        res, z = fut.result()
+        if not res.ok:
+            self._sync_in(z)  # lost: the answer is a read of the write that won
+        if w.purpose == "isr":
+            self.apply(self.core.on_cas_results([res], now_ms()))
         elif self.controller is not None:
-            self.apply(self.controller.on_cas_results(now_ms(), res))
+            self.apply(self.controller.on_cas_results(now_ms(), [res]))
+        self._sync_in(z)  # after the events recording our write, which stay within the reserve
 
-    def _fire(self, key: str) -> None:
-        self.timers.pop(key, None)
+    def _fire(self, key: str, tok: object) -> None:
+        cur = self.timers.get(key)
+        if cur is None or cur[1] is not tok:
+            return  # replaced or cancelled while it waited in the backlog
+        del self.timers[key]
         if key == "resync":
             if self.controller is None:
                 return
             tps = list(self.controller.assignments)
-            fut = self.loop.run_in_executor(None, zkcoord.states, self.zk, tps)
-            fut.add_done_callback(lambda f: self._controller_call("resync", f))
+            self._controller_read("resync", lambda: zkcoord.states(self.zk, tps))
             return
         self.apply(self.core.on_timer(key, now_ms()))
 
     def _send(self, dst: int | str, msg: Any) -> None:
         frame = {"src": self.id, "clock": self.core.clock.value, "msg": m.to_wire(msg)}
         if dst == self.id:
-            self.loop.call_soon(self._deliver, self.id, msg, frame["clock"])
+            self.loop.call_soon(self._run, self._deliver, self.id, msg, frame["clock"])
         elif isinstance(dst, str):
             w = self.clients.get(dst)
             if w is not None and not w.is_closing():
@@ -324,7 +545,18 @@ class BrokerProcess:
                 src = frame["src"]
                 if isinstance(src, str):
                     self.clients[src] = writer
-                self._deliver(src, m.from_wire(frame["msg"]), int(frame.get("clock", 0)))
+                msg = m.from_wire(frame["msg"])
+                clock = int(frame.get("clock", 0))
+                if isinstance(msg, (m.LeaderAndIsr, m.StopReplica)):
+                    if not self.registered:
+                        # Addressed to a previous incarnation (or session): the controller has
+                        # not seen this one register. Dropped, as that process's connection was.
+                        continue
+                    if not self.started:
+                        self._backlog.append((self._deliver, (src, msg, clock)))
+                        self._start_core(clock)
+                        continue
+                self._run(self._deliver, src, msg, clock)
         finally:
             writer.close()
 

@@ -81,9 +81,12 @@ async def chaos(
     kill_every_s: float = 4.0,
     down_for_s: float = 2.0,
     log: Any = None,
+    between_steps: bool = False,
 ) -> dict[str, Any]:
     """Produce with acks=all while SIGKILLing and restarting brokers (at most one down at a time,
-    so an ISR member survives, R17), then restart everyone, consume everything and compare."""
+    so an ISR member survives, R17), then restart everyone, consume everything and compare.
+    ``between_steps``: kill between two steps of the broker (``Cluster.kill``), so that the
+    traces of the run can be validated (a kill inside a step leaves a torn step)."""
     rng = random.Random(seed)
     tps = tps_of(cluster)
     client = ClusterClient(cluster.zk_hosts)
@@ -103,7 +106,7 @@ async def chaos(
             if time.monotonic() >= t_end:
                 break
             victim = rng.choice(cluster.broker_ids())
-            await loop.run_in_executor(None, cluster.kill, victim)
+            await loop.run_in_executor(None, cluster.kill, victim, between_steps)
             events.append(f"kill {victim}")
             if log:
                 log(f"killed broker {victim} ({len(ledger.acked)} acknowledged so far)")

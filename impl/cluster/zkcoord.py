@@ -7,6 +7,9 @@
 - /controller: ephemeral {"brokerid"}; /controller_epoch: incremented at every election (R9)
 - /admin/reassign_partitions, /admin/preferred_replica_election, /admin/delete_topics: created,
   not acted on (not modelled).
+- /isr/clock: not Kafka's: the coordination service's Lamport clock, a decimal integer (empty =
+  0), only ever raised (``raise_clock``: read value and version, write the max, retry on
+  BadVersion). See traces/FORMAT.md, "Clocks", for who raises and who reads it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ PATHS = [
     "/admin/reassign_partitions",
     "/admin/preferred_replica_election",
     "/admin/delete_topics",
+    "/isr/clock",
 ]
+CLOCK = "/isr/clock"
 
 
 def state_path(tp: TP) -> str:
@@ -38,6 +43,37 @@ def connect(hosts: str, timeout_s: float = 3.0) -> KazooClient:
     for p in PATHS:
         zk.ensure_path(p)
     return zk
+
+
+def read_clock(zk: KazooClient) -> int:
+    """The coordination service's Lamport clock (0 if it was never raised)."""
+    try:
+        data, _ = zk.get(CLOCK)
+    except NoNodeError:
+        return 0
+    return int(data or b"0")
+
+
+def raise_clock(zk: KazooClient, clock: int) -> int:
+    """Raise /isr/clock to at least ``clock`` (compare-and-set on the znode version, retried
+    when another writer got in first); returns the value it holds afterwards."""
+    while True:
+        try:
+            data, stat = zk.get(CLOCK)
+        except NoNodeError:
+            try:
+                zk.create(CLOCK, str(clock).encode(), makepath=True)
+                return clock
+            except NodeExistsError:
+                continue
+        cur = int(data or b"0")
+        if cur >= clock:
+            return cur
+        try:
+            zk.set(CLOCK, str(clock).encode(), version=stat.version)
+            return clock
+        except BadVersionError:
+            continue
 
 
 def encode_state(st: PartitionState) -> bytes:
@@ -79,6 +115,33 @@ def cas(zk: KazooClient, w: CasWrite) -> CasResult:
 
 def live_brokers(zk: KazooClient) -> set[int]:
     return {int(c) for c in zk.get_children("/brokers/ids")}
+
+
+def broker_czxids(zk: KazooClient) -> dict[int, int]:
+    """Live brokers with the creation zxid of their registration (KIP-380's broker epoch): a
+    broker whose czxid changed registered again, so it restarted."""
+    out = {}
+    for c in zk.get_children("/brokers/ids"):
+        st = zk.exists(f"/brokers/ids/{c}")
+        if st is not None:
+            out[int(c)] = st.czxid
+    return out
+
+
+def bounced_leaders(zk: KazooClient, tps: list[TP], czxids: dict[int, int]) -> set[int]:
+    """Recorded leaders registered after the partition state naming them was written: they
+    restarted since (within their session, or before any controller saw them go), so that
+    leadership is void and must be re-elected."""
+    out = set()
+    for tp in tps:
+        try:
+            data, stat = zk.get(state_path(tp))
+        except NoNodeError:
+            continue
+        leader = decode_state(data).leader
+        if leader in czxids and czxids[leader] > stat.mzxid:
+            out.add(leader)
+    return out
 
 
 def broker_address(zk: KazooClient, b: int) -> tuple[str, int] | None:

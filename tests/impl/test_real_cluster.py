@@ -9,30 +9,12 @@ import time
 
 import pytest
 
-from impl.cluster import zk as zkserver
 from impl.cluster.client import ClusterClient
-from impl.cluster.manager import Cluster
 from impl.cluster.workload import Ledger, produce_stream, verdict
-from impl.config import Config
 from traces import format as tf
 
 pytestmark = pytest.mark.zookeeper
 TP = ("t", 0)
-
-
-@pytest.fixture
-def cluster(tmp_path):
-    try:
-        zkserver.find_install()
-    except zkserver.ZooKeeperMissing as e:
-        pytest.fail(str(e))
-    c = Cluster(tmp_path / "cluster")
-    cfg = Config(min_insync_replicas=2, replica_lag_time_max_ms=3_000, request_timeout_ms=3_000)
-    c.up(brokers=3, partitions=1, replication=3, config=cfg, session_timeout_s=2.0)
-    try:
-        yield c
-    finally:
-        c.down()
 
 
 def test_sigkill_leader_during_acks_all_stream_loses_nothing(cluster):
