@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
                 kill_every_s=args.kill_every,
                 down_for_s=args.down_for,
                 log=log,
+                between_steps=not args.anywhere,
             )
         )
     finally:
@@ -60,6 +61,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--kill-every", type=float, default=4.0, help="seconds between kills")
     p.add_argument("--down-for", type=float, default=2.0, help="seconds a killed broker stays down")
+    p.add_argument(
+        "--anywhere",
+        action="store_true",
+        help="kill at once, possibly inside a step (default: between two steps, so the run's "
+        "traces can be validated)",
+    )
     p.add_argument("--json", action="store_true")
     add_cluster_options(p)
     p.set_defaults(run=run)
