@@ -879,14 +879,24 @@ def derive_assignments(events: list[Event]) -> dict[str, list[int]]:
     return out
 
 
+def _hosts(reps: list[Any], ev: Event) -> bool:
+    """Whether a broker-wide event (no topic: ``BrokerCrash``, ``BrokerPause``) concerns a
+    partition with replicas ``reps``: only if its broker holds one of them. With replication
+    below the broker count, a crash of a broker outside the partition is not an event of it."""
+    b = (ev.get("args") or {}).get("replica", ev.get("node"))
+    return not isinstance(b, int) or b in {int(x) for x in reps}
+
+
 def split_partitions(header: dict[str, Any], events: list[Event]) -> dict[str, list[Event]]:
+    """The events of each partition: its own, and the broker-wide ones of its brokers."""
     assignments = (header.get("cluster") or {}).get("assignments") or {}
     parts: dict[str, list[Event]] = {k: [] for k in assignments}
     for ev in events:
         k = part_key(ev)
         if k is None:
-            for lst in parts.values():
-                lst.append(ev)
+            for key, lst in parts.items():
+                if _hosts(assignments[key], ev):
+                    lst.append(ev)
         else:
             if k not in parts:
                 raise TraceInputError(f"event for partition {k} not in the header's assignments")
@@ -1091,6 +1101,9 @@ class OnlineValidator:
             if ev.get("impl") and ev["action"] in IGNORED_IMPL:
                 continue
             k = part_key(ev)
-            targets = list(self.parts.values()) if k is None else [self.parts[k]]
+            if k is None:
+                targets = [pv for pv in self.parts.values() if _hosts(pv.pm.brokers, ev)]
+            else:
+                targets = [self.parts[k]]
             for pv in targets:
                 pv.advance(ev)
