@@ -73,6 +73,11 @@ class Controller:
         """R9: a broker's session expired (or one came back)."""
         came = set(live) - self.live
         self.live = set(live)
+        for b in sorted(came):
+            # A broker back in a new session is a new incarnation: a partition still recording
+            # it as leader (its session ended while no controller could react) needs a new
+            # election, never its old epoch (KIP-380, as for a bounce inside the session).
+            self.mark_bounced(b)
         out = self._repair(sorted(self.assignments))
         # A returning broker learns the state of every partition it hosts (it becomes follower).
         back = sorted(tp for tp, reps in self.assignments.items() if set(reps) & came)
@@ -96,7 +101,9 @@ class Controller:
         if res.state is None:
             return []
         self._traced.add((res.tp, res.version))
-        return self._trace_decision(now, res.tp, old[0] if old else None, res.state, res.version)
+        return self._trace_decision(
+            now, res.tp, old[0] if old else None, res.state, res.version, res.tp in self.bounced
+        )
 
     def on_topics_changed(self, now: int, assignments: dict[TP, tuple[int, ...]]) -> Effects:
         new = sorted(set(assignments) - set(self.assignments))
@@ -124,11 +131,12 @@ class Controller:
             if res.state is not None:
                 self.states[res.tp] = (res.state, res.version)
             if res.ok:
+                bounced = res.tp in self.bounced
                 self.bounced.discard(res.tp)
                 done.append(res.tp)
                 if (res.tp, res.version) not in self._traced:
                     out += self._trace_decision(
-                        now, res.tp, old[0] if old else None, res.state, res.version
+                        now, res.tp, old[0] if old else None, res.state, res.version, bounced
                     )
                 self._traced.discard((res.tp, res.version))
             else:
@@ -203,7 +211,12 @@ class Controller:
         old: PartitionState | None,
         new: PartitionState | None,
         version: int,
+        bounced: bool = False,
     ) -> Effects:
+        """The decision as the spec's actions: an election when the leader changed, or when a
+        bounced leader was re-elected (a new epoch for a new incarnation, even with the same
+        leader and ISR: the spec's ControllerElectLeader of a lost leader, R9); else one
+        ControllerShrinkIsr per dead follower removed."""
         if new is None:
             return []
         coord = {
@@ -212,7 +225,7 @@ class Controller:
             "isr": list(new.isr),
             "version": version,
         }
-        if old is not None and old.leader == new.leader:
+        if old is not None and old.leader == new.leader and not bounced:
             acts = [
                 ("ControllerShrinkIsr", {"replica": r}) for r in sorted(set(old.isr) - set(new.isr))
             ]

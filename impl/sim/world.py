@@ -165,6 +165,10 @@ class World:
             else:
                 self._bounced.add(b)  # the next controller learns it on activation
         if b not in self.coord.sessions:
+            if bounced and not self._controller_running():
+                # back in a new session while no controller runs: the next controller must not
+                # let it resume a leadership recorded before its crash (Controller.mark_bounced)
+                self._bounced.add(b)
             self.coord.sessions.add(b)
             self._membership_changed()
         elif self.coord.controller == b and node.controller is None:
@@ -174,6 +178,10 @@ class World:
             self._membership_changed()
         elif self.coord.controller < 0:  # nobody running could take /controller until now
             self._membership_changed()
+
+    def _controller_running(self) -> bool:
+        c = self.coord.controller
+        return c >= 0 and self.nodes[c].controller is not None
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
         node = self.nodes[b]

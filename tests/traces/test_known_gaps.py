@@ -5,8 +5,10 @@ Each test reproduces one with a concrete simulation run (seed and faults) and wa
 
 from __future__ import annotations
 
-from impl.sim.scenarios import Fault, run_random
-from impl.sim.world import World
+import pytest
+
+from impl.sim.scenarios import TP0, Fault, run_random
+from impl.sim.world import World, sim_config
 from traces.format import header
 from traces.validate import Verdict, validate_events
 
@@ -37,4 +39,62 @@ def test_crash_of_a_broker_outside_the_partition_does_not_apply_to_it() -> None:
     w = run_random("kip-320", [Fault(100, "crash", 2, 0, 50)], seed=1, records=6, replication=2)
     assert w.coord.assignments[("t", 0)] == (0, 1)
     assert any(e["action"] == "BrokerCrash" and e["node"] == 2 for e in w.trace)
+    accepted(w)
+
+
+# ---- every broker down past the session timeout, then restarted ------------------------------
+@pytest.mark.parametrize("kind", ["crash-all", "power-all"])
+@pytest.mark.parametrize("replication", [3, 2])
+def test_every_broker_down_past_the_session_timeout(kind: str, replication: int) -> None:
+    """Every broker dies for 800 ms (sessions expire with no controller to react), then they
+    come back one by one. The first one back becomes controller with the partition state still
+    naming the dead leader at the old epoch. Was rejected: (a) that leader, back in a new
+    session, resumed its old epoch from the controller's first re-send; (b) its re-election was
+    traced as a ControllerShrinkIsr of the dead followers (same leader, smaller ISR)."""
+    for seed in range(3):
+        w = run_random(
+            "kip-320",
+            [Fault(100, kind, 0, 0, 200)],
+            seed=seed,
+            records=6,
+            replication=replication,
+            flush_interval_batches=1,
+        )
+        accepted(w)
+
+
+def test_partition_offline_then_back() -> None:
+    """t-0 lives on brokers 0 and 1; both die past the session timeout, broker 2 (controller)
+    records the partition offline (leader -1, leader epoch + 1, R9), then 0 and 1 come back and
+    one of them is elected. The spec's controller writes nothing for an offline partition (its
+    recorded leader stays the dead one), so the offline write shifts the epochs."""
+    for seed in range(3):
+        faults = [Fault(100, "crash", 0, 0, 200), Fault(100, "crash", 1, 0, 250)]
+        w = run_random("kip-320", faults, seed=seed, records=6, replication=2)
+        assert any(
+            e["action"] == "ControllerElectLeader" and e["args"]["leader"] == -1 for e in w.trace
+        )
+        accepted(w)
+
+
+# ---- a leader that is also the controller bounces as the only ISR member ---------------------
+def test_controller_leader_bounce_as_only_isr_member() -> None:
+    """Broker 0 leads t-0 and is controller; cut off from its followers it shrinks the ISR to
+    {0}; then it restarts inside its session. The new controller (0 again) re-elects it with a
+    new epoch (a bounced leader, KIP-380) and the same ISR: that write was not traced (same
+    leader, same ISR: neither an election nor a shrink by the old labelling)."""
+    w = World(3, 1, 3, sim_config("kip-320", min_insync_replicas=1), seed=5)
+    w.run_until(100)
+    for i in range(4):
+        w.at(100 + 25 * i, w.produce, TP0, f"r{i}")
+    w.run_until(300)
+    assert w.leader_of(TP0) == 0 and w.coord.controller == 0
+    w.net.blocked |= {frozenset((0, 1)), frozenset((0, 2))}
+    w.run_until(1_200)
+    assert w.coord.states[TP0][0].isr == (0,)
+    w.crash(0)
+    w.restart(0)
+    w.net.blocked.clear()
+    w.run_until(3_000)
+    assert w.coord.states[TP0][0].leader_epoch == 1
     accepted(w)
