@@ -24,6 +24,7 @@ from typing import Any
 
 from checker.nogc import gc_paused
 from spec import IsrSpec
+from spec.actions.controller import _leader_lost
 from spec.shared_log import SharedLog
 from spec.state import History, Replica, State
 
@@ -36,7 +37,6 @@ from .mapping import (
     derive_config,
     observe_mismatch,
     part_key,
-    spec_epoch,
 )
 
 ACCEPTED, REJECTED, UNSUPPORTED, INCOMPLETE, BAD_INPUT = (
@@ -388,7 +388,7 @@ def _view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
     a = ev["args"]
     r = s.replicas[i]
     leader = v.pm.rep_or_none(a.get("leader", ev["node"]))
-    return r.alive and r.epoch == spec_epoch(a["epoch"]) and r.leader == leader
+    return r.alive and r.epoch == v.pm.epoch(a["epoch"]) and r.leader == leader
 
 
 def _coord_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
@@ -400,7 +400,7 @@ def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:
     c = s.coord
     return (
         v.pm.rep_or_none(co["leader"]) == c.leader
-        and spec_epoch(co["leader_epoch"]) == c.epoch
+        and v.pm.epoch(co["leader_epoch"]) == c.epoch
         and v.pm.mask(co["isr"]) == c.isr
     )
 
@@ -433,6 +433,45 @@ def _controller(name: str, arg: str) -> Callable:
     return handler
 
 
+def _offline_prepare(v: PartitionValidator, ev: Event) -> None:
+    """An offline write's epoch is skipped by the epoch mapping from now on (it is in the trace,
+    so every candidate sees it)."""
+    co = (ev.get("state") or {}).get("coord")
+    if int(ev["args"]["leader"]) < 0 and co is not None:
+        v.pm.add_offline(int(co["leader_epoch"]))
+
+
+def _offline(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """ControllerElectLeader(leader=-1): R9's offline partition. The implementation writes
+    leader -1, the ISR kept and leader epoch + 1 (as Kafka); the spec's controller writes
+    nothing (its recorded leader stays the dead one until a broker comes back). A stutter when
+    the spec's leader is lost and it can elect nobody, with the recorded ISR equal; the written
+    epoch is an offline epoch of the epoch mapping (VALIDATION.md, "Offline partitions"). The
+    brokers do not apply an offline state (nothing to follow, as Kafka's makeFollowers)."""
+    s = c[0]
+    co = (ev.get("state") or {}).get("coord")
+    if not _leader_lost(s):
+        mism.append("ControllerElectLeader(-1): the spec's recorded leader is not lost")
+        return []
+    if v.steps(s, "ControllerElectLeader"):
+        mism.append("ControllerElectLeader(-1): the spec's controller can elect a leader")
+        return []
+    if co is not None and (
+        v.pm.mask(co["isr"]) != s.coord.isr or v.pm.epoch(co["leader_epoch"]) != s.coord.epoch
+    ):
+        mism.append(
+            f"ControllerElectLeader(-1): coordination {co} differs from the spec's {s.coord}"
+        )
+        return []
+    return [c]
+
+
+def _elect(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    if int(ev["args"]["leader"]) < 0:
+        return _offline(v, ev, c, mism)
+    return _elect_leader(v, ev, c, mism)
+
+
 def _stale_or_lost(name: str) -> Callable:
     """Requests dropped: the spec step if the request is in flight, else nothing happens (the
     implementation also drops duplicates and the controller's periodic re-sends)."""
@@ -440,7 +479,7 @@ def _stale_or_lost(name: str) -> Callable:
     def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
         s, pend, ack = c
         a = ev["args"]
-        args = (v.pm.rep(a["replica"]), spec_epoch(a["epoch"]))
+        args = (v.pm.rep(a["replica"]), v.pm.epoch(a["epoch"]))
         out = [(t, pend, ack) for _a, t in v.steps(s, name, args)]
         out.append(c)
         return out
@@ -506,7 +545,7 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     f, l, o = v.pm.rep(a["follower"]), v.pm.rep(a["leader"]), int(a["offset"])
     rf = s.replicas[f]
     out: list[Cand] = []
-    if len(rf.log) == o and ("epoch" not in a or spec_epoch(a["epoch"]) == rf.epoch):
+    if len(rf.log) == o and ("epoch" not in a or v.pm.epoch(a["epoch"]) == rf.epoch):
         # the follower is still where it sent the request from: the spec's own step
         steps = v.steps(s, "FollowerFetch", (f, l))
         if not steps:
@@ -543,7 +582,7 @@ def _stale_fetch(
     if not (lr.alive and lr.leader == l) or o > len(lr.log):
         mism.append("FollowerFetch serve: the leader does not serve (not leading, or offset > LEO)")
         return []
-    epoch = spec_epoch(a["epoch"]) if "epoch" in a else lr.epoch
+    epoch = v.pm.epoch(a["epoch"]) if "epoch" in a else lr.epoch
     rf = s.replicas[f]
     past = Replica(lr.log[:o], 0, 0, True, l, epoch, rf.isr, False, rf.remote_leo, False, ())
     virt = State(
@@ -572,8 +611,8 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         hl, hepoch, o = pend[f][-1][:3]
         mism.append(
             f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
-            f"{hepoch - 1}, offset {o}) does not fit the follower (leader "
-            f"{v.pm.broker(r.leader)}, epoch {r.epoch - 1}, LEO {len(r.log)})"
+            f"{v.pm.trace_epoch(hepoch)}, offset {o}) does not fit the follower (leader "
+            f"{v.pm.broker(r.leader)}, epoch {v.pm.trace_epoch(r.epoch)}, LEO {len(r.log)})"
         )
         return []
     else:
@@ -811,12 +850,14 @@ def _flush(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[C
     return out
 
 
+_elect_leader = _controller("ControllerElectLeader", "leader")
+
 HANDLERS: dict[str, Callable] = {
-    "ControllerElectLeader": _controller("ControllerElectLeader", "leader"),
+    "ControllerElectLeader": _elect,
     "ControllerShrinkIsr": _controller("ControllerShrinkIsr", "replica"),
     "BrokerBecomeLeader": _generic(
         "BrokerBecomeLeader",
-        lambda v, ev: (v.pm.rep(ev["args"]["replica"]), spec_epoch(ev["args"]["epoch"])),
+        lambda v, ev: (v.pm.rep(ev["args"]["replica"]), v.pm.epoch(ev["args"]["epoch"])),
         _arg_rep("replica"),
         _view_is,
     ),
@@ -825,7 +866,7 @@ HANDLERS: dict[str, Callable] = {
         lambda v, ev: (
             v.pm.rep(ev["args"]["replica"]),
             v.pm.rep_or_none(ev["args"]["leader"]),
-            spec_epoch(ev["args"]["epoch"]),
+            v.pm.epoch(ev["args"]["epoch"]),
         ),
         _arg_rep("replica"),
         _view_is,
@@ -855,7 +896,11 @@ HANDLERS: dict[str, Callable] = {
     ),
     "ProduceAcked": _acked,
 }
-PREPARE: dict[str, Callable] = {"ProducerSend": _produce_prepare, "BrokerCrash": _crash_prepare}
+PREPARE: dict[str, Callable] = {
+    "ProducerSend": _produce_prepare,
+    "BrokerCrash": _crash_prepare,
+    "ControllerElectLeader": _offline_prepare,
+}
 
 
 # ---- whole traces -------------------------------------------------------------------------
