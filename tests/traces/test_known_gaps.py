@@ -98,3 +98,55 @@ def test_controller_leader_bounce_as_only_isr_member() -> None:
     w.run_until(3_000)
     assert w.coord.states[TP0][0].leader_epoch == 1
     accepted(w)
+
+
+# ---- the controller counts a crashed broker as live until its session expires ---------------
+def lagging_election_run(protocol: str, seed: int) -> tuple[World, int]:
+    """Leader 0 crashes; 300 ms later follower 1 loses power with an unflushed record (seven
+    records, an fsync every second batch). When 0's session expires the controller (2) elects
+    1, whose session has not expired yet: a crashed broker elected leader. Then 1's session
+    expires too, 2 is elected, and both come back. Returns the run and what the power failure
+    cut from 1's log."""
+    cfg = sim_config(protocol, min_insync_replicas=1, flush_interval_batches=2)
+    w = World(3, 1, 3, cfg, seed=seed)
+    w.run_until(100)
+    for i in range(7):
+        w.at(100 + 25 * i, w.produce, TP0, f"r{i}")
+    w.run_until(300)
+    assert w.leader_of(TP0) == 0
+    w.crash(0)
+    w.run_until(500)
+    before = w.broker(1).partitions[TP0].log.leo
+    w.crash(1, lose_unflushed=True)
+    cut = before - len(w.nodes[1].store.logs.get(TP0, []))
+    w.run_until(1_000)
+    assert w.coord.states[TP0][0].leader == 1 and not w.nodes[1].alive  # elected while down
+    w.run_until(1_600)
+    assert w.coord.states[TP0][0].leader == 2
+    w.restart(1)
+    w.restart(0)
+    w.run_until(4_000)
+    return w, cut
+
+
+@pytest.mark.parametrize("protocol", ["kip-320", "hw-truncation"])
+def test_crashed_broker_elected_before_its_session_expires(protocol: str) -> None:
+    """Was unsupported (controller-session-lag): the spec's controller sees a crash at once.
+    Now the crash is deferred: the spec's BrokerCrash of 1 comes after its election (a live
+    replica that takes no steps), when 1's expired session makes the controller elect again."""
+    for seed in range(3):
+        w, cut = lagging_election_run(protocol, seed)
+        assert cut == 1
+        accepted(w)
+
+
+def test_deferred_power_failure_still_drops_the_unflushed_tail() -> None:
+    """The deferred crash must drop what the power failure dropped: relabelled a process crash
+    (which keeps the log), the same run is rejected at broker 1's restart."""
+    w, cut = lagging_election_run("kip-320", 0)
+    assert cut == 1
+    pf = next(e for e in w.trace if e["action"] == "BrokerCrash" and e["node"] == 1)
+    del pf["args"]["lose_unflushed"]
+    v = verdict(w)
+    assert v.verdict == "rejected", v.reason
+    assert v.event["action"] == "BrokerRestart" and v.event["node"] == 1
