@@ -159,25 +159,27 @@ class PartitionValidator:
             ]
         return [(a, t) for (_k, a), t in out if args is None or a == args]
 
-    def crash_now(self, s: State, i: int, lose_unflushed: bool) -> list[State]:
+    def crash_now(self, c: Cand, i: int, lose_unflushed: bool) -> list[Cand]:
         """The spec's BrokerCrash(i). A power failure is the spec's crash, which keeps the
         flushed prefix in lose-unflushed mode; a process crash keeps the whole log (the OS page
-        cache survives): in that mode it is the spec's BrokerFlush, hidden, then BrokerCrash."""
+        cache survives): in that mode it is the spec's BrokerFlush, hidden, then BrokerCrash.
+        A crashing leader may have answered a parked fetch it never logged (``_parked``)."""
+        s, pend, ack = c
+        pend = _parked(self, s, pend, i)
         pre = [s]
         if self.flushed and not lose_unflushed:
             pre = [t for _a, t in self.steps(s, "BrokerFlush", (i,))] or [s]
-        return [t for p in pre for _a, t in self.steps(p, "BrokerCrash", (i,))]
+        return [(t, pend, ack) for p in pre for _a, t in self.steps(p, "BrokerCrash", (i,))]
 
     def force_crash(self, i: int) -> None:
         """Broker ``i`` is seen again: its deferred crash happened before, in every candidate."""
         lose = self.down.pop(i)
         out: list[Cand] = []
         for c in self.cands:
-            s, pend, ack = c
-            if not s.replicas[i].alive:
+            if not c[0].replicas[i].alive:
                 out.append(c)  # inserted already (hidden closure)
             else:
-                out.extend((t, pend, ack) for t in self.crash_now(s, i, lose))
+                out.extend(self.crash_now(c, i, lose))
         self.cands = list(dict.fromkeys(out))
 
     def hidden_closure(self, cands: list[Cand], actor: int = -1) -> list[Cand]:
@@ -188,7 +190,8 @@ class PartitionValidator:
         frontier = list(cands)
         while frontier:
             nxt = []
-            for s, pend, ack in frontier:
+            for cand in frontier:
+                s, pend, ack = cand
                 for name in HIDDEN:
                     for _a, t in self.steps(s, name):
                         c = (t, pend, ack)
@@ -197,8 +200,7 @@ class PartitionValidator:
                             nxt.append(c)
                 for i, lose in self.down.items():
                     if s.replicas[i].alive:
-                        for t in self.crash_now(s, i, lose):
-                            c = (t, pend, ack)
+                        for c in self.crash_now(cand, i, lose):
                             if c not in seen:
                                 seen[c] = None
                                 nxt.append(c)
@@ -369,6 +371,27 @@ def _hold(pend: Pending, f: int, held: tuple) -> Pending:
     log: one held response per (leader, epoch, offset), the oldest dropped beyond MAX_HELD."""
     hs = tuple(h for h in pend[f] if h[:3] != held[:3])[-(MAX_HELD - 1) :] + (held,)
     return pend[:f] + (hs,) + pend[f + 1 :]
+
+
+def _parked(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
+    """Responses leader ``l`` may have sent before it crashes without logging a serve: a
+    follower fetching at the offset the leader has already recorded changes nothing there
+    (the leader logs only changes), and the leader answers it when data arrives (a parked
+    fetch). Such a response is the spec's FollowerFetch with an unchanged leader half (as in
+    ``_fetch_apply`` for a live leader), held with the leader's log as it is before the crash
+    (a power failure cuts it). HW: anything up to the leader's."""
+    lr = s.replicas[l]
+    if not (lr.alive and lr.leader == l):
+        return pend
+    for f in range(v.n):
+        r = s.replicas[f]
+        if f == l or not r.alive or r.leader != l or lr.remote_leo[f] != len(r.log):
+            continue
+        if any(h[:3] == (l, lr.epoch, len(r.log)) for h in pend[f]):
+            continue
+        if v.steps(s, "FollowerFetch", (f, l)):
+            pend = _hold(pend, f, (l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
+    return pend
 
 
 def _without(pend: Pending, f: int, held: tuple | None = None) -> Pending:

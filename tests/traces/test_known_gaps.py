@@ -150,3 +150,19 @@ def test_deferred_power_failure_still_drops_the_unflushed_tail() -> None:
     v = verdict(w)
     assert v.verdict == "rejected", v.reason
     assert v.event["action"] == "BrokerRestart" and v.event["node"] == 1
+
+
+# ---- a parked fetch answered by a leader that crashes right after ----------------------------
+def test_parked_fetch_answered_before_the_leader_crashed() -> None:
+    """Two partitions, kip-101. Follower 0 of t-1 bounces and fetches again at the offset its
+    leader 1 had already recorded (the leader logs no serve: nothing changed there); the leader
+    parks the fetch, answers it when a record arrives, then bounces itself. The follower applies
+    that response after the leader's crash: the spec's fetch from the leader as it was before."""
+    faults = [
+        Fault(290, "partition", 1, 0, 139),
+        Fault(177, "restart", 1, 0, 197),
+        Fault(244, "crash", 2, 2, 105),
+        Fault(139, "restart", 0, 0, 195),
+    ]
+    w = run_random("kip-101", faults, seed=285, records=12, partitions=2, min_insync_replicas=1)
+    accepted(w)
