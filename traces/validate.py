@@ -182,6 +182,28 @@ class PartitionValidator:
                 out.extend(self.crash_now(c, i, lose))
         self.cands = list(dict.fromkeys(out))
 
+    def last_isr_writes(self, c: Cand, l: int) -> list[Cand]:
+        """ISR writes of a crashed leader (crash deferred, so still leading in the candidate)
+        that landed in the coordination service before it crashed: the leader traces its
+        LeaderShrinkIsr/LeaderExpandIsr when the compare-and-set's answer arrives, which a
+        crash prevents. The spec's steps, preconditions and all (R7; a shrink may be R7's lag
+        shrink, ``_shrink_one``); whatever they change in the leader's memory, its crash
+        loses."""
+        s, pend, ack = c
+        r = s.replicas[l]
+        if r.leader != l:
+            return []
+        out: list[Cand] = []
+        for f in range(self.n):
+            if f == l:
+                continue
+            if r.isr >> f & 1:
+                got = _shrink_one(self, s, l, f)
+            else:
+                got = [_strip(t) for _a, t in self.steps(s, "LeaderExpandIsr", (l, f))]
+            out.extend((t, pend, ack | g if g else ack) for t, g in got)
+        return out
+
     def hidden_closure(self, cands: list[Cand], actor: int = -1) -> list[Cand]:
         """Every candidate with any subset of its in-flight LeaderAndIsr requests lost, any
         subset of its deferred crashes taken (and the acting broker restarted if it holds
@@ -200,7 +222,7 @@ class PartitionValidator:
                             nxt.append(c)
                 for i, lose in self.down.items():
                     if s.replicas[i].alive:
-                        for c in self.crash_now(cand, i, lose):
+                        for c in self.crash_now(cand, i, lose) + self.last_isr_writes(cand, i):
                             if c not in seen:
                                 seen[c] = None
                                 nxt.append(c)

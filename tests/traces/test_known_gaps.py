@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from impl.core import messages as m
 from impl.sim.scenarios import TP0, Fault, run_random
 from impl.sim.world import World, sim_config
 from traces.format import header
@@ -166,3 +167,61 @@ def test_parked_fetch_answered_before_the_leader_crashed() -> None:
     ]
     w = run_random("kip-101", faults, seed=285, records=12, partitions=2, min_insync_replicas=1)
     accepted(w)
+
+
+# ---- a leader crashing right after its ISR write landed -------------------------------------
+def isr_write_then_crash_run(kind: str, seed: int) -> tuple[World, list[tuple[int, ...]]]:
+    """Leader 0 of t-0 changes its ISR (``shrink``: follower 2 cut off; ``expand``: follower 2
+    back after a crash) and crashes right after the compare-and-set landed, before its answer
+    (which is when the leader traces the change). The new controller then elects from the
+    ISR the leader wrote. Returns the run and the ISR of the untraced write."""
+    w = World(3, 1, 3, sim_config("kip-320", min_insync_replicas=1), seed=seed)
+    w.run_until(100)
+    for i in range(6):
+        w.at(100 + 25 * i, w.produce, TP0, f"r{i}")
+    landed: list[tuple[int, ...]] = []
+    armed = [kind == "shrink"]
+    cas = w.coord.cas
+
+    def cas_then_crash(e: m.CasWrite) -> m.CasResult:
+        res = cas(e)
+        if e.purpose == "isr" and res.ok and armed[0] and not landed:
+            landed.append(e.state.isr)
+            w.at(w.now, w.crash, e.state.leader)  # before the answer (1 ms later)
+        return res
+
+    w.coord.cas = cas_then_crash  # type: ignore[method-assign]
+    w.run_until(120)
+    if kind == "shrink":
+        w.net.blocked.add(frozenset((0, 2)))
+        w.run_until(1_500)
+        w.net.blocked.clear()
+    else:
+        w.crash(2)
+        w.run_until(800)  # shrunk out of the ISR
+        armed[0] = True
+        w.restart(2)  # catches up: the leader expands the ISR
+        w.run_until(1_500)
+    w.run_until(2_000)
+    for b in range(3):
+        if not w.nodes[b].alive:
+            w.restart(b)
+    w.run_until(4_000)
+    return w, landed
+
+
+@pytest.mark.parametrize("kind", ["shrink", "expand"])
+def test_isr_write_landed_before_the_leader_crashed(kind: str) -> None:
+    """Was rejected at the controller's election (its ISR differs from the spec's): the
+    validator now inserts the crashed leader's last ISR writes (the spec's LeaderShrinkIsr /
+    LeaderExpandIsr, before its deferred crash) when an event needs them."""
+    for seed in range(3):
+        w, landed = isr_write_then_crash_run(kind, seed)
+        assert landed == [(0, 1) if kind == "shrink" else (0, 1, 2)]
+        isr_events = [
+            e["state"]["isr"]
+            for e in w.trace
+            if e["action"] in ("LeaderShrinkIsr", "LeaderExpandIsr") and e["node"] == 0
+        ]
+        assert list(landed[0]) not in isr_events  # the write is not traced
+        accepted(w)
