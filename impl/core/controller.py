@@ -141,7 +141,9 @@ class Controller:
                 self._traced.discard((res.tp, res.version))
             else:
                 retry.append(res.tp)  # conflict: re-decide on the state that won
-        out += self._repair(retry)
+        # conflicts are decided again on the state that won; a write that landed may leave
+        # more to do (another dead follower to remove)
+        out += self._repair(sorted(set(retry) | set(done)))
         out += self._send_state(done, sorted(self.live))
         return out
 
@@ -177,8 +179,12 @@ class Controller:
             self.bounced.discard(tp)
         if st.leader in self.live:
             if set(live_isr) != set(st.isr) and st.leader in live_isr:
-                # A dead follower leaves the ISR (R9); the leader epoch is bumped.
-                return PartitionState(st.leader, st.leader_epoch + 1, live_isr, self.epoch)
+                # A dead follower leaves the ISR (R9); the leader epoch is bumped. One write
+                # per dead follower, as Kafka's removeReplicasFromIsr and the spec's
+                # ControllerShrinkIsr: the next one is removed once this write has landed.
+                gone = next(r for r in reps if r in st.isr and r not in live_isr)
+                isr = tuple(r for r in reps if r in st.isr and r != gone)
+                return PartitionState(st.leader, st.leader_epoch + 1, isr, self.epoch)
             return None
         if live_isr:
             return PartitionState(live_isr[0], st.leader_epoch + 1, live_isr, self.epoch)

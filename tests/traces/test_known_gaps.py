@@ -210,18 +210,77 @@ def isr_write_then_crash_run(kind: str, seed: int) -> tuple[World, list[tuple[in
     return w, landed
 
 
+def untraced_isr_write(w: World, isr: tuple[int, ...]) -> list[dict]:
+    """The trace a runtime that traces the ISR change on the compare-and-set's answer (the
+    real cluster's) writes when the leader crashes before the answer: the run's trace without
+    the leader's events from that change up to its crash."""
+    evs = [dict(e) for e in w.trace]
+    k = next(
+        k
+        for k, e in enumerate(evs)
+        if e["action"] in ("LeaderShrinkIsr", "LeaderExpandIsr") and tuple(e["state"]["isr"]) == isr
+    )
+    leader = evs[k]["node"]
+    end = next(
+        j
+        for j in range(k, len(evs))
+        if evs[j]["action"] == "BrokerCrash" and evs[j]["node"] == leader
+    )
+    return evs[:k] + [e for e in evs[k:end] if e["node"] != leader] + evs[end:]
+
+
 @pytest.mark.parametrize("kind", ["shrink", "expand"])
-def test_isr_write_landed_before_the_leader_crashed(kind: str) -> None:
-    """Was rejected at the controller's election (its ISR differs from the spec's): the
-    validator now inserts the crashed leader's last ISR writes (the spec's LeaderShrinkIsr /
-    LeaderExpandIsr, before its deferred crash) when an event needs them."""
+def test_isr_write_is_traced_when_it_lands(kind: str) -> None:
+    """The simulation answers a leader's ISR compare-and-set in the step that writes it, so
+    the change is traced when it lands: a crash right after the write no longer hides it."""
     for seed in range(3):
         w, landed = isr_write_then_crash_run(kind, seed)
         assert landed == [(0, 1) if kind == "shrink" else (0, 1, 2)]
-        isr_events = [
-            e["state"]["isr"]
-            for e in w.trace
-            if e["action"] in ("LeaderShrinkIsr", "LeaderExpandIsr") and e["node"] == 0
-        ]
-        assert list(landed[0]) not in isr_events  # the write is not traced
+        k = next(
+            k
+            for k, e in enumerate(w.trace)
+            if e["action"] in ("LeaderShrinkIsr", "LeaderExpandIsr")
+            and tuple(e["state"]["isr"]) == landed[0]
+        )
+        assert any(e["action"] == "BrokerCrash" and e["node"] == 0 for e in w.trace[k:])
         accepted(w)
+
+
+@pytest.mark.parametrize("kind", ["shrink", "expand"])
+def test_isr_write_landed_but_untraced_before_the_leader_crashed(kind: str) -> None:
+    """Was rejected at the controller's election (its ISR differs from the spec's): the
+    validator inserts a crashed leader's last ISR writes (the spec's LeaderShrinkIsr /
+    LeaderExpandIsr before its deferred crash) when an event needs them."""
+    for seed in range(3):
+        w, landed = isr_write_then_crash_run(kind, seed)
+        evs = untraced_isr_write(w, landed[0])
+        head = header(
+            "kip-320", "sim", config=w.config.to_dict(), cluster={"assignments": {"t-0": [0, 1, 2]}}
+        )
+        v = validate_events(head, evs)
+        assert v.verdict == "accepted", (v.reason, v.event, v.mismatches)
+
+
+# ---- the controller removes dead followers one write at a time -------------------------------
+def test_two_dead_followers_leave_the_isr_one_write_each() -> None:
+    """(Found by tests/traces/test_online.py once crashes were deferred.) Followers 1 and 2
+    crash, 1 bounces, leader 0 (the controller) bounces and then crashes: broker 1 leads with
+    0 and 2 counted live. When both sessions expire the new controller removed both from the
+    ISR in one write (one epoch bump), traced as two ControllerShrinkIsr; the spec removes one
+    dead follower per write with its own epoch, as Kafka's removeReplicasFromIsr does (R9).
+    The controller now writes one removal at a time."""
+    w = World(3, 1, 3, sim_config("kip-320"), seed=7, full_log_in_trace=False)
+    w.run_until(200)
+    w.crash(1)
+    w.crash(2)
+    w.restart(1)
+    w.crash(0)
+    w.restart(0)
+    w.crash(0)
+    w.run_until(w.now + 900)
+    shrinks = [e for e in w.trace if e["action"] == "ControllerShrinkIsr"]
+    assert len(shrinks) == 2
+    assert (
+        shrinks[0]["state"]["coord"]["leader_epoch"] < shrinks[1]["state"]["coord"]["leader_epoch"]
+    )
+    accepted(w)
