@@ -141,10 +141,10 @@ class Controller:
                 self._traced.discard((res.tp, res.version))
             else:
                 retry.append(res.tp)  # conflict: re-decide on the state that won
+        out += self._send_state(done, sorted(self.live))
         # conflicts are decided again on the state that won; a write that landed may leave
         # more to do (another dead follower to remove)
         out += self._repair(sorted(set(retry) | set(done)))
-        out += self._send_state(done, sorted(self.live))
         return out
 
     def delete_topic(self, topic: str) -> Effects:
@@ -251,7 +251,9 @@ class Controller:
         per: dict[int, list[m.LeaderAndIsrPartition]] = {}
         for tp in tps:
             sv = self.states.get(tp)
-            if sv is None:
+            if sv is None or tp in self.in_flight:
+                # a write in flight replaces this state: it is sent when the write lands (a
+                # broker back meanwhile must not get the state the write replaces)
                 continue
             st, version = sv
             lp = m.LeaderAndIsrPartition(

@@ -284,3 +284,27 @@ def test_two_dead_followers_leave_the_isr_one_write_each() -> None:
         shrinks[0]["state"]["coord"]["leader_epoch"] < shrinks[1]["state"]["coord"]["leader_epoch"]
     )
     accepted(w)
+
+
+# ---- a broker back while the controller's write is in flight ---------------------------------
+def test_broker_back_during_a_controller_write_gets_the_new_state() -> None:
+    """(scripts/validate_sweep.py --seed 3, run 84.) Every broker loses power; 0 comes back
+    inside its session and, as controller, elects crashed 1 (its session alive); then 1's and
+    2's sessions expire: 0 is elected, then 2 removed from the ISR. Broker 1 came back while
+    that last write was in flight and the controller sent it the state the write replaced,
+    which no spec state has a request for (the spec's restart gets the current state). The
+    controller now sends a partition's state only when no write of it is in flight."""
+    faults = [Fault(99, "power-all", 0, 2, 138), Fault(123, "pause", 0, 2, 269)]
+    faults.append(Fault(204, "duplicate", 2, 2, 258))
+    w = run_random(
+        "kip-101",
+        faults,
+        seed=813476559,
+        records=10,
+        replication=3,
+        partitions=2,
+        min_insync_replicas=3,
+        flush_interval_batches=2,
+    )
+    assert not any(e["action"] == "BrokerPause" for e in w.trace)  # it hit a dead broker
+    accepted(w)
