@@ -25,6 +25,7 @@ from typing import Any
 from checker.nogc import gc_paused
 from spec import IsrSpec
 from spec.actions.controller import _leader_lost
+from spec.log import epoch_start
 from spec.shared_log import SharedLog
 from spec.state import History, Replica, State
 
@@ -622,6 +623,10 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     if len(rf.log) == o and ("epoch" not in a or v.pm.epoch(a["epoch"]) == rf.epoch):
         # the follower is still where it sent the request from: the spec's own step
         steps = v.steps(s, "FollowerFetch", (f, l))
+        if not steps and rf.truncating:
+            # a request its previous incarnation sent before a bounce, at the same offset and
+            # epoch: the follower now waits for its truncation (kip-101+), the request did not
+            steps = _stale_fetch(v, s, f, l, o, a, mism)
         if not steps:
             mism.append(
                 f"FollowerFetch({a['follower']}, {a['leader']}) is not enabled"
@@ -743,6 +748,10 @@ def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> lis
         for t in _stale_truncate(v, s, f, l):
             if v.check(ev, f, t, mism):
                 out.append((t, _without(pend, f), ack))
+    if not out and not s.replicas[f].truncating:
+        for t in _stale_out_of_range(v, s, f, l, int(a["offset"])):
+            if v.check(ev, f, t, mism):
+                out.append((t, _without(pend, f), ack))
     if not out and not s.replicas[f].truncating and v.check(ev, f, s, mism):
         out.append(c)
     return out
@@ -768,6 +777,30 @@ def _stale_truncate(v: PartitionValidator, s: State, f: int, l: int) -> list[Sta
     for _a, t in v.steps(virt, "FollowerTruncate", (f, l)):
         t = _strip(t)[0]
         out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
+    return out
+
+
+def _stale_out_of_range(v: PartitionValidator, s: State, f: int, l: int, o: int) -> list[State]:
+    """R12's out-of-range answer, applied after the leader appended more: the follower fetched
+    past the leader's log end, the leader answered with its LEO ``o`` then, and has appended
+    since (the split of FollowerFetch: the serve changed nothing on the leader, so it is not
+    logged). The spec's FollowerFetch is taken on the leader as it was: leading at the same
+    epoch since, its log then is its log now cut to ``o``, no shorter than where its epoch
+    began. Only the follower's side is kept."""
+    r, lr = s.replicas[f], s.replicas[l]
+    if not (r.leader == l and lr.alive and lr.leader == l and lr.epoch == r.epoch):
+        return []
+    if not (epoch_start(lr.log, lr.epoch) <= o < len(lr.log) and o < len(r.log)):
+        return []
+    past = lr._replace(log=lr.log[:o], hw=min(lr.hw, o))
+    virt = State(
+        s.replicas[:l] + (past,) + s.replicas[l + 1 :], s.coord, s.requests, s.history, s.faults
+    )
+    out = []
+    for _a, t in v.steps(virt, "FollowerFetch", (f, l)):
+        if len(t.replicas[f].log) == o:
+            t = _strip(t)[0]
+            out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
     return out
 
 

@@ -308,3 +308,29 @@ def test_broker_back_during_a_controller_write_gets_the_new_state() -> None:
     )
     assert not any(e["action"] == "BrokerPause" for e in w.trace)  # it hit a dead broker
     accepted(w)
+
+
+# ---- fetches split across a bounce or an append ----------------------------------------------
+def test_request_of_a_bounced_follower_served_while_it_truncates() -> None:
+    """kip-279, two partitions; broker 0 (controller, follower of t-1) bounces. Leader 1 then
+    serves the fetch 0 sent before its crash, at the offset and epoch 0 is back at but while
+    0 waits for its OffsetsForLeaderEpoch truncation: the spec's fetch of the follower as it
+    was when it sent the request (its leader half only), as for any stale request."""
+    w = run_random(
+        "kip-279", [Fault(130, "restart", 0, 0, 154)], seed=738, records=12, partitions=2
+    )
+    accepted(w)
+
+
+def test_out_of_range_answer_applied_after_the_leader_appended() -> None:
+    """hw-truncation, two partitions. Leader 2 of t-1 bounces and 1, shorter, is elected;
+    follower 0 fetches past 1's log end and truncates to it (R12), but 1 appended a record
+    between answering and the truncation: the spec's out-of-range fetch on the leader's log
+    as it was when it answered (its log now, cut to the truncation point)."""
+    faults = [
+        Fault(225, "restart", 1, 0, 193),
+        Fault(122, "restart", 1, 0, 183),
+        Fault(270, "restart", 2, 0, 295),
+    ]
+    w = run_random("hw-truncation", faults, seed=130, records=12, partitions=2)
+    accepted(w)
