@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: Counter[str] = Counter()
     reasons: Counter[tuple[str, str]] = Counter()
     runs: list[dict[str, Any]] = []
+    max_cands, slowest, n_events = 0, 0.0, 0
     t0 = time.perf_counter()
     for n, k in enumerate(todo, 1):
         recipe = draw(a.seed, k, a.records, kinds, protocols)
@@ -160,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
             events = merge([events])  # as `isr validate` reads the written file
         v = validate_events(head, events, f"run-{k}")
         verdicts[v.verdict] += 1
+        max_cands = max(max_cands, v.max_candidates)
+        slowest = max(slowest, v.seconds)
+        n_events += len(events)
         if v.verdict != "accepted":
             reason = _first_line(v.reason)
             reasons[(v.verdict, reason)] += 1
@@ -189,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{sum(verdicts.values())} runs (sweep seed {a.seed}, {a.records} records), {elapsed:.0f} s"
     )
+    print(
+        f"  {n_events} events; largest candidate set {max_cands}; slowest validation "
+        f"{slowest:.3f} s"
+    )
     for x in ("accepted", "rejected", "unsupported", "incomplete", "bad-input"):
         if verdicts[x]:
             print(f"  {x:12} {verdicts[x]}")
@@ -212,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
             "records": a.records,
             "seconds": round(elapsed, 1),
             "verdicts": dict(verdicts),
+            "events": n_events,
+            "max_candidates": max_cands,
+            "slowest_seconds": round(slowest, 4),
             "reasons": [
                 {"verdict": x, "reason": reason, "count": c} for (x, reason), c in reasons.items()
             ],
