@@ -1,11 +1,14 @@
 """How an implementation trace maps onto the spec's variables (see VALIDATION.md).
 
 * partitions: the spec models one partition; a trace is split per ``topic-partition`` and each
-  part is validated on its own (broker-wide events such as ``BrokerCrash`` go to every part);
+  part is validated on its own (broker-wide events such as ``BrokerCrash`` go to every part
+  the broker holds a replica of);
 * replica ids: broker ``b`` is spec replica ``assignment.index(b)`` (R1 order, so the preferred
   replica is spec replica 0, the spec's initial leader);
 * leader epochs: the implementation's first election is epoch 0, the spec's initial state is
-  already at epoch 1 with every replica having applied it: spec epoch = trace epoch + 1;
+  already at epoch 1 with every replica having applied it: spec epoch = trace epoch + 1, minus
+  the offline epochs before it (R9: the controller's leader -1 writes, which the spec's
+  controller does not make; ``PartitionMap.epoch``);
 * records: the spec numbers records 1, 2, ... in the order producers send them; the i-th record of
   the partition's ``ProducerSend`` events is spec record i (a retried record id gets a new number,
   so duplicates are told apart by offset, not by id);

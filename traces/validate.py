@@ -6,9 +6,12 @@ the whole Next relation), keeps the successors whose arguments fit the event and
 replica equals what the event observed, and drops the rest. Variables the trace does not observe
 (requests in flight, other replicas' views) are whatever the spec's own nondeterminism makes them.
 When no candidate explains an event, the hidden steps the implementation does not log (a
-LeaderAndIsr lost in the network or dropped with its dead destination) are inserted, a bounded
-closure, and the event is tried again; if it still fails, the trace is rejected at that event with
-the candidate states and the actions enabled there.
+LeaderAndIsr lost in the network or dropped with its dead destination, a deferred crash, a
+crashed leader's last ISR write) are inserted, a bounded closure, and the event is tried again;
+if it still fails, the trace is rejected at that event with the candidate states and the actions
+enabled there. A ``BrokerCrash`` is deferred: until the broker's session expires the rest of the
+cluster sees a live broker taking no steps, so the spec's crash is inserted when an event needs
+it, at the latest before the broker's next event (VALIDATION.md, mapping decision 8).
 
 Cost per event is proportional to the candidate set (usually one state) and to what the event
 changed: histories the spec only keeps for its properties (acked, shown, refused) are moved out
@@ -397,7 +400,8 @@ def _hold(pend: Pending, f: int, held: tuple) -> Pending:
 
 
 def _parked(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
-    """Responses leader ``l`` may have sent before it crashes without logging a serve: a
+    """Responses leader ``l`` may have sent before it crashes without logging a serve (R2, R3;
+    VALIDATION.md, mapping decision 11 a): a
     follower fetching at the offset the leader has already recorded changes nothing there
     (the leader logs only changes), and the leader answers it when data arrives (a parked
     fetch). Such a response is the spec's FollowerFetch with an unchanged leader half (as in
