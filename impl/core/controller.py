@@ -81,7 +81,7 @@ class Controller:
         out = self._repair(sorted(self.assignments))
         # A returning broker learns the state of every partition it hosts (it becomes follower).
         back = sorted(tp for tp, reps in self.assignments.items() if set(reps) & came)
-        out += self._send_state(back, sorted(came))
+        out += self._send_state(back, sorted(came), fresh_only=True)
         return out
 
     def on_broker_bounced(self, now: int, broker: int) -> Effects:
@@ -117,7 +117,7 @@ class Controller:
             if tp not in self.in_flight:
                 self.states[tp] = sv
         out = self._repair(sorted(self.assignments))
-        out += self._send_state(sorted(self.assignments), sorted(self.live))
+        out += self._send_state(sorted(self.assignments), sorted(self.live), fresh_only=True)
         out.append(m.SetTimer("resync", self.config.controller_resync_ms))
         return out
 
@@ -246,14 +246,17 @@ class Controller:
             for a, args in acts
         ]
 
-    def _send_state(self, tps: list[TP], brokers: list[int]) -> Effects:
-        """One LeaderAndIsr per broker, carrying every partition it hosts among ``tps``."""
+    def _send_state(self, tps: list[TP], brokers: list[int], fresh_only: bool = False) -> Effects:
+        """One LeaderAndIsr per broker, carrying every partition it hosts among ``tps``;
+        ``fresh_only``: not the partitions whose write is in flight (a broker that came back, a
+        periodic re-send). A new controller's first send includes them, as Kafka's failover
+        does: every broker registered before its writes, and ignores a stale epoch (R9)."""
         per: dict[int, list[m.LeaderAndIsrPartition]] = {}
         for tp in tps:
             sv = self.states.get(tp)
-            if sv is None or tp in self.in_flight:
+            if sv is None or (fresh_only and tp in self.in_flight):
                 # a write in flight replaces this state: it is sent when the write lands (a
-                # broker back meanwhile must not get the state the write replaces)
+                # broker back after it landed must not get the state it replaced)
                 continue
             st, version = sv
             lp = m.LeaderAndIsrPartition(
