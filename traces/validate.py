@@ -139,13 +139,12 @@ class PartitionValidator:
         s0 = s0._replace(replicas=tuple(r._replace(log=SharedLog.of(r.log)) for r in s0.replicas))
         self.cands: list[Cand] = [(s0, ((),) * self.n, frozenset())]
         self.max_cands = 1
-        # Deferred crashes (VALIDATION.md, "Deferred crashes"): replica -> lose_unflushed, for a
+        # Deferred crashes (VALIDATION.md, mapping decision 8): replica -> lose_unflushed, for a
         # broker whose BrokerCrash is in the trace and which has not been seen since. In a
         # candidate where that replica is still alive the spec's BrokerCrash is still to come:
         # inserted when an event needs it (hidden closure), at the latest before the broker's
         # next event. Trace-determined, so one set for every candidate.
         self.down: dict[int, bool] = {}
-        self.unsupported = ""
         self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
         self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
 
@@ -260,15 +259,12 @@ class PartitionValidator:
         if actor in self.down:
             self.force_crash(actor)
         mism: list[str] = []
-        self.unsupported = ""
         nxt = self._try(handler, ev, self.cands, mism)
         if not nxt:
             closed = self.hidden_closure(self.cands, actor)
             if len(closed) > len(self.cands):
                 nxt = self._try(handler, ev, closed, mism)
         if not nxt:
-            if self.unsupported:
-                raise Unsupported(self.unsupported)
             raise Rejection(_reason(ev), mism, self.cands)
         nxt = [_refresh_held(c) for c in nxt]
         if ev["action"] == "BrokerCrash":
@@ -525,7 +521,7 @@ def _offline(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
     leader -1, the ISR kept and leader epoch + 1 (as Kafka); the spec's controller writes
     nothing (its recorded leader stays the dead one until a broker comes back). A stutter when
     the spec's leader is lost and it can elect nobody, with the recorded ISR equal; the written
-    epoch is an offline epoch of the epoch mapping (VALIDATION.md, "Offline partitions"). The
+    epoch is an offline epoch of the epoch mapping (VALIDATION.md, mapping decision 9). The
     brokers do not apply an offline state (nothing to follow, as Kafka's makeFollowers)."""
     s = c[0]
     co = (ev.get("state") or {}).get("coord")
@@ -917,7 +913,7 @@ def _crash_prepare(v: PartitionValidator, ev: Event) -> None:
 
 
 def _crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
-    """BrokerCrash: deferred (VALIDATION.md, "Deferred crashes", R8, R9). Until its session
+    """BrokerCrash: deferred (VALIDATION.md, mapping decision 8; R8, R9). Until its session
     expires a crashed broker is, to every other node, a live broker taking no steps, and the
     implementation's controller treats it so; the spec's controller sees a crash at once. So
     the candidates stay as they are and the broker is marked down; the spec's BrokerCrash
