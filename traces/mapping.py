@@ -1,11 +1,14 @@
 """How an implementation trace maps onto the spec's variables (see VALIDATION.md).
 
 * partitions: the spec models one partition; a trace is split per ``topic-partition`` and each
-  part is validated on its own (broker-wide events such as ``BrokerCrash`` go to every part);
+  part is validated on its own (broker-wide events such as ``BrokerCrash`` go to every part
+  the broker holds a replica of);
 * replica ids: broker ``b`` is spec replica ``assignment.index(b)`` (R1 order, so the preferred
   replica is spec replica 0, the spec's initial leader);
 * leader epochs: the implementation's first election is epoch 0, the spec's initial state is
-  already at epoch 1 with every replica having applied it: spec epoch = trace epoch + 1;
+  already at epoch 1 with every replica having applied it: spec epoch = trace epoch + 1, minus
+  the offline epochs before it (R9: the controller's leader -1 writes, which the spec's
+  controller does not make; ``PartitionMap.epoch``);
 * records: the spec numbers records 1, 2, ... in the order producers send them; the i-th record of
   the partition's ``ProducerSend`` events is spec record i (a retried record id gets a new number,
   so duplicates are told apart by offset, not by id);
@@ -14,6 +17,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,9 +49,32 @@ class PartitionMap:
     key: PartKey
     brokers: list[int]  # spec replica i is broker brokers[i]
     rid_of: list[str] = field(default_factory=lambda: [""])  # spec record number -> record id
+    # Leader epochs the controller wrote for an offline partition (leader -1, R9): the spec's
+    # controller writes nothing then, so later epochs are one lower in the spec per such write.
+    offline: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.index = {b: i for i, b in enumerate(self.brokers)}
+
+    def epoch(self, trace_epoch: int) -> int:
+        """The spec's leader epoch of a trace epoch: + 1 (the spec starts at 1), minus the
+        offline epochs up to it (an offline epoch maps onto the epoch before it)."""
+        if trace_epoch < 0:
+            return 0
+        return trace_epoch + 1 - bisect_right(self.offline, trace_epoch)
+
+    def trace_epoch(self, spec: int) -> int:
+        """The trace epoch of a spec epoch (for messages): the one that is not offline."""
+        if spec <= 0:
+            return -1
+        e = spec - 1
+        while self.epoch(e) < spec or e in self.offline:
+            e += 1
+        return e
+
+    def add_offline(self, trace_epoch: int) -> None:
+        if trace_epoch not in self.offline:
+            insort(self.offline, trace_epoch)
 
     def rep(self, broker: Any) -> int:
         try:
@@ -74,6 +101,8 @@ class PartitionMap:
 
 
 def spec_epoch(trace_epoch: int) -> int:
+    """The spec epoch of a trace epoch with no offline write before it (``PartitionMap.epoch``
+    is exact; this is the upper bound the spec's epoch bound is derived from)."""
     return trace_epoch + 1 if trace_epoch >= 0 else 0
 
 
@@ -153,8 +182,8 @@ def observe_mismatch(
         return f"HW={st['hw']} but the spec has HW={r.hw}"
     if "hw_checkpoint" in st and st["hw_checkpoint"] != r.hw_ckpt:
         return f"HW checkpoint={st['hw_checkpoint']} but the spec has {r.hw_ckpt}"
-    if "leader_epoch" in st and spec_epoch(st["leader_epoch"]) != r.epoch:
-        return f"leader epoch={st['leader_epoch']} but the spec has {r.epoch - 1}"
+    if "leader_epoch" in st and pm.epoch(st["leader_epoch"]) != r.epoch:
+        return f"leader epoch={st['leader_epoch']} but the spec has {pm.trace_epoch(r.epoch)}"
     if "leader" in st and r.epoch and pm.rep_or_none(st["leader"]) != r.leader:
         return f"leader={st['leader']} but the spec has {pm.broker(r.leader)}"
     if "role" in st:
@@ -191,10 +220,10 @@ def _entries_mismatch(pm: PartitionMap, r: Replica, start: int, entries: list) -
     log = r.log
     for k, (rid, ep) in enumerate(entries):
         num, sep = log[start + k]
-        if sep != spec_epoch(ep) or rid_of[num] != rid:
+        if sep != pm.epoch(ep) or rid_of[num] != rid:
             return (
                 f"offset {start + k} holds {rid}@epoch {ep} but the spec has "
-                f"{rid_of[num]}@epoch {sep - 1}"
+                f"{rid_of[num]}@epoch {pm.trace_epoch(sep)}"
             )
     return None
 

@@ -6,9 +6,12 @@ the whole Next relation), keeps the successors whose arguments fit the event and
 replica equals what the event observed, and drops the rest. Variables the trace does not observe
 (requests in flight, other replicas' views) are whatever the spec's own nondeterminism makes them.
 When no candidate explains an event, the hidden steps the implementation does not log (a
-LeaderAndIsr lost in the network or dropped with its dead destination) are inserted, a bounded
-closure, and the event is tried again; if it still fails, the trace is rejected at that event with
-the candidate states and the actions enabled there.
+LeaderAndIsr lost in the network or dropped with its dead destination, a deferred crash, a
+crashed leader's last ISR write) are inserted, a bounded closure, and the event is tried again;
+if it still fails, the trace is rejected at that event with the candidate states and the actions
+enabled there. A ``BrokerCrash`` is deferred: until the broker's session expires the rest of the
+cluster sees a live broker taking no steps, so the spec's crash is inserted when an event needs
+it, at the latest before the broker's next event (VALIDATION.md, mapping decision 8).
 
 Cost per event is proportional to the candidate set (usually one state) and to what the event
 changed: histories the spec only keeps for its properties (acked, shown, refused) are moved out
@@ -24,6 +27,8 @@ from typing import Any
 
 from checker.nogc import gc_paused
 from spec import IsrSpec
+from spec.actions.controller import _leader_lost
+from spec.log import epoch_start
 from spec.shared_log import SharedLog
 from spec.state import History, Replica, State
 
@@ -36,7 +41,6 @@ from .mapping import (
     derive_config,
     observe_mismatch,
     part_key,
-    spec_epoch,
 )
 
 ACCEPTED, REJECTED, UNSUPPORTED, INCOMPLETE, BAD_INPUT = (
@@ -135,7 +139,12 @@ class PartitionValidator:
         s0 = s0._replace(replicas=tuple(r._replace(log=SharedLog.of(r.log)) for r in s0.replicas))
         self.cands: list[Cand] = [(s0, ((),) * self.n, frozenset())]
         self.max_cands = 1
-        self.unsupported = ""
+        # Deferred crashes (VALIDATION.md, mapping decision 8): replica -> lose_unflushed, for a
+        # broker whose BrokerCrash is in the trace and which has not been seen since. In a
+        # candidate where that replica is still alive the spec's BrokerCrash is still to come:
+        # inserted when an event needs it (hidden closure), at the latest before the broker's
+        # next event. Trace-determined, so one set for every candidate.
+        self.down: dict[int, bool] = {}
         self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
         self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
 
@@ -153,20 +162,73 @@ class PartitionValidator:
             ]
         return [(a, t) for (_k, a), t in out if args is None or a == args]
 
+    def crash_now(self, c: Cand, i: int, lose_unflushed: bool) -> list[Cand]:
+        """The spec's BrokerCrash(i). A power failure is the spec's crash, which keeps the
+        flushed prefix in lose-unflushed mode; a process crash keeps the whole log (the OS page
+        cache survives): in that mode it is the spec's BrokerFlush, hidden, then BrokerCrash.
+        A crashing leader may have answered a parked fetch it never logged (``_parked``)."""
+        s, pend, ack = c
+        pend = _parked(self, s, pend, i)
+        pre = [s]
+        if self.flushed and not lose_unflushed:
+            pre = [t for _a, t in self.steps(s, "BrokerFlush", (i,))] or [s]
+        return [(t, pend, ack) for p in pre for _a, t in self.steps(p, "BrokerCrash", (i,))]
+
+    def force_crash(self, i: int) -> None:
+        """Broker ``i`` is seen again: its deferred crash happened before, in every candidate."""
+        lose = self.down.pop(i)
+        out: list[Cand] = []
+        for c in self.cands:
+            if not c[0].replicas[i].alive:
+                out.append(c)  # inserted already (hidden closure)
+            else:
+                out.extend(self.crash_now(c, i, lose))
+        self.cands = list(dict.fromkeys(out))
+
+    def last_isr_writes(self, c: Cand, l: int) -> list[Cand]:
+        """ISR writes of a crashed leader (crash deferred, so still leading in the candidate)
+        that landed in the coordination service before it crashed: the leader traces its
+        LeaderShrinkIsr/LeaderExpandIsr when the compare-and-set's answer arrives, which a
+        crash prevents. The spec's steps, preconditions and all (R7; a shrink may be R7's lag
+        shrink, ``_shrink_one``); whatever they change in the leader's memory, its crash
+        loses."""
+        s, pend, ack = c
+        r = s.replicas[l]
+        if r.leader != l:
+            return []
+        out: list[Cand] = []
+        for f in range(self.n):
+            if f == l:
+                continue
+            if r.isr >> f & 1:
+                got = _shrink_one(self, s, l, f)
+            else:
+                got = [_strip(t) for _a, t in self.steps(s, "LeaderExpandIsr", (l, f))]
+            out.extend((t, pend, ack | g if g else ack) for t, g in got)
+        return out
+
     def hidden_closure(self, cands: list[Cand], actor: int = -1) -> list[Cand]:
-        """Every candidate with any subset of its in-flight LeaderAndIsr requests lost (and the
-        acting broker restarted if it holds nothing on disk)."""
+        """Every candidate with any subset of its in-flight LeaderAndIsr requests lost, any
+        subset of its deferred crashes taken (and the acting broker restarted if it holds
+        nothing on disk)."""
         seen = {c: None for c in cands}
         frontier = list(cands)
         while frontier:
             nxt = []
-            for s, pend, ack in frontier:
+            for cand in frontier:
+                s, pend, ack = cand
                 for name in HIDDEN:
                     for _a, t in self.steps(s, name):
                         c = (t, pend, ack)
                         if c not in seen:
                             seen[c] = None
                             nxt.append(c)
+                for i, lose in self.down.items():
+                    if s.replicas[i].alive:
+                        for c in self.crash_now(cand, i, lose) + self.last_isr_writes(cand, i):
+                            if c not in seen:
+                                seen[c] = None
+                                nxt.append(c)
                 # a broker holding nothing of the partition on disk restarts without an event
                 for a, t in self.steps(s, "BrokerRestart", (actor,)):
                     r = s.replicas[a[0]]
@@ -190,24 +252,23 @@ class PartitionValidator:
         prep = PREPARE.get(ev["action"])
         if prep is not None:
             prep(self, ev)
+        node = ev.get("node")
+        if ev["action"] in ("BrokerCrash", "BrokerRestart"):
+            node = ev["args"].get("replica", node)
+        actor = self.pm.index.get(node, -1) if isinstance(node, int) else -1
+        if actor in self.down:
+            self.force_crash(actor)
         mism: list[str] = []
-        self.unsupported = ""
         nxt = self._try(handler, ev, self.cands, mism)
         if not nxt:
-            node = ev.get("node")
-            actor = self.pm.index.get(node, -1) if isinstance(node, int) else -1
             closed = self.hidden_closure(self.cands, actor)
             if len(closed) > len(self.cands):
                 nxt = self._try(handler, ev, closed, mism)
         if not nxt:
-            if self.unsupported:
-                raise Unsupported(
-                    self.unsupported,
-                    detail="the controller counted a crashed broker whose session had not "
-                    "expired as live; the spec's controller sees crashes at once",
-                )
             raise Rejection(_reason(ev), mism, self.cands)
         nxt = [_refresh_held(c) for c in nxt]
+        if ev["action"] == "BrokerCrash":
+            _crash_mark(self, ev)
         self.fired.add(ev["action"])
         before, after = self.cands[0][0], nxt[0][0]
         if before.replicas is not after.replicas:
@@ -334,6 +395,28 @@ def _hold(pend: Pending, f: int, held: tuple) -> Pending:
     return pend[:f] + (hs,) + pend[f + 1 :]
 
 
+def _parked(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
+    """Responses leader ``l`` may have sent before it crashes without logging a serve (R2, R3;
+    VALIDATION.md, mapping decision 11 a): a
+    follower fetching at the offset the leader has already recorded changes nothing there
+    (the leader logs only changes), and the leader answers it when data arrives (a parked
+    fetch). Such a response is the spec's FollowerFetch with an unchanged leader half (as in
+    ``_fetch_apply`` for a live leader), held with the leader's log as it is before the crash
+    (a power failure cuts it). HW: anything up to the leader's."""
+    lr = s.replicas[l]
+    if not (lr.alive and lr.leader == l):
+        return pend
+    for f in range(v.n):
+        r = s.replicas[f]
+        if f == l or not r.alive or r.leader != l or lr.remote_leo[f] != len(r.log):
+            continue
+        if any(h[:3] == (l, lr.epoch, len(r.log)) for h in pend[f]):
+            continue
+        if v.steps(s, "FollowerFetch", (f, l)):
+            pend = _hold(pend, f, (l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
+    return pend
+
+
 def _without(pend: Pending, f: int, held: tuple | None = None) -> Pending:
     """``pend`` without ``held`` (every response of ``f`` if None: it truncated, so none fits)."""
     hs = () if held is None else tuple(h for h in pend[f] if h is not held)
@@ -388,7 +471,7 @@ def _view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
     a = ev["args"]
     r = s.replicas[i]
     leader = v.pm.rep_or_none(a.get("leader", ev["node"]))
-    return r.alive and r.epoch == spec_epoch(a["epoch"]) and r.leader == leader
+    return r.alive and r.epoch == v.pm.epoch(a["epoch"]) and r.leader == leader
 
 
 def _coord_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
@@ -400,7 +483,7 @@ def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:
     c = s.coord
     return (
         v.pm.rep_or_none(co["leader"]) == c.leader
-        and spec_epoch(co["leader_epoch"]) == c.epoch
+        and v.pm.epoch(co["leader_epoch"]) == c.epoch
         and v.pm.mask(co["isr"]) == c.isr
     )
 
@@ -416,14 +499,6 @@ def _controller(name: str, arg: str) -> Callable:
                 out.append((t, pend, ack))
             else:
                 mism.append(f"{name}: coordination {co} differs from the spec's {t.coord}")
-                extra = v.pm.mask(co["isr"]) & ~t.coord.isr
-                if extra and all(not t.replicas[j].alive for j in range(v.n) if extra >> j & 1):
-                    v.unsupported = "controller-session-lag"
-        if not out and co is not None:
-            # the controller treated a crashed broker (session not yet expired) as live
-            members = [v.pm.rep_or_none(co["leader"])] + [v.pm.rep(b) for b in co["isr"]]
-            if any(0 <= j < v.n and not s.replicas[j].alive for j in members):
-                v.unsupported = "controller-session-lag"
         if co is not None and _coord_matches(v, co, s) and name == "ControllerElectLeader":
             out.append(c)  # the first election: the spec's initial state
         if not out and not mism:
@@ -433,6 +508,45 @@ def _controller(name: str, arg: str) -> Callable:
     return handler
 
 
+def _offline_prepare(v: PartitionValidator, ev: Event) -> None:
+    """An offline write's epoch is skipped by the epoch mapping from now on (it is in the trace,
+    so every candidate sees it)."""
+    co = (ev.get("state") or {}).get("coord")
+    if int(ev["args"]["leader"]) < 0 and co is not None:
+        v.pm.add_offline(int(co["leader_epoch"]))
+
+
+def _offline(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """ControllerElectLeader(leader=-1): R9's offline partition. The implementation writes
+    leader -1, the ISR kept and leader epoch + 1 (as Kafka); the spec's controller writes
+    nothing (its recorded leader stays the dead one until a broker comes back). A stutter when
+    the spec's leader is lost and it can elect nobody, with the recorded ISR equal; the written
+    epoch is an offline epoch of the epoch mapping (VALIDATION.md, mapping decision 9). The
+    brokers do not apply an offline state (nothing to follow, as Kafka's makeFollowers)."""
+    s = c[0]
+    co = (ev.get("state") or {}).get("coord")
+    if not _leader_lost(s):
+        mism.append("ControllerElectLeader(-1): the spec's recorded leader is not lost")
+        return []
+    if v.steps(s, "ControllerElectLeader"):
+        mism.append("ControllerElectLeader(-1): the spec's controller can elect a leader")
+        return []
+    if co is not None and (
+        v.pm.mask(co["isr"]) != s.coord.isr or v.pm.epoch(co["leader_epoch"]) != s.coord.epoch
+    ):
+        mism.append(
+            f"ControllerElectLeader(-1): coordination {co} differs from the spec's {s.coord}"
+        )
+        return []
+    return [c]
+
+
+def _elect(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    if int(ev["args"]["leader"]) < 0:
+        return _offline(v, ev, c, mism)
+    return _elect_leader(v, ev, c, mism)
+
+
 def _stale_or_lost(name: str) -> Callable:
     """Requests dropped: the spec step if the request is in flight, else nothing happens (the
     implementation also drops duplicates and the controller's periodic re-sends)."""
@@ -440,7 +554,7 @@ def _stale_or_lost(name: str) -> Callable:
     def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
         s, pend, ack = c
         a = ev["args"]
-        args = (v.pm.rep(a["replica"]), spec_epoch(a["epoch"]))
+        args = (v.pm.rep(a["replica"]), v.pm.epoch(a["epoch"]))
         out = [(t, pend, ack) for _a, t in v.steps(s, name, args)]
         out.append(c)
         return out
@@ -506,9 +620,13 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     f, l, o = v.pm.rep(a["follower"]), v.pm.rep(a["leader"]), int(a["offset"])
     rf = s.replicas[f]
     out: list[Cand] = []
-    if len(rf.log) == o and ("epoch" not in a or spec_epoch(a["epoch"]) == rf.epoch):
+    if len(rf.log) == o and ("epoch" not in a or v.pm.epoch(a["epoch"]) == rf.epoch):
         # the follower is still where it sent the request from: the spec's own step
         steps = v.steps(s, "FollowerFetch", (f, l))
+        if not steps and rf.truncating:
+            # a request its previous incarnation sent before a bounce, at the same offset and
+            # epoch: the follower now waits for its truncation (kip-101+), the request did not
+            steps = _stale_fetch(v, s, f, l, o, a, mism)
         if not steps:
             mism.append(
                 f"FollowerFetch({a['follower']}, {a['leader']}) is not enabled"
@@ -543,7 +661,7 @@ def _stale_fetch(
     if not (lr.alive and lr.leader == l) or o > len(lr.log):
         mism.append("FollowerFetch serve: the leader does not serve (not leading, or offset > LEO)")
         return []
-    epoch = spec_epoch(a["epoch"]) if "epoch" in a else lr.epoch
+    epoch = v.pm.epoch(a["epoch"]) if "epoch" in a else lr.epoch
     rf = s.replicas[f]
     past = Replica(lr.log[:o], 0, 0, True, l, epoch, rf.isr, False, rf.remote_leo, False, ())
     virt = State(
@@ -572,8 +690,8 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         hl, hepoch, o = pend[f][-1][:3]
         mism.append(
             f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
-            f"{hepoch - 1}, offset {o}) does not fit the follower (leader "
-            f"{v.pm.broker(r.leader)}, epoch {r.epoch - 1}, LEO {len(r.log)})"
+            f"{v.pm.trace_epoch(hepoch)}, offset {o}) does not fit the follower (leader "
+            f"{v.pm.broker(r.leader)}, epoch {v.pm.trace_epoch(r.epoch)}, LEO {len(r.log)})"
         )
         return []
     else:
@@ -630,6 +748,10 @@ def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> lis
         for t in _stale_truncate(v, s, f, l):
             if v.check(ev, f, t, mism):
                 out.append((t, _without(pend, f), ack))
+    if not out and not s.replicas[f].truncating:
+        for t in _stale_out_of_range(v, s, f, l, int(a["offset"])):
+            if v.check(ev, f, t, mism):
+                out.append((t, _without(pend, f), ack))
     if not out and not s.replicas[f].truncating and v.check(ev, f, s, mism):
         out.append(c)
     return out
@@ -655,6 +777,30 @@ def _stale_truncate(v: PartitionValidator, s: State, f: int, l: int) -> list[Sta
     for _a, t in v.steps(virt, "FollowerTruncate", (f, l)):
         t = _strip(t)[0]
         out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
+    return out
+
+
+def _stale_out_of_range(v: PartitionValidator, s: State, f: int, l: int, o: int) -> list[State]:
+    """R12's out-of-range answer, applied after the leader appended more: the follower fetched
+    past the leader's log end, the leader answered with its LEO ``o`` then, and has appended
+    since (the split of FollowerFetch: the serve changed nothing on the leader, so it is not
+    logged). The spec's FollowerFetch is taken on the leader as it was: leading at the same
+    epoch since, its log then is its log now cut to ``o``, no shorter than where its epoch
+    began. Only the follower's side is kept."""
+    r, lr = s.replicas[f], s.replicas[l]
+    if not (r.leader == l and lr.alive and lr.leader == l and lr.epoch == r.epoch):
+        return []
+    if not (epoch_start(lr.log, lr.epoch) <= o < len(lr.log) and o < len(r.log)):
+        return []
+    past = lr._replace(log=lr.log[:o], hw=min(lr.hw, o))
+    virt = State(
+        s.replicas[:l] + (past,) + s.replicas[l + 1 :], s.coord, s.requests, s.history, s.faults
+    )
+    out = []
+    for _a, t in v.steps(virt, "FollowerFetch", (f, l)):
+        if len(t.replicas[f].log) == o:
+            t = _strip(t)[0]
+            out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
     return out
 
 
@@ -766,21 +912,33 @@ def _crash_prepare(v: PartitionValidator, ev: Event) -> None:
         )
 
 
-_crash_step = _generic(
-    "BrokerCrash", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), _arg_rep("replica")
-)
-
-
 def _crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
-    """BrokerCrash. A power failure (``lose_unflushed``) is the spec's BrokerCrash, which keeps
-    only the flushed prefix in lose-unflushed mode. A process crash keeps the whole log (the OS
-    page cache survives): in that mode it is the spec's BrokerFlush, hidden, then BrokerCrash."""
+    """BrokerCrash: deferred (VALIDATION.md, mapping decision 8; R8, R9). Until its session
+    expires a crashed broker is, to every other node, a live broker taking no steps, and the
+    implementation's controller treats it so; the spec's controller sees a crash at once. So
+    the candidates stay as they are and the broker is marked down; the spec's BrokerCrash
+    (``PartitionValidator.crash_now``: a power failure keeps the flushed prefix, R14; a process
+    crash the whole log) is inserted when an event cannot be explained without it (a
+    controller reacting to the expired session), at the latest before the broker's next event
+    (its BrokerRestart). Nothing of the replica changes in between (it takes no steps), so the
+    late crash drops exactly what the implementation's did.
+
+    A broker already down here crashed again without an event of this partition since: only
+    possible if it held nothing of it on disk (no directory, no BrokerRestart), so the spec's
+    restart is inserted first."""
     s, pend, ack = c
-    if not v.flushed or ev["args"].get("lose_unflushed"):
-        return _crash_step(v, ev, c, mism)
     i = v.pm.rep(ev["args"]["replica"])
-    pre = [t for _a, t in v.steps(s, "BrokerFlush", (i,))] or [s]
-    return [x for t in pre for x in _crash_step(v, ev, (t, pend, ack), mism)]
+    r = s.replicas[i]
+    if not r.alive:
+        if r.log or r.hw_ckpt:
+            mism.append(f"BrokerCrash({ev['args']['replica']}): crashed, and never restarted")
+            return []
+        return [(t, pend, ack) for _a, t in v.steps(s, "BrokerRestart", (i,))]
+    return [c]
+
+
+def _crash_mark(v: PartitionValidator, ev: Event) -> None:
+    v.down[v.pm.rep(ev["args"]["replica"])] = bool(ev["args"].get("lose_unflushed"))
 
 
 def _flush(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
@@ -811,12 +969,14 @@ def _flush(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[C
     return out
 
 
+_elect_leader = _controller("ControllerElectLeader", "leader")
+
 HANDLERS: dict[str, Callable] = {
-    "ControllerElectLeader": _controller("ControllerElectLeader", "leader"),
+    "ControllerElectLeader": _elect,
     "ControllerShrinkIsr": _controller("ControllerShrinkIsr", "replica"),
     "BrokerBecomeLeader": _generic(
         "BrokerBecomeLeader",
-        lambda v, ev: (v.pm.rep(ev["args"]["replica"]), spec_epoch(ev["args"]["epoch"])),
+        lambda v, ev: (v.pm.rep(ev["args"]["replica"]), v.pm.epoch(ev["args"]["epoch"])),
         _arg_rep("replica"),
         _view_is,
     ),
@@ -825,7 +985,7 @@ HANDLERS: dict[str, Callable] = {
         lambda v, ev: (
             v.pm.rep(ev["args"]["replica"]),
             v.pm.rep_or_none(ev["args"]["leader"]),
-            spec_epoch(ev["args"]["epoch"]),
+            v.pm.epoch(ev["args"]["epoch"]),
         ),
         _arg_rep("replica"),
         _view_is,
@@ -855,7 +1015,11 @@ HANDLERS: dict[str, Callable] = {
     ),
     "ProduceAcked": _acked,
 }
-PREPARE: dict[str, Callable] = {"ProducerSend": _produce_prepare, "BrokerCrash": _crash_prepare}
+PREPARE: dict[str, Callable] = {
+    "ProducerSend": _produce_prepare,
+    "BrokerCrash": _crash_prepare,
+    "ControllerElectLeader": _offline_prepare,
+}
 
 
 # ---- whole traces -------------------------------------------------------------------------
@@ -879,14 +1043,24 @@ def derive_assignments(events: list[Event]) -> dict[str, list[int]]:
     return out
 
 
+def _hosts(reps: list[Any], ev: Event) -> bool:
+    """Whether a broker-wide event (no topic: ``BrokerCrash``, ``BrokerPause``) concerns a
+    partition with replicas ``reps``: only if its broker holds one of them. With replication
+    below the broker count, a crash of a broker outside the partition is not an event of it."""
+    b = (ev.get("args") or {}).get("replica", ev.get("node"))
+    return not isinstance(b, int) or b in {int(x) for x in reps}
+
+
 def split_partitions(header: dict[str, Any], events: list[Event]) -> dict[str, list[Event]]:
+    """The events of each partition: its own, and the broker-wide ones of its brokers."""
     assignments = (header.get("cluster") or {}).get("assignments") or {}
     parts: dict[str, list[Event]] = {k: [] for k in assignments}
     for ev in events:
         k = part_key(ev)
         if k is None:
-            for lst in parts.values():
-                lst.append(ev)
+            for key, lst in parts.items():
+                if _hosts(assignments[key], ev):
+                    lst.append(ev)
         else:
             if k not in parts:
                 raise TraceInputError(f"event for partition {k} not in the header's assignments")
@@ -1104,6 +1278,9 @@ class OnlineValidator:
             if ev.get("impl") and ev["action"] in IGNORED_IMPL:
                 continue
             k = part_key(ev)
-            targets = list(self.parts.values()) if k is None else [self.parts[k]]
+            if k is None:
+                targets = [pv for pv in self.parts.values() if _hosts(pv.pm.brokers, ev)]
+            else:
+                targets = [self.parts[k]]
             for pv in targets:
                 pv.advance(ev)

@@ -73,10 +73,15 @@ class Controller:
         """R9: a broker's session expired (or one came back)."""
         came = set(live) - self.live
         self.live = set(live)
+        for b in sorted(came):
+            # A broker back in a new session is a new incarnation: a partition still recording
+            # it as leader (its session ended while no controller could react) needs a new
+            # election, never its old epoch (KIP-380, as for a bounce inside the session).
+            self.mark_bounced(b)
         out = self._repair(sorted(self.assignments))
         # A returning broker learns the state of every partition it hosts (it becomes follower).
         back = sorted(tp for tp, reps in self.assignments.items() if set(reps) & came)
-        out += self._send_state(back, sorted(came))
+        out += self._send_state(back, sorted(came), fresh_only=True)
         return out
 
     def on_broker_bounced(self, now: int, broker: int) -> Effects:
@@ -96,7 +101,9 @@ class Controller:
         if res.state is None:
             return []
         self._traced.add((res.tp, res.version))
-        return self._trace_decision(now, res.tp, old[0] if old else None, res.state, res.version)
+        return self._trace_decision(
+            now, res.tp, old[0] if old else None, res.state, res.version, res.tp in self.bounced
+        )
 
     def on_topics_changed(self, now: int, assignments: dict[TP, tuple[int, ...]]) -> Effects:
         new = sorted(set(assignments) - set(self.assignments))
@@ -110,7 +117,7 @@ class Controller:
             if tp not in self.in_flight:
                 self.states[tp] = sv
         out = self._repair(sorted(self.assignments))
-        out += self._send_state(sorted(self.assignments), sorted(self.live))
+        out += self._send_state(sorted(self.assignments), sorted(self.live), fresh_only=True)
         out.append(m.SetTimer("resync", self.config.controller_resync_ms))
         return out
 
@@ -124,17 +131,20 @@ class Controller:
             if res.state is not None:
                 self.states[res.tp] = (res.state, res.version)
             if res.ok:
+                bounced = res.tp in self.bounced
                 self.bounced.discard(res.tp)
                 done.append(res.tp)
                 if (res.tp, res.version) not in self._traced:
                     out += self._trace_decision(
-                        now, res.tp, old[0] if old else None, res.state, res.version
+                        now, res.tp, old[0] if old else None, res.state, res.version, bounced
                     )
                 self._traced.discard((res.tp, res.version))
             else:
                 retry.append(res.tp)  # conflict: re-decide on the state that won
-        out += self._repair(retry)
         out += self._send_state(done, sorted(self.live))
+        # conflicts are decided again on the state that won; a write that landed may leave
+        # more to do (another dead follower to remove)
+        out += self._repair(sorted(set(retry) | set(done)))
         return out
 
     def delete_topic(self, topic: str) -> Effects:
@@ -169,8 +179,12 @@ class Controller:
             self.bounced.discard(tp)
         if st.leader in self.live:
             if set(live_isr) != set(st.isr) and st.leader in live_isr:
-                # A dead follower leaves the ISR (R9); the leader epoch is bumped.
-                return PartitionState(st.leader, st.leader_epoch + 1, live_isr, self.epoch)
+                # A dead follower leaves the ISR (R9); the leader epoch is bumped. One write
+                # per dead follower, as Kafka's removeReplicasFromIsr and the spec's
+                # ControllerShrinkIsr: the next one is removed once this write has landed.
+                gone = next(r for r in reps if r in st.isr and r not in live_isr)
+                isr = tuple(r for r in reps if r in st.isr and r != gone)
+                return PartitionState(st.leader, st.leader_epoch + 1, isr, self.epoch)
             return None
         if live_isr:
             return PartitionState(live_isr[0], st.leader_epoch + 1, live_isr, self.epoch)
@@ -203,7 +217,12 @@ class Controller:
         old: PartitionState | None,
         new: PartitionState | None,
         version: int,
+        bounced: bool = False,
     ) -> Effects:
+        """The decision as the spec's actions: an election when the leader changed, or when a
+        bounced leader was re-elected (a new epoch for a new incarnation, even with the same
+        leader and ISR: the spec's ControllerElectLeader of a lost leader, R9); else one
+        ControllerShrinkIsr per dead follower removed."""
         if new is None:
             return []
         coord = {
@@ -212,7 +231,7 @@ class Controller:
             "isr": list(new.isr),
             "version": version,
         }
-        if old is not None and old.leader == new.leader:
+        if old is not None and old.leader == new.leader and not bounced:
             acts = [
                 ("ControllerShrinkIsr", {"replica": r}) for r in sorted(set(old.isr) - set(new.isr))
             ]
@@ -227,12 +246,17 @@ class Controller:
             for a, args in acts
         ]
 
-    def _send_state(self, tps: list[TP], brokers: list[int]) -> Effects:
-        """One LeaderAndIsr per broker, carrying every partition it hosts among ``tps``."""
+    def _send_state(self, tps: list[TP], brokers: list[int], fresh_only: bool = False) -> Effects:
+        """One LeaderAndIsr per broker, carrying every partition it hosts among ``tps``;
+        ``fresh_only``: not the partitions whose write is in flight (a broker that came back, a
+        periodic re-send). A new controller's first send includes them, as Kafka's failover
+        does: every broker registered before its writes, and ignores a stale epoch (R9)."""
         per: dict[int, list[m.LeaderAndIsrPartition]] = {}
         for tp in tps:
             sv = self.states.get(tp)
-            if sv is None:
+            if sv is None or (fresh_only and tp in self.in_flight):
+                # a write in flight replaces this state: it is sent when the write lands (a
+                # broker back after it landed must not get the state it replaced)
                 continue
             st, version = sv
             lp = m.LeaderAndIsrPartition(

@@ -289,6 +289,11 @@ class Broker:
                 continue
             if lp.leader_epoch == p.leader_epoch and p.role != NONE_ROLE:
                 continue  # already applied (the controller re-sends state periodically)
+            if lp.leader < 0:
+                # An offline partition (no live ISR member, R9): nobody to follow. As Kafka's
+                # makeFollowers, which aborts the transition when the leader is not alive, the
+                # broker keeps its state and epoch and waits for an election.
+                continue
             p.replicas = lp.replicas
             if lp.leader == self.id:
                 self._become_leader(out, p, lp, now)

@@ -47,7 +47,10 @@ def kip101_scenario(protocol: str, seed: int = 0) -> World:
 @dataclass(frozen=True)
 class Fault:
     at_ms: int
-    kind: str  # crash | restart | pause | partition | loss | duplicate
+    # crash | restart | power | pause | partition | loss | duplicate, or crash-all | power-all
+    # (every broker at once, restarted in turn); power = a power failure (R14: the unflushed
+    # tail is lost), crash = a process crash (the page cache survives)
+    kind: str
     target: int
     other: int = 0
     duration_ms: int = 100
@@ -73,9 +76,14 @@ def run_random(
     for f in faults:
         t = 100 + f.at_ms
         tgt = f.target % brokers
-        if f.kind == "crash":
-            w.at(t, w.crash, tgt)
+        if f.kind in ("crash", "power"):
+            w.at(t, w.crash, tgt, f.kind == "power")
             w.at(t + f.duration_ms * 4, w.restart, tgt)
+        elif f.kind in ("crash-all", "power-all"):
+            for k in range(brokers):  # the target comes back first, the others 50 ms apart
+                b = (tgt + k) % brokers
+                w.at(t, w.crash, b, f.kind == "power-all")
+                w.at(t + f.duration_ms * 4 + 50 * k, w.restart, b)
         elif f.kind == "restart":
             w.at(t, w.crash, tgt)
             w.at(t, w.restart, tgt)

@@ -137,6 +137,11 @@ class World:
             full_log_in_trace=self.full_log,
         )
         node.alive, node.controller = True, None
+        if clock0 > 0:
+            # A restarting broker opens its coordination session before it recovers its logs
+            # (as Kafka's startup does): its BrokerRestart comes after whatever the service
+            # saw while it was down (a controller's reaction to its expired session).
+            self._coord_sync(b)
         self._apply(b, node.broker.start(self.now))
         self._register(b, bounced=clock0 > 0)
 
@@ -165,6 +170,10 @@ class World:
             else:
                 self._bounced.add(b)  # the next controller learns it on activation
         if b not in self.coord.sessions:
+            if bounced and not self._controller_running():
+                # back in a new session while no controller runs: the next controller must not
+                # let it resume a leadership recorded before its crash (Controller.mark_bounced)
+                self._bounced.add(b)
             self.coord.sessions.add(b)
             self._membership_changed()
         elif self.coord.controller == b and node.controller is None:
@@ -174,6 +183,10 @@ class World:
             self._membership_changed()
         elif self.coord.controller < 0:  # nobody running could take /controller until now
             self._membership_changed()
+
+    def _controller_running(self) -> bool:
+        c = self.coord.controller
+        return c >= 0 and self.nodes[c].controller is not None
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
         node = self.nodes[b]
@@ -282,6 +295,7 @@ class World:
     # ---- effects ------------------------------------------------------------------------------
     def _apply(self, src: int | str, effects: list[Any]) -> None:
         clock = self._clock_of(src)
+        answers: list[m.CasResult] = []
         for e in effects:
             if isinstance(e, m.Send):
                 self._send(src, e.dst, e.msg, clock)
@@ -297,12 +311,26 @@ class World:
                     self._coord_sync(src)
                 res = self.coord.cas(e)
                 ctl = self.nodes[src].controller if isinstance(src, int) else None
-                if res.ok and e.purpose != "isr" and ctl is not None:
+                if e.purpose == "isr" and isinstance(src, int):
+                    # A leader's ISR write and its answer are one step here: the change is
+                    # traced when it lands (after the rest of the step that proposed it), so
+                    # no crash or later reader of the coordination service comes between the
+                    # write and its LeaderShrinkIsr/LeaderExpandIsr event.
+                    answers.append(res)
+                    continue
+                if res.ok and ctl is not None:
                     self._apply(src, ctl.on_write_committed(self.now, res))
+                    if isinstance(src, int):
+                        self._coord_sync(src)  # the decision's event precedes later readers
                 gen = self.nodes[src].generation if isinstance(src, int) else 0
                 self._push(self.now + 1, "timer", src, ("cas", e.purpose, res), 0, gen)
             elif isinstance(src, int):
                 self.nodes[src].store.apply(e)
+        if answers:
+            br = self.nodes[src].broker if isinstance(src, int) else None
+            assert br is not None and isinstance(src, int)
+            self._apply(src, br.on_cas_results(answers, self.now))
+            self._coord_sync(src)
 
     def _clock_of(self, src: int | str) -> int:
         if isinstance(src, int):
@@ -356,7 +384,7 @@ class World:
 
     def _fire(self, src: int | str, key: Any, token: int, gen: int) -> None:
         if isinstance(key, tuple):  # a coordination answer
-            _c, purpose, res = key
+            _c, _purpose, res = key
             assert isinstance(src, int)
             node = self.nodes[src]
             if not node.alive or node.generation != gen:
@@ -364,10 +392,7 @@ class World:
             if node.paused_until > self.now:
                 self._push(node.paused_until, "timer", src, key, token, gen)
                 return
-            if purpose == "isr":
-                assert node.broker is not None
-                self._apply(src, node.broker.on_cas_results([res], self.now))
-            elif node.controller is not None:
+            if node.controller is not None:  # a leader's ISR write is answered at once
                 self._apply(src, node.controller.on_cas_results(self.now, [res]))
             return
         if self.timers.get((src, key)) != token:
@@ -385,6 +410,7 @@ class World:
             return
         if key == "resync":
             if node.controller is not None:
+                self._coord_sync(src)  # it reads the partition states
                 effs = node.controller.on_resync(self.now, dict(self.coord.states))
                 self._apply(src, effs)
             return
