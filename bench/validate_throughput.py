@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from impl.sim.scenarios import Fault, run_random
 from impl.sim.world import World, sim_config
-from traces.format import header
 from traces.validate import validate_events, validate_text
 
 
@@ -42,8 +41,7 @@ def long_trace(min_events: int, seed: int = 0) -> tuple[dict, list[dict]]:
             w.run_until(w.now + 300)
             w.restart(b)
         i += 1
-    head = header("kip-320", "sim", config=w.config.to_dict(),
-                  cluster={"brokers": w.ids, "assignments": {"t-0": [0, 1, 2]}})  # fmt: skip
+    head = w.trace_header()
     return head, w.trace
 
 
@@ -72,9 +70,7 @@ def batch(n: int, records: int = 6) -> list[tuple[str, str]]:
             for _ in range(rng.randint(0, 2))
         ]  # fmt: skip
         w = run_random("kip-320", faults, seed=s, records=records)
-        head = header("kip-320", "sim", config=w.config.to_dict(),
-                      cluster={"brokers": w.ids, "assignments": {"t-0": [0, 1, 2]}})  # fmt: skip
-        text = "\n".join(json.dumps(x) for x in [head, *w.trace]) + "\n"
+        text = "\n".join(json.dumps(x) for x in [w.trace_header(), *w.trace]) + "\n"
         items.append((f"sim-{s}", text))
     return items
 

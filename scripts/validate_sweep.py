@@ -28,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from impl.sim.scenarios import Fault, run_random
-from traces.format import header, merge
+from traces.format import merge
 from traces.validate import validate_events
 
 PROTOCOLS = ["kip-320", "kip-279", "kip-101", "hw-truncation"]
@@ -87,19 +87,7 @@ def run(recipe: dict) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         min_insync_replicas=r["min_insync_replicas"],
         flush_interval_batches=r["flush_interval_batches"],
     )
-    head = header(
-        w.config.protocol,
-        "sim",
-        config=w.config.to_dict(),
-        cluster={
-            "brokers": w.ids,
-            "assignments": {
-                f"{t}-{p}": list(x) for (t, p), x in sorted(w.coord.assignments.items())
-            },
-        },
-        seed=r["seed"],
-    )
-    return head, [dict(e) for e in w.trace]
+    return w.trace_header(seed=r["seed"]), [dict(e) for e in w.trace]
 
 
 def reproduce(recipe: dict) -> str:

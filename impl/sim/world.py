@@ -447,22 +447,25 @@ class World:
         assert br is not None
         return br
 
-    def write_trace(self, path: str) -> None:
-        """The run as one NDJSON trace (traces/FORMAT.md); already in a causal order."""
-        from traces.format import TraceWriter, header
+    def trace_header(self, **extra: Any) -> dict[str, Any]:
+        """The header line of this run's trace (traces/FORMAT.md): protocol, configuration,
+        brokers and replica assignments, seed."""
+        from traces.format import header
 
-        head = header(
+        assignments = {f"{t}-{p}": list(r) for (t, p), r in sorted(self.coord.assignments.items())}
+        return header(
             self.config.protocol,
             "sim",
             config=self.config.to_dict(),
-            cluster={
-                "brokers": self.ids,
-                "assignments": {
-                    f"{t}-{p}": list(r) for (t, p), r in sorted(self.coord.assignments.items())
-                },
-            },
-            seed=self.seed,
+            cluster={"brokers": self.ids, "assignments": assignments},
+            **{"seed": self.seed, **extra},
         )
+
+    def write_trace(self, path: str) -> None:
+        """The run as one NDJSON trace (traces/FORMAT.md); already in a causal order."""
+        from traces.format import TraceWriter
+
+        head = self.trace_header()
         head["log_encoding"] = "delta+full" if self.full_log else "delta"
         w = TraceWriter(path, head, flush_every=1000)
         for ev in self.trace:

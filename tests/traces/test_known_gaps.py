@@ -17,15 +17,7 @@ from traces.validate import Verdict, validate_events
 def verdict(w: World, merged: bool = False) -> Verdict:
     """The run validated in the simulation's own order, or (``merged``) in the order of its
     Lamport clocks, as ``isr validate`` reads the written trace (traces.format.merge)."""
-    head = header(
-        w.config.protocol,
-        "sim",
-        config=w.config.to_dict(),
-        cluster={
-            "brokers": w.ids,
-            "assignments": {f"{t}-{p}": list(r) for (t, p), r in w.coord.assignments.items()},
-        },
-    )
+    head = w.trace_header()
     evs = [dict(e) for e in w.trace]
     return validate_events(head, merge([evs]) if merged else evs)
 

@@ -16,7 +16,6 @@ from impl.core.partition import Partition
 from impl.core.replica import Broker
 from impl.sim.scenarios import run_random
 from impl.sim.world import World, sim_config
-from traces.format import header
 from traces.mapping import derive_config
 from traces.validate import Verdict, parse_text, validate_events, validate_text
 
@@ -25,12 +24,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"
 
 
 def verdict(w: World) -> Verdict:
-    cfg = w.config.to_dict()
-    assignments = {f"{t}-{p}": list(r) for (t, p), r in w.coord.assignments.items()}
-    head = header(
-        w.config.protocol, "sim", config=cfg, cluster={"brokers": w.ids, "assignments": assignments}
-    )
-    return validate_events(head, [dict(e) for e in w.trace])
+    return validate_events(w.trace_header(), [dict(e) for e in w.trace])
 
 
 def stored_leo(w: World, b: int) -> int:

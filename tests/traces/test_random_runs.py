@@ -18,7 +18,6 @@ import random
 import pytest
 
 from impl.sim.scenarios import Fault, run_random
-from traces.format import header
 from traces.validate import validate_events
 
 KINDS = ["crash", "restart", "partition", "duplicate", "loss"]
@@ -33,9 +32,7 @@ def _run(seed: int, records: int):
         for _ in range(rng.randint(0, 2))
     ]  # fmt: skip
     w = run_random("kip-320", faults, seed=seed, records=records)
-    head = header("kip-320", "sim", config=w.config.to_dict(),
-                  cluster={"brokers": w.ids, "assignments": {"t-0": [0, 1, 2]}})  # fmt: skip
-    return faults, head, w.trace
+    return faults, w.trace_header(), w.trace
 
 
 @pytest.mark.parametrize(("seed", "records"), [(639, 6), (814, 6), (10, 60)])
