@@ -14,14 +14,13 @@ import json
 import math
 import os
 import platform
-import random
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from impl.sim.scenarios import Fault, run_random
+from impl.sim.scenarios import random_faults, run_random
 from impl.sim.world import World, sim_config
 from traces.validate import validate_events, validate_text
 
@@ -60,16 +59,9 @@ def batch(n: int, records: int = 6) -> list[tuple[str, str]]:
     """``n`` simulated runs of ``records`` acks=all records each, 0-2 random faults per run."""
     import json
 
-    kinds = ["crash", "restart", "partition", "duplicate", "loss"]
     items = []
     for s in range(n):
-        rng = random.Random(s)
-        faults = [
-            Fault(rng.randint(0, 25 * records), rng.choice(kinds), rng.randint(0, 2),
-                  rng.randint(0, 2), rng.randint(10, 100))
-            for _ in range(rng.randint(0, 2))
-        ]  # fmt: skip
-        w = run_random("kip-320", faults, seed=s, records=records)
+        w = run_random("kip-320", random_faults(s, records), seed=s, records=records)
         text = "\n".join(json.dumps(x) for x in [w.trace_header(), *w.trace]) + "\n"
         items.append((f"sim-{s}", text))
     return items

@@ -56,6 +56,23 @@ class Fault:
     duration_ms: int = 100
 
 
+def random_faults(
+    seed: int,
+    records: int,
+    kinds: tuple[str, ...] = ("crash", "restart", "partition", "duplicate", "loss"),
+) -> list[Fault]:
+    """0-2 faults of ``kinds`` at random times within a run of ``records`` records (25 ms
+    apart), on random brokers: the batch of bench/validate_throughput.py."""
+    import random
+
+    rng = random.Random(seed)
+    return [
+        Fault(rng.randint(0, 25 * records), rng.choice(kinds), rng.randint(0, 2),
+              rng.randint(0, 2), rng.randint(10, 100))
+        for _ in range(rng.randint(0, 2))
+    ]  # fmt: skip
+
+
 def run_random(
     protocol: str,
     faults: list[Fault],

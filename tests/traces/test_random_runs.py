@@ -13,24 +13,15 @@ bug: the trace must be accepted, or a conformance run of a correct implementatio
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
-from impl.sim.scenarios import Fault, run_random
+from impl.sim.scenarios import random_faults, run_random
 from traces.validate import validate_events
-
-KINDS = ["crash", "restart", "partition", "duplicate", "loss"]
 
 
 def _run(seed: int, records: int):
-    """The recipe of bench/validate_throughput.py's batch: 0-2 random faults per run."""
-    rng = random.Random(seed)
-    faults = [
-        Fault(rng.randint(0, 25 * records), rng.choice(KINDS), rng.randint(0, 2),
-              rng.randint(0, 2), rng.randint(10, 100))
-        for _ in range(rng.randint(0, 2))
-    ]  # fmt: skip
+    """A run of bench/validate_throughput.py's batch: 0-2 random faults."""
+    faults = random_faults(seed, records)
     w = run_random("kip-320", faults, seed=seed, records=records)
     return faults, w.trace_header(), w.trace
 
