@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError
@@ -24,7 +26,32 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--engine", choices=["sequential", "spark"], default="sequential")
     p.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
+
+
+def progress(name: str, interval: float = 3.0) -> Callable:
+    """An ``on_step`` callback printing events validated and events/s every ``interval`` s
+    (counted from the first event: reading and merging the files come before)."""
+    seen = [0, 0.0, 0.0]  # events, start, last report
+
+    def step(_key: str, _ev: dict, _pv: object) -> None:
+        seen[0] += 1
+        if seen[0] == 1:
+            seen[1] = seen[2] = time.perf_counter()
+        if seen[0] & 1023:
+            return
+        now = time.perf_counter()
+        if now - seen[2] >= interval:
+            seen[2] = now
+            print(
+                f"[progress] {name}: {seen[0]:,} events validated, "
+                f"{seen[0] / (now - seen[1]):,.0f} events/s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return step
 
 
 def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
@@ -61,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("a trace is named twice")
         verdicts, summary = validate_many(items, master=args.spark_master)
     else:
-        verdicts = [validate_paths(files, name) for name, files in runs]
+        verdicts = [
+            validate_paths(files, name, None if args.quiet else progress(name))
+            for name, files in runs
+        ]
         summary = None
     if args.format == "json":
         doc = {"traces": [v.to_json() for v in verdicts]}

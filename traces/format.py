@@ -14,6 +14,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+try:  # 2-3 times faster than json on trace lines; JSONDecodeError subclasses json's
+    from orjson import loads as parse_line
+except ImportError:  # pragma: no cover - orjson is a dependency; json gives the same values
+    from json import loads as parse_line
+
 FORMAT = "isr-trace"
 VERSION = 1
 SCHEMA_PATH = Path(__file__).parent / "schema" / "trace-event.schema.json"
@@ -68,7 +73,7 @@ def read(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         for line in f:
             if not line.endswith("\n"):
                 break  # torn tail
-            obj = json.loads(line)
+            obj = parse_line(line)
             if head is None:
                 if obj.get("format") != FORMAT:
                     raise ValueError(f"{path}: not an {FORMAT} file (no header line)")

@@ -1196,7 +1196,7 @@ def _parse_stream(text: str, name: str) -> tuple[dict[str, Any], list[Event]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = tformat.parse_line(line)
         except json.JSONDecodeError as e:
             raise TraceInputError(f"{name}:{ln}: not JSON: {e.msg}") from None
         if head is None:
@@ -1228,13 +1228,15 @@ def validate_text(text: str | list[str], name: str = "trace") -> Verdict:
     return validate_events(head, events, name)
 
 
-def validate_paths(paths: list[str | Path], name: str | None = None) -> Verdict:
+def validate_paths(
+    paths: list[str | Path], name: str | None = None, on_step: Callable | None = None
+) -> Verdict:
     nm = name or ",".join(str(p) for p in paths)
     try:
         head, events = read_trace_texts(paths)
     except (OSError, ValueError) as e:
         return Verdict(nm, BAD_INPUT, reason=str(e).splitlines()[0])
-    return validate_events(head, events, nm)
+    return validate_events(head, events, nm, on_step)
 
 
 def replica_of(pv: PartitionValidator, broker: int) -> Replica:
