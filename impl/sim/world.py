@@ -234,6 +234,7 @@ class World:
                 now_ms=self.now,
             )
         )
+        self._coord_sync(b)  # its session may end: whoever reacts to that comes after
         self._schedule_expiry(b)
         self.at(node.paused_until, self._resume, b)
 
