@@ -290,7 +290,9 @@ class PartitionValidator:
         if ev["action"] in ("BrokerCrash", "BrokerRestart"):
             node = ev["args"].get("replica", node)
         actor = self.pm.index.get(node, -1) if isinstance(node, int) else -1
-        if actor in self.paused:
+        if actor in self.paused and not ev["action"].startswith("Controller"):
+            # (the controller's events are the controller's, wherever it runs: the simulation
+            # may even run it on a paused broker, which the abstract controller does not mind)
             if ev["action"] == "BrokerCrash":
                 self.paused.discard(actor)  # it dies paused: the crash ends any session
             else:
