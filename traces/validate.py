@@ -721,7 +721,15 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     a = ev["args"]
     f, l = v.pm.rep(a["follower"]), v.pm.rep(a["leader"])
     r = s.replicas[f]
-    fits = [h for h in pend[f] if h[0] == l and h[1] == r.epoch and h[2] == len(r.log)]
+    # A held response fits at the follower's LEO; with fenced fetches (KIP-320) only at its
+    # epoch too. Before KIP-320 a follower at an older epoch (a zombie, or one that missed a
+    # LeaderAndIsr) fetches from a leader at a newer one and applies what fits its LEO.
+    fenced = v.ctx.protocol.fenced_fetch
+    fits = [
+        h
+        for h in pend[f]
+        if h[0] == l and h[2] == len(r.log) and (h[1] == r.epoch or not fenced)
+    ]
     lr = s.replicas[l]
     if r.alive and fits:
         held = fits[-1]
