@@ -721,34 +721,51 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     a = ev["args"]
     f, l = v.pm.rep(a["follower"]), v.pm.rep(a["leader"])
     r = s.replicas[f]
-    # A held response fits at the follower's LEO; with fenced fetches (KIP-320) only at its
-    # epoch too. Before KIP-320 a follower at an older epoch (a zombie, or one that missed a
-    # LeaderAndIsr) fetches from a leader at a newer one and applies what fits its LEO.
-    fenced = v.ctx.protocol.fenced_fetch
-    fits = [
-        h
-        for h in pend[f]
-        if h[0] == l and h[2] == len(r.log) and (h[1] == r.epoch or not fenced)
-    ]
+    fits = [h for h in pend[f] if h[0] == l and h[1] == r.epoch and h[2] == len(r.log)]
     lr = s.replicas[l]
+    helds: list[tuple] = []
     if r.alive and fits:
-        held = fits[-1]
+        helds.append(fits[-1])
     elif lr.remote_leo[f] == len(r.log) and v.steps(s, "FollowerFetch", (f, l)):
         # The leader logs a serve only when it changed something: a fetch at the offset the
         # leader already recorded is the spec's FollowerFetch with an unchanged leader half.
-        held = (l, lr.epoch, len(r.log), 0, lr.hw, lr.log)
-    elif pend[f]:
-        hl, hepoch, o = pend[f][-1][:3]
-        mism.append(
-            f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
-            f"{v.pm.trace_epoch(hepoch)}, offset {o}) does not fit the follower (leader "
-            f"{v.pm.broker(r.leader)}, epoch {v.pm.trace_epoch(r.epoch)}, LEO {len(r.log)})"
-        )
+        helds.append((l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
+    if r.alive and not v.ctx.protocol.fenced_fetch:
+        # Before KIP-320 a follower at an older epoch (a zombie, or one that missed a
+        # LeaderAndIsr) also fetches from its leader at a newer one and applies whatever fits
+        # its LEO: the responses held at another leader epoch are alternatives.
+        helds += [h for h in pend[f][::-1] if h[0] == l and h[1] != r.epoch and h[2] == len(r.log)]
+    if not helds:
+        if pend[f]:
+            hl, hepoch, o = pend[f][-1][:3]
+            mism.append(
+                f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
+                f"{v.pm.trace_epoch(hepoch)}, offset {o}) does not fit the follower (leader "
+                f"{v.pm.broker(r.leader)}, epoch {v.pm.trace_epoch(r.epoch)}, LEO {len(r.log)})"
+            )
+        else:
+            mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
         return []
-    else:
-        mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
-        return []
-    hl, hepoch, o, hw0, hw1, hlog = held
+    out: list[Cand] = []
+    for held in helds:
+        out.extend(_apply_held(v, ev, s, pend, ack, f, l, held, mism))
+    return out
+
+
+def _apply_held(
+    v: PartitionValidator,
+    ev: Event,
+    s: State,
+    pend: Pending,
+    ack: frozenset,
+    f: int,
+    l: int,
+    held: tuple,
+    mism: list[str],
+) -> list[Cand]:
+    a = ev["args"]
+    r = s.replicas[f]
+    _hl, hepoch, o, hw0, hw1, hlog = held
     if r.leader != l:
         mism.append(f"FollowerFetch apply: the follower follows {v.pm.broker(r.leader)}")
         return []
