@@ -164,7 +164,7 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         # one it stays off and BrokerFlush events change nothing
         lose_unflushed=power_failure,
         # R7/R18: a pause may outlast the broker's session: one expiry per pause at most (the
-        # spec's expiry and renewal are hidden steps, VALIDATION.md mapping decision 10)
+        # spec's expiry and renewal are hidden steps, VALIDATION.md mapping decision 12)
         session_expiries=pauses,
     )
 

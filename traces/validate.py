@@ -15,7 +15,7 @@ cluster sees a live broker taking no steps, so the spec's crash is inserted when
 it, at the latest before the broker's next event (VALIDATION.md, mapping decision 8). A
 ``BrokerPause`` changes nothing (a paused broker takes no steps); the spec's session expiry and
 renewal of that broker are hidden steps, and the renewal happens at the latest before the
-broker's next event (mapping decision 10).
+broker's next event (mapping decision 12).
 
 Cost per event is proportional to the candidate set (usually one state) and to what the event
 changed: histories the spec only keeps for its properties (acked, shown, refused) are moved out
@@ -150,7 +150,7 @@ class PartitionValidator:
         # inserted when an event needs it (hidden closure), at the latest before the broker's
         # next event. Trace-determined, so one set for every candidate.
         self.down: dict[int, bool] = {}
-        # Paused brokers (mapping decision 10): a BrokerPause and no event of the broker since.
+        # Paused brokers (mapping decision 12): a BrokerPause and no event of the broker since.
         # Its session may expire (the spec's CoordinationExpireSession, hidden) and, once it
         # resumes, is renewed (BrokerRenewSession, hidden), at the latest before its next event.
         self.paused: set[int] = set()
@@ -1006,7 +1006,7 @@ def _crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[C
 
 
 def _pause(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
-    """BrokerPause: nothing happens in the spec (VALIDATION.md, mapping decision 10; R8). A
+    """BrokerPause: nothing happens in the spec (VALIDATION.md, mapping decision 12; R8). A
     paused broker takes no steps; its session may expire meanwhile, and the controller then
     reacts as to a crash, but the implementation does not log the expiry, nor the renewal when
     the broker resumes: both are hidden steps (``PartitionValidator.session_steps``), inserted

@@ -1,4 +1,4 @@
-"""Paused brokers (VALIDATION.md, mapping decision 10): a BrokerPause changes nothing in the spec;
+"""Paused brokers (VALIDATION.md, mapping decision 12): a BrokerPause changes nothing in the spec;
 the session expiry and renewal are hidden steps of the spec's --session-expiries mode."""
 
 from __future__ import annotations
