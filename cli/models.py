@@ -97,6 +97,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="controller failovers per behaviour; the deposed one's requests linger (R9, R18)",
     )
     f.add_argument(
+        "--session-expiries",
+        type=int,
+        default=DEFAULTS.session_expiries,
+        metavar="N",
+        help="session expiries of running brokers per behaviour: zombies (R7, R8, R18)",
+    )
+    f.add_argument(
         "--availability",
         action="store_true",
         help="also check Available: a dead leader can always be replaced (R8, R17)",
@@ -131,6 +138,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         retention=args.retention,
         controller_failovers=args.controller_failovers,
         availability=args.availability,
+        session_expiries=args.session_expiries,
     )
     try:
         return cfg.validate()

@@ -49,6 +49,10 @@ class Config:
                           leader's log start resets the follower to it.
     controller_failovers  R9/R18: how many controller failovers a behaviour may make; requests
                           of a deposed controller stay in flight (zombie), fenced by its epoch.
+    session_expiries      R7/R8/R9/R18: how many times a live broker's coordination session may
+                          expire while its process runs on (a pause: a zombie). The controller
+                          treats it as dead; it keeps acting on stale beliefs until it
+                          registers a new session (BrokerRenewSession).
     availability          also state the Available property (R8, R17): a dead leader can always
                           be replaced by the version's election rule.
     """
@@ -67,6 +71,7 @@ class Config:
     retention: bool = False
     controller_failovers: int = 0
     availability: bool = False
+    session_expiries: int = 0
 
     def validate(self) -> Config:
         if not MIN_REPLICAS <= self.replicas <= MAX_REPLICAS:
@@ -97,6 +102,8 @@ class Config:
             raise ConfigError(
                 f"--controller-failovers must be >= 0, got {self.controller_failovers}"
             )
+        if self.session_expiries < 0:
+            raise ConfigError(f"--session-expiries must be >= 0, got {self.session_expiries}")
         if self.idempotence and not self.retries:
             raise ConfigError("--idempotence needs --retries N (there is nothing to deduplicate)")
         return self
@@ -157,6 +164,13 @@ FAULT_MODES: tuple[FaultMode, ...] = (
         "R9, R18",
         "the controller may fail over once; the deposed one's requests stay in flight",
         (("controller_failovers", 1),),
+    ),
+    FaultMode(
+        "session-expiry",
+        "R7, R8, R9, R18",
+        "a live broker's session may expire once (a pause): the controller replaces it, the "
+        "zombie acts on until it registers again",
+        (("session_expiries", 1),),
     ),
 )
 FAULT_MODE_NAMES = tuple(m.name for m in FAULT_MODES)

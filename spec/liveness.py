@@ -22,7 +22,7 @@ fairness on what a live broker or the controller does by itself once it can: the
 election and ISR shrink (R9), applying or dropping a delivered LeaderAndIsr (R9-R11), fetching
 and truncating (R2, R10), the leader's ISR changes (R7: replica.lag.time.max.ms passes), the
 HW checkpoint (R13). No fairness for the environment: producers, consumers, crashes, restarts
-(a crashed broker may stay down) and message loss (R8).
+(a crashed broker may stay down), message loss (R8) and sessions (a zombie may stay one).
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ UNFAIR_ACTIONS = (
     "NetworkLoseLeaderAndIsr",
     "BrokerCrash",
     "BrokerRestart",
+    "CoordinationExpireSession",
+    "BrokerRenewSession",
 )
 
 

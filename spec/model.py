@@ -33,7 +33,11 @@ class IsrSpec:
         modes = config.fault_modes
         self.name = f"isr/{config.protocol}" + "".join(f"+{m}" for m in modes)
         self._clamp = self.ctx.clamp
-        self._faulty = self.ctx.initial_faults != NO_FAULTS or config.retries > 0
+        self._faulty = (
+            self.ctx.initial_faults != NO_FAULTS
+            or config.retries > 0
+            or config.session_expiries > 0
+        )
         self._ident = list(range(self.ctx.n))
         self._mask_tables: dict[tuple[int, ...], tuple[int, ...]] = {}
 
@@ -87,6 +91,7 @@ class IsrSpec:
                     f.ctrl_seen[i] if f.ctrl_seen else 0,
                     f.unclean >> i & 1,
                     f.elr >> i & 1,
+                    f.expired >> i & 1,
                 )
                 for i in range(len(reps))
             ]
@@ -181,6 +186,9 @@ def permute(s: State, order: list[int], tables: dict | None = None) -> State:
             f.ctrl_epoch,
             tuple([f.ctrl_seen[o] for o in order]) if f.ctrl_seen else (),
             f.failovers,
+            table[f.expired],
+            f.expiries,
+            f.lead_renewed,
         )
     return State(tuple(reps), coord, reqs, s.history, f)
 
@@ -253,6 +261,10 @@ def _faults_to_json(f: Faults) -> dict[str, Any]:
         out["controller_epoch"] = f.ctrl_epoch
         out["controller_epoch_seen"] = {f"r{i}": x for i, x in enumerate(f.ctrl_seen)}
         out["controller_failovers"] = f.failovers
+    if f.expired or f.expiries or f.lead_renewed:
+        out["session_expired"] = _mask_list(f.expired)
+        out["session_expiries"] = f.expiries
+        out["leader_session_renewed"] = f.lead_renewed
     return out
 
 
@@ -276,6 +288,9 @@ def _faults_from_json(d: dict[str, Any], n: int) -> Faults:
         d.get("controller_epoch", 1),
         per("controller_epoch_seen"),
         d.get("controller_failovers", 0),
+        mask(d.get("session_expired", [])),
+        d.get("session_expiries", 0),
+        d.get("leader_session_renewed", False),
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from checker.model import Property
 
-from .actions.common import Ctx, alive_mask, is_true_leader
+from .actions.common import Ctx, alive_mask, is_true_leader, live_mask
 from .actions.controller import elections
 from .state import NO_FAULTS, State
 
@@ -75,6 +75,12 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
         if f.ctrl_epoch != 1 + f.failovers:
             return False
         if len(f.ctrl_seen) != (n if cfg.controller_failovers else 0):
+            return False
+        if not 0 <= f.expiries <= cfg.session_expiries:
+            return False
+        if f.expired & ~alive_mask(s) or f.expired.bit_count() > f.expiries:
+            return False  # only a running broker's session can be expired
+        if f.lead_renewed and not f.expiries:
             return False
         return all(1 <= x <= f.ctrl_epoch for x in f.ctrl_seen)
 
@@ -172,13 +178,15 @@ def no_duplicates(s: State) -> bool:
 
 def _available(ctx: Ctx) -> Callable[[State], bool]:
     def available(s: State) -> bool:
-        """Available: whenever the recorded leader's broker is down, the version's election rule
-        has a live candidate (R8, R9, R17): the partition is never offline. (The epoch bound of
-        the model is not counted: it limits the search, not the protocol.)"""
+        """Available: whenever the recorded leader's broker is down (or its session expired),
+        the version's election rule has a live candidate (R8, R9, R17): the partition is never
+        offline. (The epoch bound of the model is not counted: it limits the search, not the
+        protocol.)"""
         c = s.coord
-        if s.replicas[c.leader].alive:
+        live = live_mask(s)  # alive, and (session expiry) holding a session
+        if live >> c.leader & 1:
             return True
-        if not alive_mask(s):
+        if not live:
             return False
         return bool(elections(ctx, s))
 

@@ -7,7 +7,7 @@ Sets of replicas are bitmasks; sets of records are sorted tuples.
 Deliberately not modelled: time (any timeout may expire between two steps, so lag-based ISR
 shrink may happen at any moment), multiple partitions, fetcher threads and batching of requests.
 The fault modes (unclean election, lost unflushed tails, producer retries, log retention,
-controller failover, eligible leader replicas) live in ``Faults``, a constant when they are off, so
+controller failover, eligible leader replicas, session expiry) live in ``Faults``, a constant when they are off, so
 that with every mode off the state space is exactly the fault-free one. The fetch is one atomic request/response; the window between the leader advancing its
 HW and the follower learning it is kept by the lazily written HW checkpoint.
 """
@@ -106,9 +106,16 @@ class Faults(NamedTuple):
     ctrl_epoch: int  # R9/R18 controller failover: /controller_epoch; 1 when the mode is off
     ctrl_seen: tuple[int, ...]  # per replica: the highest controller epoch it has accepted; ()
     failovers: int  # controller failovers so far (bounded by Config.controller_failovers)
+    expired: int  # R7/R8/R18 session expiry: bitmask of live brokers whose coordination session
+    # expired (/brokers/ids/[id] gone) while the process runs on (a pause, lost contact): the
+    # controller treats them as dead, they themselves act on (zombies). Always within alive.
+    expiries: int  # session expiries so far (bounded by Config.session_expiries)
+    lead_renewed: bool  # the recorded leader registered a new session after its old one expired
+    # and the controller has not elected since: its leadership belongs to the previous
+    # incarnation, so it is lost (KIP-380 broker epochs; Kafka's onBrokerStartup)
 
 
-NO_FAULTS = Faults((), (), 0, 0, (), 0, 1, (), 0)
+NO_FAULTS = Faults((), (), 0, 0, (), 0, 1, (), 0, 0, 0, False)
 
 
 class State(NamedTuple):

@@ -115,10 +115,11 @@ def part_key(ev: Event) -> PartKey | None:
 def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config:
     """The smallest spec bounds that fit the trace (records written, highest epoch, crashes),
     and the fault modes it needs (unclean election from the header, lose-unflushed from a power
-    failure, ``BrokerCrash`` with ``lose_unflushed``)."""
+    failure, ``BrokerCrash`` with ``lose_unflushed``, session expiries from ``BrokerPause``)."""
     records = 0
     epoch = 1
     crashes = 0
+    pauses = 0
     power_failure = False
     acks: set[str] = set()
     for ev in events:
@@ -130,6 +131,8 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         elif a == "BrokerCrash":
             crashes += 1
             power_failure = power_failure or bool(args.get("lose_unflushed"))
+        elif a == "BrokerPause":
+            pauses += 1
         for k in ("epoch",):
             if isinstance(args.get(k), int):
                 epoch = max(epoch, spec_epoch(args[k]))
@@ -160,6 +163,9 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         # R14: a power failure (a crash losing the unflushed tail) needs the spec's mode; without
         # one it stays off and BrokerFlush events change nothing
         lose_unflushed=power_failure,
+        # R7/R18: a pause may outlast the broker's session: one expiry per pause at most (the
+        # spec's expiry and renewal are hidden steps, VALIDATION.md mapping decision 12)
+        session_expiries=pauses,
     )
 
 

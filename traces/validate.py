@@ -7,11 +7,15 @@ replica equals what the event observed, and drops the rest. Variables the trace 
 (requests in flight, other replicas' views) are whatever the spec's own nondeterminism makes them.
 When no candidate explains an event, the hidden steps the implementation does not log (a
 LeaderAndIsr lost in the network or dropped with its dead destination, a deferred crash, a
-crashed leader's last ISR write) are inserted, a bounded closure, and the event is tried again;
+crashed leader's last ISR write, a paused broker's session expiring or being renewed) are
+inserted, a bounded closure, and the event is tried again;
 if it still fails, the trace is rejected at that event with the candidate states and the actions
 enabled there. A ``BrokerCrash`` is deferred: until the broker's session expires the rest of the
 cluster sees a live broker taking no steps, so the spec's crash is inserted when an event needs
-it, at the latest before the broker's next event (VALIDATION.md, mapping decision 8).
+it, at the latest before the broker's next event (VALIDATION.md, mapping decision 8). A
+``BrokerPause`` changes nothing (a paused broker takes no steps); the spec's session expiry and
+renewal of that broker are hidden steps, and the renewal happens at the latest before the
+broker's next event (mapping decision 12).
 
 Cost per event is proportional to the candidate set (usually one state) and to what the event
 changed: histories the spec only keeps for its properties (acked, shown, refused) are moved out
@@ -54,7 +58,8 @@ EXIT = {ACCEPTED: 0, REJECTED: 1, UNSUPPORTED: 2, BAD_INPUT: 2, INCOMPLETE: 3}
 MAX_CANDIDATES = 4096
 HIDDEN = ("NetworkLoseLeaderAndIsr",)  # spec steps the implementation never logs
 IGNORED_IMPL = {"ControllerActivate", "IsrUpdateConflict", "StopReplica"}
-UNSUPPORTED_IMPL = {"BrokerPause": "pause"}
+# impl events of a fault the spec cannot express (none at the moment; see VALIDATION.md)
+UNSUPPORTED_IMPL: dict[str, str] = {}
 
 # A candidate: (spec state, pending fetch responses per replica, acknowledgements not yet seen).
 Pending = tuple[Any, ...]
@@ -145,6 +150,10 @@ class PartitionValidator:
         # inserted when an event needs it (hidden closure), at the latest before the broker's
         # next event. Trace-determined, so one set for every candidate.
         self.down: dict[int, bool] = {}
+        # Paused brokers (mapping decision 12): a BrokerPause and no event of the broker since.
+        # Its session may expire (the spec's CoordinationExpireSession, hidden) and, once it
+        # resumes, is renewed (BrokerRenewSession, hidden), at the latest before its next event.
+        self.paused: set[int] = set()
         self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
         self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
 
@@ -185,6 +194,26 @@ class PartitionValidator:
                 out.extend(self.crash_now(c, i, lose))
         self.cands = list(dict.fromkeys(out))
 
+    def session_steps(self, c: Cand, i: int) -> list[Cand]:
+        """The hidden session steps of paused broker ``i``: its session expires (if it can), or
+        it is renewed (if it expired)."""
+        s, pend, ack = c
+        f = s.faults
+        name = "BrokerRenewSession" if f.expired >> i & 1 else "CoordinationExpireSession"
+        return [(t, pend, ack) for _a, t in self.steps(s, name, (i,))]
+
+    def force_resume(self, i: int) -> None:
+        """Paused broker ``i`` is seen again: it resumed, and registered a new session if its
+        old one had expired (the simulation registers before anything else the broker does)."""
+        self.paused.discard(i)
+        out: list[Cand] = []
+        for c in self.cands:
+            if c[0].faults.expired >> i & 1:
+                out.extend(self.session_steps(c, i))
+            else:
+                out.append(c)
+        self.cands = list(dict.fromkeys(out))
+
     def last_isr_writes(self, c: Cand, l: int) -> list[Cand]:
         """ISR writes of a crashed leader (crash deferred, so still leading in the candidate)
         that landed in the coordination service before it crashed: the leader traces its
@@ -209,8 +238,8 @@ class PartitionValidator:
 
     def hidden_closure(self, cands: list[Cand], actor: int = -1) -> list[Cand]:
         """Every candidate with any subset of its in-flight LeaderAndIsr requests lost, any
-        subset of its deferred crashes taken (and the acting broker restarted if it holds
-        nothing on disk)."""
+        subset of its deferred crashes taken, paused brokers' sessions expired or renewed (and
+        the acting broker restarted if it holds nothing on disk)."""
         seen = {c: None for c in cands}
         frontier = list(cands)
         while frontier:
@@ -229,6 +258,11 @@ class PartitionValidator:
                             if c not in seen:
                                 seen[c] = None
                                 nxt.append(c)
+                for i in self.paused:
+                    for c in self.session_steps(cand, i):
+                        if c not in seen:
+                            seen[c] = None
+                            nxt.append(c)
                 # a broker holding nothing of the partition on disk restarts without an event
                 for a, t in self.steps(s, "BrokerRestart", (actor,)):
                     r = s.replicas[a[0]]
@@ -256,6 +290,13 @@ class PartitionValidator:
         if ev["action"] in ("BrokerCrash", "BrokerRestart"):
             node = ev["args"].get("replica", node)
         actor = self.pm.index.get(node, -1) if isinstance(node, int) else -1
+        if actor in self.paused and not ev["action"].startswith("Controller"):
+            # (the controller's events are the controller's, wherever it runs: the simulation
+            # may even run it on a paused broker, which the abstract controller does not mind)
+            if ev["action"] == "BrokerCrash":
+                self.paused.discard(actor)  # it dies paused: the crash ends any session
+            else:
+                self.force_resume(actor)
         if actor in self.down:
             self.force_crash(actor)
         mism: list[str] = []
@@ -269,6 +310,8 @@ class PartitionValidator:
         nxt = [_refresh_held(c) for c in nxt]
         if ev["action"] == "BrokerCrash":
             _crash_mark(self, ev)
+        elif ev["action"] == "BrokerPause":
+            self.paused.add(self.pm.rep(ev["args"].get("replica", ev["node"])))
         self.fired.add(ev["action"])
         before, after = self.cands[0][0], nxt[0][0]
         if before.replicas is not after.replicas:
@@ -680,24 +723,49 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
     r = s.replicas[f]
     fits = [h for h in pend[f] if h[0] == l and h[1] == r.epoch and h[2] == len(r.log)]
     lr = s.replicas[l]
+    helds: list[tuple] = []
     if r.alive and fits:
-        held = fits[-1]
+        helds.append(fits[-1])
     elif lr.remote_leo[f] == len(r.log) and v.steps(s, "FollowerFetch", (f, l)):
         # The leader logs a serve only when it changed something: a fetch at the offset the
         # leader already recorded is the spec's FollowerFetch with an unchanged leader half.
-        held = (l, lr.epoch, len(r.log), 0, lr.hw, lr.log)
-    elif pend[f]:
-        hl, hepoch, o = pend[f][-1][:3]
-        mism.append(
-            f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
-            f"{v.pm.trace_epoch(hepoch)}, offset {o}) does not fit the follower (leader "
-            f"{v.pm.broker(r.leader)}, epoch {v.pm.trace_epoch(r.epoch)}, LEO {len(r.log)})"
-        )
+        helds.append((l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
+    if r.alive and not v.ctx.protocol.fenced_fetch:
+        # Before KIP-320 a follower at an older epoch (a zombie, or one that missed a
+        # LeaderAndIsr) also fetches from its leader at a newer one and applies whatever fits
+        # its LEO: the responses held at another leader epoch are alternatives.
+        helds += [h for h in pend[f][::-1] if h[0] == l and h[1] != r.epoch and h[2] == len(r.log)]
+    if not helds:
+        if pend[f]:
+            hl, hepoch, o = pend[f][-1][:3]
+            mism.append(
+                f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
+                f"{v.pm.trace_epoch(hepoch)}, offset {o}) does not fit the follower (leader "
+                f"{v.pm.broker(r.leader)}, epoch {v.pm.trace_epoch(r.epoch)}, LEO {len(r.log)})"
+            )
+        else:
+            mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
         return []
-    else:
-        mism.append("FollowerFetch apply: no fetch response of the spec is held for it")
-        return []
-    hl, hepoch, o, hw0, hw1, hlog = held
+    out: list[Cand] = []
+    for held in helds:
+        out.extend(_apply_held(v, ev, s, pend, ack, f, l, held, mism))
+    return out
+
+
+def _apply_held(
+    v: PartitionValidator,
+    ev: Event,
+    s: State,
+    pend: Pending,
+    ack: frozenset,
+    f: int,
+    l: int,
+    held: tuple,
+    mism: list[str],
+) -> list[Cand]:
+    a = ev["args"]
+    r = s.replicas[f]
+    _hl, hepoch, o, hw0, hw1, hlog = held
     if r.leader != l:
         mism.append(f"FollowerFetch apply: the follower follows {v.pm.broker(r.leader)}")
         return []
@@ -937,6 +1005,20 @@ def _crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[C
     return [c]
 
 
+def _pause(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """BrokerPause: nothing happens in the spec (VALIDATION.md, mapping decision 12; R8). A
+    paused broker takes no steps; its session may expire meanwhile, and the controller then
+    reacts as to a crash, but the implementation does not log the expiry, nor the renewal when
+    the broker resumes: both are hidden steps (``PartitionValidator.session_steps``), inserted
+    when an event needs them, the renewal at the latest before the broker's next event. The
+    broker must be running."""
+    i = v.pm.rep(ev["args"].get("replica", ev["node"]))
+    if not c[0].replicas[i].alive:
+        mism.append(f"BrokerPause({ev['args'].get('replica')}): the spec's broker is down")
+        return []
+    return [c]
+
+
 def _crash_mark(v: PartitionValidator, ev: Event) -> None:
     v.down[v.pm.rep(ev["args"]["replica"])] = bool(ev["args"].get("lose_unflushed"))
 
@@ -1009,6 +1091,7 @@ HANDLERS: dict[str, Callable] = {
         lambda v, ev, s, i: True,
     ),
     "BrokerCrash": _crash,
+    "BrokerPause": _pause,
     "BrokerFlush": _flush,
     "BrokerRestart": _generic(
         "BrokerRestart", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), _arg_rep("replica")
@@ -1265,6 +1348,7 @@ class OnlineValidator:
                     acks="all",
                     min_isr=max(1, min(int(cfg.get("min_insync_replicas", 1)), n)),
                     protocol=header["protocol"],
+                    session_expiries=10_000,
                 )
             )
             self.parts[key] = PartitionValidator(pm, spec)

@@ -234,6 +234,7 @@ class World:
                 now_ms=self.now,
             )
         )
+        self._coord_sync(b)  # its session may end: whoever reacts to that comes after
         self._schedule_expiry(b)
         self.at(node.paused_until, self._resume, b)
 
@@ -241,6 +242,9 @@ class World:
         node = self.nodes[b]
         if node.alive and node.paused_until <= self.now:
             self._register(b)  # a new session if the old one expired: a zombie comes back
+            if node.controller is not None and self.coord.controller == b:
+                # a controller paused inside its session sees the watches it missed now
+                self._membership_changed()
 
     def _schedule_expiry(self, b: int) -> None:
         node = self.nodes[b]
@@ -260,7 +264,8 @@ class World:
     def _membership_changed(self) -> None:
         """Watches fire: controller election (R9), then the controller sees the live set."""
         live = set(self.coord.sessions)
-        running = {b for b, n in self.nodes.items() if n.alive}
+        # a paused process cannot take /controller either (it takes no steps)
+        running = {b for b in self.nodes if self._usable(b)}
         if self.coord.elect_controller(running):
             c = self.coord.controller
             for n in self.nodes.values():
@@ -282,7 +287,7 @@ class World:
             self._apply(c, effs)
         elif self.coord.controller >= 0:
             node = self.nodes[self.coord.controller]
-            if node.controller is not None:
+            if node.controller is not None and self._usable(self.coord.controller):
                 self._coord_sync(self.coord.controller)
                 self._apply(
                     self.coord.controller, node.controller.on_brokers_changed(self.now, live)
@@ -323,7 +328,10 @@ class World:
                     if isinstance(src, int):
                         self._coord_sync(src)  # the decision's event precedes later readers
                 gen = self.nodes[src].generation if isinstance(src, int) else 0
-                self._push(self.now + 1, "timer", src, ("cas", e.purpose, res), 0, gen)
+                # the answer belongs to this controller incarnation (a paused one may have been
+                # replaced, and re-elected, before it arrives)
+                cep = ctl.epoch if ctl is not None else -1
+                self._push(self.now + 1, "timer", src, ("cas", e.purpose, res, cep), 0, gen)
             elif isinstance(src, int):
                 self.nodes[src].store.apply(e)
         if answers:
@@ -384,7 +392,7 @@ class World:
 
     def _fire(self, src: int | str, key: Any, token: int, gen: int) -> None:
         if isinstance(key, tuple):  # a coordination answer
-            _c, _purpose, res = key
+            _c, _purpose, res, cep = key
             assert isinstance(src, int)
             node = self.nodes[src]
             if not node.alive or node.generation != gen:
@@ -392,7 +400,8 @@ class World:
             if node.paused_until > self.now:
                 self._push(node.paused_until, "timer", src, key, token, gen)
                 return
-            if node.controller is not None:  # a leader's ISR write is answered at once
+            if node.controller is not None and node.controller.epoch == cep:
+                # (a leader's ISR write is answered at once, in _apply)
                 self._apply(src, node.controller.on_cas_results(self.now, [res]))
             return
         if self.timers.get((src, key)) != token:

@@ -29,6 +29,7 @@ from .follower import follower_fetch, follower_truncate
 from .leader import leader_expand_isr, leader_shrink_isr
 from .producer import producer_retry, producer_send, producer_send_choosing_acks
 from .retention import broker_delete_old_segment, follower_reset_to_log_start
+from .session import broker_renew_session, coordination_expire_session
 
 ActionFn = Callable[[Ctx, State, int, list], None]
 
@@ -112,6 +113,20 @@ ACTIONS: tuple[ActionDef, ...] = (
     ),
     ActionDef("BrokerCrash", ("replica",), broker_crash, "R8"),
     ActionDef("BrokerRestart", ("replica",), broker_restart, "R13"),
+    ActionDef(
+        "CoordinationExpireSession",
+        ("replica",),
+        coordination_expire_session,
+        "R7, R8, R18",
+        when=lambda c: c.session_expiries > 0,
+    ),
+    ActionDef(
+        "BrokerRenewSession",
+        ("replica",),
+        broker_renew_session,
+        "R9, R18",
+        when=lambda c: c.session_expiries > 0,
+    ),
 )
 
 __all__ = ["ACTIONS", "ActionDef", "Ctx"]

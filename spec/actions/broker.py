@@ -140,7 +140,9 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
     leader, epoch and ISR, remote LEOs, purgatory), the log and the HW checkpoint survive (R8).
     Requests in flight to it stay in the network and may arrive after a restart (R8: delayed).
     With lose-unflushed (R14) only the flushed prefix of the log survives (followers acknowledge
-    before fsync, so this may drop committed records), and the HW checkpoint cannot exceed it."""
+    before fsync, so this may drop committed records), and the HW checkpoint cannot exceed it.
+    A broker whose session had expired (a zombie) is simply dead now (its restart registers
+    anew)."""
     h = s.history
     if h.crashes >= ctx.config.crashes:
         return
@@ -163,6 +165,9 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 (),
             )
             t = set_replica(s, i, nr)
+            f = t.faults
+            if f.expired >> i & 1:  # session expiry: the crash ends the session too
+                t = t._replace(faults=f._replace(expired=f.expired & ~(1 << i)))
             out.append(((kind, (i,)), t._replace(history=h2)))
 
 

@@ -91,6 +91,12 @@ def alive_mask(s: State) -> int:
     return m
 
 
+def live_mask(s: State) -> int:
+    """The brokers the controller counts as live (R9, R18): alive and holding a coordination
+    session (/brokers/ids/[id]). Without session expiry, exactly the alive ones."""
+    return alive_mask(s) & ~s.faults.expired
+
+
 def presumes_leadership(r: Replica, i: int) -> bool:
     """A live replica whose last LeaderAndIsr (or its own ISR write) names itself leader."""
     return r.alive and r.leader == i

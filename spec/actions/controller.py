@@ -1,21 +1,31 @@
 """The controller's actions (R9). One controller at a time; it learns of a broker's crash at once
 (its coordination session expires) and reacts by a versioned write of the partition state followed
-by LeaderAndIsr requests to the live replicas. Its own failover is in controller_failover.py."""
+by LeaderAndIsr requests to the live replicas. Its own failover is in controller_failover.py.
+
+"Live" is the controller's view (``live_mask``): alive and holding a coordination session. With
+--session-expiries a running broker may lose its session (session.py); the controller then treats
+it exactly as a crashed one, though the process runs on."""
 
 from __future__ import annotations
 
 from ..log import last_epoch
 from ..state import Coord, State
-from .common import Ctx, alive_mask, controller_write
+from .common import Ctx, controller_write, live_mask
 
 
 def _leader_lost(s: State) -> bool:
     """The recorded leader cannot lead: its broker is gone, or it is back from a restart (or
     missed its request) and will never take up the recorded epoch: it is not at that epoch and no
-    request for it is in flight. Kafka's controller treats such a bounced broker as failed."""
+    request for it is in flight. Kafka's controller treats such a bounced broker as failed. With
+    session expiry also: its session expired (it is gone to the controller, though it may run
+    on as a zombie), or it registered a new session since (``Faults.lead_renewed``: a new
+    incarnation, which must be elected anew, never resume the old epoch)."""
     c = s.coord
     r = s.replicas[c.leader]
     if not r.alive:
+        return True
+    f = s.faults
+    if f.expired >> c.leader & 1 or f.lead_renewed:
         return True
     if r.epoch == c.epoch:
         return False
@@ -32,7 +42,7 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
     majority-quorum (R17): needs a live majority; elects a live replica at least as up to date
     (last epoch, then LEO) as a majority of the replicas, with the ISR left at every replica."""
     c = s.coord
-    live = alive_mask(s)
+    live = live_mask(s)
     f = s.faults
     reps = s.replicas
     out: list[tuple[int, int, int]] = []
@@ -70,12 +80,16 @@ def controller_elect_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerElectLeader(leader): the leader is lost (see _leader_lost); pick a new one by the
     version's rule (see ``elections``) with leader epoch + 1 (R9). The old leader too may be
     picked if it is back. With no candidate the partition stays offline (the recorded leader is
-    the dead one, as Kafka's leader -1) until a broker restarts."""
+    the dead one, as Kafka's leader -1) until a broker restarts. An election ends a renewed
+    leader's old incarnation (``Faults.lead_renewed``)."""
     c = s.coord
     if c.epoch >= ctx.config.epochs or not _leader_lost(s):
         return
-    live = alive_mask(s)
+    live = live_mask(s)
     f = s.faults
+    if f.lead_renewed:
+        f = f._replace(lead_renewed=False)
+        s = s._replace(faults=f)
     for cand, isr, elr in elections(ctx, s):
         t = s
         if elr != f.elr or f.unclean >> cand & 1:
@@ -101,13 +115,17 @@ def elr_after_shrink(ctx: Ctx, s: State, old_isr: int, new_isr: int) -> State:
 def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerShrinkIsr(replica): a follower's broker is gone; remove it from the ISR, bump the
     leader epoch and tell the live replicas (R9). Kafka's controller never empties the ISR. (Not
-    in majority-quorum, which has no ISR.)"""
+    in majority-quorum, which has no ISR.) "Gone" is the controller's view: dead, or its session
+    expired; a leader that is gone that way is replaced by an election, not kept."""
     c = s.coord
     if c.epoch >= ctx.config.epochs or not s.replicas[c.leader].alive:
         return
-    if s.faults.unclean >> c.leader & 1:
+    f = s.faults
+    if f.unclean >> c.leader & 1:
         return  # kip-966: a leader back from an unclean shutdown is replaced, not kept
-    live = alive_mask(s)
+    if f.expired >> c.leader & 1 or f.lead_renewed:
+        return  # session expiry: the leader is lost to the controller
+    live = live_mask(s)
     for j in range(ctx.n):
         if j != c.leader and c.isr >> j & 1 and not live >> j & 1:
             new_isr = c.isr & ~(1 << j)

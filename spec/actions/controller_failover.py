@@ -16,7 +16,7 @@ one writer and its writes are atomic), controller-to-broker UpdateMetadata reque
 from __future__ import annotations
 
 from ..state import Request, State
-from .common import Ctx, alive_mask
+from .common import Ctx, live_mask
 
 
 def controller_failover(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -29,7 +29,7 @@ def controller_failover(ctx: Ctx, s: State, kind: int, out: list) -> None:
         return
     epoch = f.ctrl_epoch + 1
     c = s.coord
-    live = alive_mask(s)
+    live = live_mask(s)
     new = [Request(d, c.leader, c.epoch, c.isr, True, epoch) for d in range(ctx.n) if live >> d & 1]
     faults = f._replace(ctrl_epoch=epoch, failovers=f.failovers + 1)
     reqs = tuple(sorted(set(s.requests).union(new)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from checker.bfs import check_bfs
 from spec import Config, ConfigError, IsrSpec
 from spec.state import NO_FAULTS
 
@@ -114,3 +115,48 @@ def test_bad_fault_settings_are_one_line_errors():
         Config(idempotence=True).validate()
     with pytest.raises(ConfigError, match="--acks"):
         Config(acks="2").validate()
+
+
+# --- session expiry: a running broker loses its session, a zombie (R7, R8, R9, R18) --------------
+def test_with_session_expiry_off_the_model_is_unchanged():
+    m = IsrSpec(Config(protocol="kip-320", crashes=1, **SMALL))
+    assert not {"CoordinationExpireSession", "BrokerRenewSession"} & set(m.action_names)
+    assert check_bfs(m).distinct_states == 1287
+
+
+def test_session_expiry_keeps_kip_320_safe():
+    m = IsrSpec(Config(protocol="kip-320", crashes=1, session_expiries=1, **SMALL))
+    res = check_bfs(m)
+    assert res.complete and res.distinct_states == 16444
+    assert all(p.holds is not False for p in res.properties), res.properties
+    assert "+session-expiry" in m.name
+
+
+def test_a_session_bounce_breaks_the_original_designs_new_leader_hw():
+    """R16: a new leader sets HW := its own LEO. A leader whose session expires and comes back
+    is re-elected (a new incarnation) and passes its HW over a record its follower lacks."""
+    on = verdicts(["StrongIsr"], protocol="original-design", crashes=0, session_expiries=1, **SMALL)
+    off = verdicts(["StrongIsr"], protocol="original-design", crashes=0, **SMALL)
+    assert on["StrongIsr"] == (False, 5)
+    assert off["StrongIsr"] == (True, None)
+
+
+def test_a_zombie_opens_the_hw_truncation_hole_without_any_crash():
+    kw = dict(replicas=3, records=1, epochs=2, crashes=0, protocol="hw-truncation")
+    on = verdicts(["StrongIsr"], session_expiries=1, **kw)
+    off = verdicts(["StrongIsr"], **kw)
+    assert on["StrongIsr"] == (False, 8)
+    assert off["StrongIsr"] == (True, None)
+
+
+def test_session_expiry_states_round_trip_through_json():
+    from spec.model import state_from_json
+
+    m = IsrSpec(Config(protocol="kip-320", crashes=0, session_expiries=1, **SMALL))
+    s = m.init_states()[0]
+    for name in ("CoordinationExpireSession", "BrokerRenewSession"):
+        s = next(t for (k, _a), t in m.successors(s) if m.action_names[k] == name)
+        assert state_from_json(m.state_to_json(s)) == s
+    assert s.faults.lead_renewed and not s.faults.expired  # the leader came back
+    with pytest.raises(ConfigError, match="--session-expiries"):
+        Config(session_expiries=-1).validate()

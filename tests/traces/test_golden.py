@@ -40,7 +40,7 @@ def test_every_sample_is_in_the_manifest() -> None:
 def test_cli_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     acc = str(SAMPLES / "accepted" / "sim-kip320-leader-crash.ndjson")
     rej = str(SAMPLES / "rejected" / "mutant-ack-before-commit.ndjson")
-    uns = str(SAMPLES / "unsupported" / "sim-pause-zombie.ndjson")
+    uns = str(SAMPLES / "unsupported" / "sim-six-replicas.ndjson")
     assert main(["validate", acc]) == 0
     assert main(["validate", acc, rej]) == 1
     out = capsys.readouterr().out
