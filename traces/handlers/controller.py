@@ -1,0 +1,107 @@
+"""Handlers of the controller's events: elections (offline included), the controller's ISR
+shrink, and LeaderAndIsr requests dropped (stale at the broker, or lost in the network)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from spec.actions.controller import _leader_lost
+from spec.state import State
+
+from ..candidates import Cand
+from ..mapping import Event
+
+if TYPE_CHECKING:
+    from ..partition import PartitionValidator
+
+
+def _coord_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
+    co = (ev.get("state") or {}).get("coord")
+    return co is not None and _coord_matches(v, co, s)
+
+
+def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:
+    c = s.coord
+    return (
+        v.pm.rep_or_none(co["leader"]) == c.leader
+        and v.pm.epoch(co["leader_epoch"]) == c.epoch
+        and v.pm.mask(co["isr"]) == c.isr
+    )
+
+
+def _controller(name: str, arg: str) -> Callable:
+    def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+        s, pend, ack = c
+        out: list[Cand] = []
+        co = (ev.get("state") or {}).get("coord")
+        args = (v.pm.rep(ev["args"][arg]),)
+        for _a, t in v.steps(s, name, args):
+            if co is None or _coord_matches(v, co, t):
+                out.append((t, pend, ack))
+            else:
+                mism.append(f"{name}: coordination {co} differs from the spec's {t.coord}")
+        if co is not None and _coord_matches(v, co, s) and name == "ControllerElectLeader":
+            out.append(c)  # the first election: the spec's initial state
+        if not out and not mism:
+            mism.append(f"{name}{args} is not enabled (leader not lost, or epoch bound)")
+        return out
+
+    return handler
+
+
+def _offline_prepare(v: PartitionValidator, ev: Event) -> None:
+    """An offline write's epoch is skipped by the epoch mapping from now on (it is in the trace,
+    so every candidate sees it)."""
+    co = (ev.get("state") or {}).get("coord")
+    if int(ev["args"]["leader"]) < 0 and co is not None:
+        v.pm.add_offline(int(co["leader_epoch"]))
+
+
+def _offline(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """ControllerElectLeader(leader=-1): R9's offline partition. The implementation writes
+    leader -1, the ISR kept and leader epoch + 1 (as Kafka); the spec's controller writes
+    nothing (its recorded leader stays the dead one until a broker comes back). A stutter when
+    the spec's leader is lost and it can elect nobody, with the recorded ISR equal; the written
+    epoch is an offline epoch of the epoch mapping (VALIDATION.md, mapping decision 9). The
+    brokers do not apply an offline state (nothing to follow, as Kafka's makeFollowers)."""
+    s = c[0]
+    co = (ev.get("state") or {}).get("coord")
+    if not _leader_lost(s):
+        mism.append("ControllerElectLeader(-1): the spec's recorded leader is not lost")
+        return []
+    if v.steps(s, "ControllerElectLeader"):
+        mism.append("ControllerElectLeader(-1): the spec's controller can elect a leader")
+        return []
+    if co is not None and (
+        v.pm.mask(co["isr"]) != s.coord.isr or v.pm.epoch(co["leader_epoch"]) != s.coord.epoch
+    ):
+        mism.append(
+            f"ControllerElectLeader(-1): coordination {co} differs from the spec's {s.coord}"
+        )
+        return []
+    return [c]
+
+
+def _elect(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    if int(ev["args"]["leader"]) < 0:
+        return _offline(v, ev, c, mism)
+    return _elect_leader(v, ev, c, mism)
+
+
+def _stale_or_lost(name: str) -> Callable:
+    """Requests dropped: the spec step if the request is in flight, else nothing happens (the
+    implementation also drops duplicates and the controller's periodic re-sends)."""
+
+    def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+        s, pend, ack = c
+        a = ev["args"]
+        args = (v.pm.rep(a["replica"]), v.pm.epoch(a["epoch"]))
+        out = [(t, pend, ack) for _a, t in v.steps(s, name, args)]
+        out.append(c)
+        return out
+
+    return handler
+
+
+_elect_leader = _controller("ControllerElectLeader", "leader")

@@ -1,0 +1,307 @@
+"""The per-partition validator: the candidate set of one partition, advanced event by event.
+
+``PartitionValidator.advance`` runs the handler of the event's action (``handlers/``) on every
+candidate, inserting the hidden steps the implementation does not log (lost LeaderAndIsr
+requests, deferred crashes, a crashed leader's last ISR writes, paused brokers' session expiry
+and renewal) when no candidate explains the event (VALIDATION.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from spec import IsrSpec
+from spec.shared_log import SharedLog
+from spec.state import State
+
+from .candidates import (
+    MAX_CANDIDATES,
+    Cand,
+    Rejection,
+    _reason,
+    _refresh_held,
+    _strip,
+)
+from .handlers import HANDLERS, PREPARE
+from .handlers.broker import _crash_mark
+from .handlers.fetch import _parked
+from .handlers.leader import _shrink_one
+from .mapping import Event, PartitionMap, TraceInputError, observe_mismatch
+
+HIDDEN = ("NetworkLoseLeaderAndIsr",)  # spec steps the implementation never logs
+
+
+class PartitionValidator:
+    """Validates the events of one partition against one spec instance."""
+
+    def __init__(self, pm: PartitionMap, spec: IsrSpec) -> None:
+        self.pm = pm
+        self.spec = spec
+        self.ctx = spec.ctx
+        self.n = spec.ctx.n
+        self.kind = spec.kind_of
+        self.fn = {a.name: a.fn for a in spec.actions}
+        self.flushed = spec.config.lose_unflushed  # R14: faults.flushed follows truncations
+        s0 = spec.init_states()[0]
+        # Persistent logs: appends and prefixes in O(1), so a long trace costs linear time.
+        s0 = s0._replace(replicas=tuple(r._replace(log=SharedLog.of(r.log)) for r in s0.replicas))
+        self.cands: list[Cand] = [(s0, ((),) * self.n, frozenset())]
+        self.max_cands = 1
+        # Deferred crashes (VALIDATION.md, mapping decision 8): replica -> lose_unflushed, for a
+        # broker whose BrokerCrash is in the trace and which has not been seen since. In a
+        # candidate where that replica is still alive the spec's BrokerCrash is still to come:
+        # inserted when an event needs it (hidden closure), at the latest before the broker's
+        # next event. Trace-determined, so one set for every candidate.
+        self.down: dict[int, bool] = {}
+        # Paused brokers (mapping decision 12): a BrokerPause and no event of the broker since.
+        # Its session may expire (the spec's CoordinationExpireSession, hidden) and, once it
+        # resumes, is renewed (BrokerRenewSession, hidden), at the latest before its next event.
+        self.paused: set[int] = set()
+        self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
+        self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
+
+    # ---- spec steps ------------------------------------------------------------------------
+    def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
+        """Successors of ``s`` by the spec action ``name`` (with exactly ``args`` if given)."""
+        kind = self.kind.get(name)
+        if kind is None:
+            return []
+        out: list = []
+        self.fn[name](self.ctx, s, kind, out)
+        if self.flushed:
+            return [
+                (a, _follow_truncations(s, t)) for (_k, a), t in out if args is None or a == args
+            ]
+        return [(a, t) for (_k, a), t in out if args is None or a == args]
+
+    def crash_now(self, c: Cand, i: int, lose_unflushed: bool) -> list[Cand]:
+        """The spec's BrokerCrash(i). A power failure is the spec's crash, which keeps the
+        flushed prefix in lose-unflushed mode; a process crash keeps the whole log (the OS page
+        cache survives): in that mode it is the spec's BrokerFlush, hidden, then BrokerCrash.
+        A crashing leader may have answered a parked fetch it never logged (``_parked``)."""
+        s, pend, ack = c
+        pend = _parked(self, s, pend, i)
+        pre = [s]
+        if self.flushed and not lose_unflushed:
+            pre = [t for _a, t in self.steps(s, "BrokerFlush", (i,))] or [s]
+        return [(t, pend, ack) for p in pre for _a, t in self.steps(p, "BrokerCrash", (i,))]
+
+    def force_crash(self, i: int) -> None:
+        """Broker ``i`` is seen again: its deferred crash happened before, in every candidate."""
+        lose = self.down.pop(i)
+        out: list[Cand] = []
+        for c in self.cands:
+            if not c[0].replicas[i].alive:
+                out.append(c)  # inserted already (hidden closure)
+            else:
+                out.extend(self.crash_now(c, i, lose))
+        self.cands = list(dict.fromkeys(out))
+
+    def session_steps(self, c: Cand, i: int) -> list[Cand]:
+        """The hidden session steps of paused broker ``i``: its session expires (if it can), or
+        it is renewed (if it expired)."""
+        s, pend, ack = c
+        f = s.faults
+        name = "BrokerRenewSession" if f.expired >> i & 1 else "CoordinationExpireSession"
+        return [(t, pend, ack) for _a, t in self.steps(s, name, (i,))]
+
+    def force_resume(self, i: int) -> None:
+        """Paused broker ``i`` is seen again: it resumed, and registered a new session if its
+        old one had expired (the simulation registers before anything else the broker does)."""
+        self.paused.discard(i)
+        out: list[Cand] = []
+        for c in self.cands:
+            if c[0].faults.expired >> i & 1:
+                out.extend(self.session_steps(c, i))
+            else:
+                out.append(c)
+        self.cands = list(dict.fromkeys(out))
+
+    def last_isr_writes(self, c: Cand, l: int) -> list[Cand]:
+        """ISR writes of a crashed leader (crash deferred, so still leading in the candidate)
+        that landed in the coordination service before it crashed: the leader traces its
+        LeaderShrinkIsr/LeaderExpandIsr when the compare-and-set's answer arrives, which a
+        crash prevents. The spec's steps, preconditions and all (R7; a shrink may be R7's lag
+        shrink, ``_shrink_one``); whatever they change in the leader's memory, its crash
+        loses."""
+        s, pend, ack = c
+        r = s.replicas[l]
+        if r.leader != l:
+            return []
+        out: list[Cand] = []
+        for f in range(self.n):
+            if f == l:
+                continue
+            if r.isr >> f & 1:
+                got = _shrink_one(self, s, l, f)
+            else:
+                got = [_strip(t) for _a, t in self.steps(s, "LeaderExpandIsr", (l, f))]
+            out.extend((t, pend, ack | g if g else ack) for t, g in got)
+        return out
+
+    def hidden_closure(self, cands: list[Cand], actor: int = -1) -> list[Cand]:
+        """Every candidate with any subset of its in-flight LeaderAndIsr requests lost, any
+        subset of its deferred crashes taken, paused brokers' sessions expired or renewed (and
+        the acting broker restarted if it holds nothing on disk)."""
+        seen = {c: None for c in cands}
+        frontier = list(cands)
+        while frontier:
+            nxt = []
+            for cand in frontier:
+                s, pend, ack = cand
+                for name in HIDDEN:
+                    for _a, t in self.steps(s, name):
+                        c = (t, pend, ack)
+                        if c not in seen:
+                            seen[c] = None
+                            nxt.append(c)
+                for i, lose in self.down.items():
+                    if s.replicas[i].alive:
+                        for c in self.crash_now(cand, i, lose) + self.last_isr_writes(cand, i):
+                            if c not in seen:
+                                seen[c] = None
+                                nxt.append(c)
+                for i in self.paused:
+                    for c in self.session_steps(cand, i):
+                        if c not in seen:
+                            seen[c] = None
+                            nxt.append(c)
+                # a broker holding nothing of the partition on disk restarts without an event
+                for a, t in self.steps(s, "BrokerRestart", (actor,)):
+                    r = s.replicas[a[0]]
+                    if not r.log and not r.hw_ckpt:
+                        c = (t, pend, ack)
+                        if c not in seen:
+                            seen[c] = None
+                            nxt.append(c)
+            frontier = nxt
+            if len(seen) > MAX_CANDIDATES:
+                break
+        return list(seen)
+
+    # ---- one event ---------------------------------------------------------------------------
+    def advance(self, ev: Event) -> None:
+        handler = HANDLERS.get(ev["action"])
+        if handler is None:
+            if ev.get("impl"):
+                return
+            raise TraceInputError(f"unknown action {ev['action']!r}")
+        prep = PREPARE.get(ev["action"])
+        if prep is not None:
+            prep(self, ev)
+        node = ev.get("node")
+        if ev["action"] in ("BrokerCrash", "BrokerRestart"):
+            node = ev["args"].get("replica", node)
+        actor = self.pm.index.get(node, -1) if isinstance(node, int) else -1
+        if actor in self.paused and not ev["action"].startswith("Controller"):
+            # (the controller's events are the controller's, wherever it runs: the simulation
+            # may even run it on a paused broker, which the abstract controller does not mind)
+            if ev["action"] == "BrokerCrash":
+                self.paused.discard(actor)  # it dies paused: the crash ends any session
+            else:
+                self.force_resume(actor)
+        if actor in self.down:
+            self.force_crash(actor)
+        mism: list[str] = []
+        nxt = self._try(handler, ev, self.cands, mism)
+        if not nxt:
+            closed = self.hidden_closure(self.cands, actor)
+            if len(closed) > len(self.cands):
+                nxt = self._try(handler, ev, closed, mism)
+        if not nxt:
+            raise Rejection(_reason(ev), mism, self.cands)
+        nxt = [_refresh_held(c) for c in nxt]
+        if ev["action"] == "BrokerCrash":
+            _crash_mark(self, ev)
+        elif ev["action"] == "BrokerPause":
+            self.paused.add(self.pm.rep(ev["args"].get("replica", ev["node"])))
+        self.fired.add(ev["action"])
+        before, after = self.cands[0][0], nxt[0][0]
+        if before.replicas is not after.replicas:
+            for i in range(self.n):
+                a, b = _role(before, i), _role(after, i)
+                if a != b:
+                    self.transitions.add((a, b))
+        if len(nxt) > 1:
+            nxt = list(dict.fromkeys(nxt))
+            if len(nxt) > MAX_CANDIDATES:
+                raise OverflowError(len(nxt))
+            self.max_cands = max(self.max_cands, len(nxt))
+        self.cands = nxt
+
+    def _try(self, handler: Callable, ev: Event, cands: list[Cand], mism: list[str]) -> list[Cand]:
+        out: list[Cand] = []
+        for c in cands:
+            out.extend(handler(self, ev, c, mism))
+        return out
+
+    # ---- helpers for handlers ----------------------------------------------------------------
+    def fit(
+        self, ev: Event, i: int, t: State, gained: frozenset, mism: list[str]
+    ) -> tuple[State, frozenset] | None:
+        """``check``, plus R4's joining-follower rule: a leader's HW may be held below the
+        spec's min-over-ISR by a follower whose ISR expansion is in flight (its remote LEO is
+        the observed HW, it is not yet in the ISR). The candidate keeps the lower HW, and the
+        acknowledgements the spec made above it wait (VALIDATION.md, "HW held by a joining
+        follower")."""
+        if self.check(ev, i, t, mism):
+            return t, gained
+        st = ev.get("state") or {}
+        obs = st.get("hw")
+        r = t.replicas[i]
+        if not (isinstance(obs, int) and r.alive and r.leader == i and obs < r.hw):
+            return None
+        joining = [
+            j for j in range(self.n)
+            if j != i and not r.isr >> j & 1 and r.remote_leo[j] == obs
+        ]  # fmt: skip
+        if not joining:
+            return None
+        late = sorted(o for o, _n in gained if o >= obs)
+        nr = r._replace(hw=obs, pending=tuple(sorted(set(r.pending) | set(late))))
+        t2 = State(
+            t.replicas[:i] + (nr,) + t.replicas[i + 1 :], t.coord, t.requests, t.history, t.faults
+        )
+        mism.pop()
+        if not self.check(ev, i, t2, mism):
+            return None
+        return t2, frozenset(x for x in gained if x[0] < obs)
+
+    def check(self, ev: Event, i: int, t: State, mism: list[str], leo_only: bool = False) -> bool:
+        st = ev.get("state")
+        if not st:
+            return True
+        tail = st.get("log_append")
+        if "log" in st and len(st["log"]) > 256:
+            st = {k: v for k, v in st.items() if k != "log"}
+            if tail is None:
+                tail = []
+        bad = observe_mismatch(self.pm, i, t.replicas[i], st, tail, leo_only)
+        if bad:
+            mism.append(f"{ev['action']}: {bad}")
+            return False
+        return True
+
+
+def _follow_truncations(s: State, t: State) -> State:
+    """The flushed prefix (R14) of a replica whose log the step cut follows it down (the spec's
+    ``clamp_offsets``, which its Next applies after every step). Only logs cut relative to
+    ``s`` count: a validator step on a virtual replica (a stale fetch's follower as it was)
+    must not lower the real one's."""
+    fl = t.faults.flushed
+    new = list(fl)
+    for i, (a, b) in enumerate(zip(s.replicas, t.replicas, strict=True)):
+        if a is not b and len(b.log) < len(a.log) and fl[i] > len(b.log):
+            new[i] = len(b.log)
+    if new == list(fl):
+        return t
+    return t._replace(faults=t.faults._replace(flushed=tuple(new)))
+
+
+def _role(s: State, i: int) -> str:
+    r = s.replicas[i]
+    if not r.alive:
+        return "crashed"
+    if r.leader == i:
+        return "leader"
+    return "follower" if r.leader >= 0 else "none"
