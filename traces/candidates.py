@@ -2,8 +2,8 @@
 
 A candidate is (spec state, fetch responses held per follower, acknowledgements not yet seen).
 The helpers here are shared by the per-partition validator (``partition.py``) and the event
-handlers (``handlers/``): moving the spec's history out of a state (``_strip``), holding and
-dropping fetch responses (``_hold``, ``_without``, ``_refresh_held``), and ``Rejection``, raised
+handlers (``handlers/``): moving the spec's history out of a state (``strip_history``), holding and
+dropping fetch responses (``with_held``, ``without_held``, ``refresh_held``), and ``Rejection``, raised
 when no candidate explains an event.
 """
 
@@ -31,7 +31,7 @@ class Rejection(Exception):
         self.cands = cands
 
 
-def _strip(t: State) -> tuple[State, frozenset]:
+def strip_history(t: State) -> tuple[State, frozenset]:
     """Move the history variables out of the state; return what they gained in this step."""
     h = t.history
     if not (h.acked or h.acked1 or h.refused or h.shown):
@@ -43,7 +43,7 @@ def _strip(t: State) -> tuple[State, frozenset]:
     )
 
 
-def _refresh_held(c: Cand) -> Cand:
+def refresh_held(c: Cand) -> Cand:
     """A held fetch response is built when it is sent, which may be after the serve (a parked
     fetch): its HW is any HW its leader had at that epoch since, so the largest is remembered,
     and its entries come from the leader's log as last seen leading at that epoch (a power
@@ -68,7 +68,7 @@ def _refresh_held(c: Cand) -> Cand:
 MAX_HELD = 4  # fetch responses held per follower; more than one only with duplicated requests
 
 
-def _hold(pend: Pending, f: int, held: tuple) -> Pending:
+def with_held(pend: Pending, f: int, held: tuple) -> Pending:
     """``pend`` with ``held`` (leader, epoch, offset, HW at serve, HW since, leader's log) added
     to follower ``f``'s responses in flight. A duplicated fetch request (R8: the network may
     duplicate) is served twice, and the follower applies whichever response still fits its
@@ -77,15 +77,17 @@ def _hold(pend: Pending, f: int, held: tuple) -> Pending:
     return pend[:f] + (hs,) + pend[f + 1 :]
 
 
-def _without(pend: Pending, f: int, held: tuple | None = None) -> Pending:
+def without_held(pend: Pending, f: int, held: tuple | None = None) -> Pending:
     """``pend`` without ``held`` (every response of ``f`` if None: it truncated, so none fits)."""
     hs = () if held is None else tuple(h for h in pend[f] if h is not held)
     return pend[:f] + (hs,) + pend[f + 1 :]
 
 
-def _reason(ev: Event) -> str:
-    return f"no spec step explains {ev['action']}({_fmt_args(ev.get('args', {}))}) at node {ev['node']}"
+def reason_of(ev: Event) -> str:
+    return (
+        f"no spec step explains {ev['action']}({fmt_args(ev.get('args', {}))}) at node {ev['node']}"
+    )
 
 
-def _fmt_args(args: dict[str, Any]) -> str:
+def fmt_args(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items())

@@ -18,14 +18,14 @@ from .candidates import (
     MAX_CANDIDATES,
     Cand,
     Rejection,
-    _reason,
-    _refresh_held,
-    _strip,
+    reason_of,
+    refresh_held,
+    strip_history,
 )
 from .handlers import HANDLERS, PREPARE
-from .handlers.broker import _crash_mark
-from .handlers.fetch import _parked
-from .handlers.leader import _shrink_one
+from .handlers.broker import mark_crash
+from .handlers.fetch import parked_responses
+from .handlers.leader import shrink_one
 from .mapping import Event, PartitionMap, TraceInputError, observe_mismatch
 
 HIDDEN = ("NetworkLoseLeaderAndIsr",)  # spec steps the implementation never logs
@@ -78,9 +78,9 @@ class PartitionValidator:
         """The spec's BrokerCrash(i). A power failure is the spec's crash, which keeps the
         flushed prefix in lose-unflushed mode; a process crash keeps the whole log (the OS page
         cache survives): in that mode it is the spec's BrokerFlush, hidden, then BrokerCrash.
-        A crashing leader may have answered a parked fetch it never logged (``_parked``)."""
+        A crashing leader may have answered a parked fetch it never logged (``parked_responses``)."""
         s, pend, ack = c
-        pend = _parked(self, s, pend, i)
+        pend = parked_responses(self, s, pend, i)
         pre = [s]
         if self.flushed and not lose_unflushed:
             pre = [t for _a, t in self.steps(s, "BrokerFlush", (i,))] or [s]
@@ -122,7 +122,7 @@ class PartitionValidator:
         that landed in the coordination service before it crashed: the leader traces its
         LeaderShrinkIsr/LeaderExpandIsr when the compare-and-set's answer arrives, which a
         crash prevents. The spec's steps, preconditions and all (R7; a shrink may be R7's lag
-        shrink, ``_shrink_one``); whatever they change in the leader's memory, its crash
+        shrink, ``shrink_one``); whatever they change in the leader's memory, its crash
         loses."""
         s, pend, ack = c
         r = s.replicas[l]
@@ -133,9 +133,9 @@ class PartitionValidator:
             if f == l:
                 continue
             if r.isr >> f & 1:
-                got = _shrink_one(self, s, l, f)
+                got = shrink_one(self, s, l, f)
             else:
-                got = [_strip(t) for _a, t in self.steps(s, "LeaderExpandIsr", (l, f))]
+                got = [strip_history(t) for _a, t in self.steps(s, "LeaderExpandIsr", (l, f))]
             out.extend((t, pend, ack | g if g else ack) for t, g in got)
         return out
 
@@ -209,10 +209,10 @@ class PartitionValidator:
             if len(closed) > len(self.cands):
                 nxt = self._try(handler, ev, closed, mism)
         if not nxt:
-            raise Rejection(_reason(ev), mism, self.cands)
-        nxt = [_refresh_held(c) for c in nxt]
+            raise Rejection(reason_of(ev), mism, self.cands)
+        nxt = [refresh_held(c) for c in nxt]
         if ev["action"] == "BrokerCrash":
-            _crash_mark(self, ev)
+            mark_crash(self, ev)
         elif ev["action"] == "BrokerPause":
             self.paused.add(self.pm.rep(ev["args"].get("replica", ev["node"])))
         self.fired.add(ev["action"])

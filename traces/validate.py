@@ -41,7 +41,7 @@ from spec import IsrSpec
 from spec.state import Replica
 
 from . import format as tformat
-from .candidates import MAX_CANDIDATES, Cand, Rejection, _fmt_args
+from .candidates import MAX_CANDIDATES, Cand, Rejection, fmt_args
 from .mapping import (
     Event,
     PartitionMap,
@@ -276,7 +276,7 @@ def _describe(pv: PartitionValidator, cands: list[Cand]) -> tuple[list, list]:
         names = []
         for (kind, args), _t in spec.successors(s):
             d = spec.describe_action((kind, args))
-            names.append(f"{d['action']}({_fmt_args(d['args'])})")
+            names.append(f"{d['action']}({fmt_args(d['args'])})")
         enabled.append(names)
     return states, enabled
 

@@ -8,7 +8,7 @@ bug: the trace must be accepted, or a conformance run of a correct implementatio
 * seed 639 again: a follower applied its leader's OffsetsForLeaderEpoch answer after the leader
   crashed (traces.handlers.fetch._stale_truncate);
 * seed 10 (60 records, duplicated messages): a duplicated fetch request was served twice, and
-  the validator held only the latest response (traces.candidates._hold).
+  the validator held only the latest response (traces.candidates.with_held).
 """
 
 from __future__ import annotations

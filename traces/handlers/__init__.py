@@ -6,60 +6,60 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .broker import _crash, _crash_prepare, _flush, _pause, _view_is
-from .clients import _acked, _consume, _produce, _produce_prepare
-from .common import _arg_rep, _generic
-from .controller import _controller, _elect, _offline_prepare, _stale_or_lost
-from .fetch import _fetch, _truncate
-from .leader import _shrink
+from .broker import on_crash, on_flush, on_pause, prepare_crash, view_is
+from .clients import on_acked, on_consume, on_produce, prepare_produce
+from .common import arg_rep, generic_handler
+from .controller import controller_handler, on_elect, prepare_offline, stale_or_lost
+from .fetch import on_fetch, on_truncate
+from .leader import on_shrink
 
 HANDLERS: dict[str, Callable] = {
-    "ControllerElectLeader": _elect,
-    "ControllerShrinkIsr": _controller("ControllerShrinkIsr", "replica"),
-    "BrokerBecomeLeader": _generic(
+    "ControllerElectLeader": on_elect,
+    "ControllerShrinkIsr": controller_handler("ControllerShrinkIsr", "replica"),
+    "BrokerBecomeLeader": generic_handler(
         "BrokerBecomeLeader",
         lambda v, ev: (v.pm.rep(ev["args"]["replica"]), v.pm.epoch(ev["args"]["epoch"])),
-        _arg_rep("replica"),
-        _view_is,
+        arg_rep("replica"),
+        view_is,
     ),
-    "BrokerBecomeFollower": _generic(
+    "BrokerBecomeFollower": generic_handler(
         "BrokerBecomeFollower",
         lambda v, ev: (
             v.pm.rep(ev["args"]["replica"]),
             v.pm.rep_or_none(ev["args"]["leader"]),
             v.pm.epoch(ev["args"]["epoch"]),
         ),
-        _arg_rep("replica"),
-        _view_is,
+        arg_rep("replica"),
+        view_is,
     ),
-    "BrokerIgnoreStaleRequest": _stale_or_lost("BrokerIgnoreStaleRequest"),
-    "NetworkLoseLeaderAndIsr": _stale_or_lost("NetworkLoseLeaderAndIsr"),
-    "ProducerSend": _produce,
-    "FollowerFetch": _fetch,
-    "FollowerTruncate": _truncate,
-    "LeaderShrinkIsr": lambda v, ev, c, mism: _shrink(v, ev, c, mism),
-    "LeaderExpandIsr": _generic(
+    "BrokerIgnoreStaleRequest": stale_or_lost("BrokerIgnoreStaleRequest"),
+    "NetworkLoseLeaderAndIsr": stale_or_lost("NetworkLoseLeaderAndIsr"),
+    "ProducerSend": on_produce,
+    "FollowerFetch": on_fetch,
+    "FollowerTruncate": on_truncate,
+    "LeaderShrinkIsr": lambda v, ev, c, mism: on_shrink(v, ev, c, mism),
+    "LeaderExpandIsr": generic_handler(
         "LeaderExpandIsr",
         lambda v, ev: (v.pm.rep(ev["args"]["leader"]), v.pm.rep(ev["args"]["follower"])),
-        _arg_rep("leader"),
+        arg_rep("leader"),
     ),
-    "ConsumerFetch": _consume,
-    "BrokerCheckpointHw": _generic(
+    "ConsumerFetch": on_consume,
+    "BrokerCheckpointHw": generic_handler(
         "BrokerCheckpointHw",
         lambda v, ev: (v.pm.rep(ev["args"]["replica"]),),
-        _arg_rep("replica"),
+        arg_rep("replica"),
         lambda v, ev, s, i: True,
     ),
-    "BrokerCrash": _crash,
-    "BrokerPause": _pause,
-    "BrokerFlush": _flush,
-    "BrokerRestart": _generic(
-        "BrokerRestart", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), _arg_rep("replica")
+    "BrokerCrash": on_crash,
+    "BrokerPause": on_pause,
+    "BrokerFlush": on_flush,
+    "BrokerRestart": generic_handler(
+        "BrokerRestart", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), arg_rep("replica")
     ),
-    "ProduceAcked": _acked,
+    "ProduceAcked": on_acked,
 }
 PREPARE: dict[str, Callable] = {
-    "ProducerSend": _produce_prepare,
-    "BrokerCrash": _crash_prepare,
-    "ControllerElectLeader": _offline_prepare,
+    "ProducerSend": prepare_produce,
+    "BrokerCrash": prepare_crash,
+    "ControllerElectLeader": prepare_offline,
 }

@@ -1,4 +1,4 @@
-"""Handlers of a broker's own events: becoming leader or follower (``_view_is``), crash
+"""Handlers of a broker's own events: becoming leader or follower (``view_is``), crash
 (deferred), pause, flush; restart and HW checkpoint are generic handlers (``__init__``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..partition import PartitionValidator
 
 
-def _view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
+def view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
     """Become* already applied (the implementation's first election is the spec's Init)."""
     a = ev["args"]
     r = s.replicas[i]
@@ -22,7 +22,7 @@ def _view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
     return r.alive and r.epoch == v.pm.epoch(a["epoch"]) and r.leader == leader
 
 
-def _crash_prepare(v: PartitionValidator, ev: Event) -> None:
+def prepare_crash(v: PartitionValidator, ev: Event) -> None:
     """Only the online validator gets here: its spec is built before any power failure is seen
     (an offline trace with one selects lose-unflushed, ``mapping.derive_config``)."""
     if ev["args"].get("lose_unflushed") and not v.flushed:
@@ -31,7 +31,7 @@ def _crash_prepare(v: PartitionValidator, ev: Event) -> None:
         )
 
 
-def _crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     """BrokerCrash: deferred (VALIDATION.md, mapping decision 8; R8, R9). Until its session
     expires a crashed broker is, to every other node, a live broker taking no steps, and the
     implementation's controller treats it so; the spec's controller sees a crash at once. So
@@ -56,7 +56,7 @@ def _crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[C
     return [c]
 
 
-def _pause(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_pause(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     """BrokerPause: nothing happens in the spec (VALIDATION.md, mapping decision 12; R8). A
     paused broker takes no steps; its session may expire meanwhile, and the controller then
     reacts as to a crash, but the implementation does not log the expiry, nor the renewal when
@@ -70,11 +70,11 @@ def _pause(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[C
     return [c]
 
 
-def _crash_mark(v: PartitionValidator, ev: Event) -> None:
+def mark_crash(v: PartitionValidator, ev: Event) -> None:
     v.down[v.pm.rep(ev["args"]["replica"])] = bool(ev["args"].get("lose_unflushed"))
 
 
-def _flush(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_flush(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     """BrokerFlush: the spec's BrokerFlush (the log fsynced to its end, R14), or a stutter when
     it already is. The observed ``flushed`` must be the log end. Without lose-unflushed the
     spec has no such action (every crash keeps the log): a flush changes nothing it tracks."""

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..candidates import Cand, _strip
+from ..candidates import Cand, strip_history
 from ..mapping import Event, TraceInputError
-from .common import _node
+from .common import node_rep
 
 if TYPE_CHECKING:
     from ..partition import PartitionValidator
 
 
-def _produce_prepare(v: PartitionValidator, ev: Event) -> None:
+def prepare_produce(v: PartitionValidator, ev: Event) -> None:
     """Number the records in sending order (one number per send: retries get a new one)."""
     nxt = {c[0].history.next_record for c in v.cands}
     if len(nxt) != 1:  # every candidate has seen the same sends
@@ -25,8 +25,8 @@ def _produce_prepare(v: PartitionValidator, ev: Event) -> None:
     v.pm.rid_of.extend(str(r) for r in recs)
 
 
-def _produce(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
-    i = _node(v, ev)
+def on_produce(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    i = node_rep(v, ev)
     refused = "error" in ev["args"]
     layer = [c]
     for num in ev["_nums"]:
@@ -41,7 +41,7 @@ def _produce(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
                         + f" record {num}"
                     )
                     continue
-                t, gained = _strip(t)
+                t, gained = strip_history(t)
                 nl.append((t, pend, ack | gained if gained else ack))
         layer = nl
     out = []
@@ -54,11 +54,11 @@ def _produce(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
     return out
 
 
-def _consume(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_consume(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     """ConsumerFetch changes only the spec's history (what consumers saw); its condition is
     checked here directly: a live replica presuming to lead returns offsets below its HW (R5)."""
     s = c[0]
-    i = _node(v, ev)
+    i = node_rep(v, ev)
     r = s.replicas[i]
     a = ev["args"]
     o = int(a.get("offset", 0))
@@ -76,7 +76,7 @@ def _consume(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
     return [c] if v.check(ev, i, s, mism) else []
 
 
-def _acked(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_acked(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     """ProduceAcked (implementation history): each acknowledged (offset, record) must be one the
     spec acknowledged (acks=all: committed, R6)."""
     s, pend, ack = c

@@ -1,6 +1,6 @@
 """Handler builders shared by the handlers of several actors.
 
-A handler maps (validator, event, candidate, mismatches) to the next candidates. ``_generic``
+A handler maps (validator, event, candidate, mismatches) to the next candidates. ``generic_handler``
 builds one that takes the spec action the event names, with the event's arguments, and checks
 the acting replica against what the event observed.
 """
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from spec.state import State
 
-from ..candidates import Cand, _strip
+from ..candidates import Cand, strip_history
 from ..mapping import Event
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 # ---- handlers: (validator, event, candidate, mismatches) -> next candidates ------------------
-def _generic(
+def generic_handler(
     name: str,
     args_of: Callable[[PartitionValidator, Event], tuple],
     actor: Callable[[PartitionValidator, Event], int],
@@ -32,7 +32,7 @@ def _generic(
         i = actor(v, ev)
         out: list[Cand] = []
         for _a, t in v.steps(s, name, args):
-            t, gained = _strip(t)
+            t, gained = strip_history(t)
             got = (t, gained) if i < 0 else v.fit(ev, i, t, gained, mism)
             if got is not None:
                 t, gained = got
@@ -46,9 +46,9 @@ def _generic(
     return handler
 
 
-def _node(v: PartitionValidator, ev: Event) -> int:
+def node_rep(v: PartitionValidator, ev: Event) -> int:
     return v.pm.rep(ev["node"])
 
 
-def _arg_rep(key: str) -> Callable[[PartitionValidator, Event], int]:
+def arg_rep(key: str) -> Callable[[PartitionValidator, Event], int]:
     return lambda v, ev: v.pm.rep(ev["args"][key])

@@ -16,11 +16,6 @@ if TYPE_CHECKING:
     from ..partition import PartitionValidator
 
 
-def _coord_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
-    co = (ev.get("state") or {}).get("coord")
-    return co is not None and _coord_matches(v, co, s)
-
-
 def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:
     c = s.coord
     return (
@@ -30,7 +25,7 @@ def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:
     )
 
 
-def _controller(name: str, arg: str) -> Callable:
+def controller_handler(name: str, arg: str) -> Callable:
     def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
         s, pend, ack = c
         out: list[Cand] = []
@@ -50,7 +45,7 @@ def _controller(name: str, arg: str) -> Callable:
     return handler
 
 
-def _offline_prepare(v: PartitionValidator, ev: Event) -> None:
+def prepare_offline(v: PartitionValidator, ev: Event) -> None:
     """An offline write's epoch is skipped by the epoch mapping from now on (it is in the trace,
     so every candidate sees it)."""
     co = (ev.get("state") or {}).get("coord")
@@ -83,13 +78,13 @@ def _offline(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
     return [c]
 
 
-def _elect(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_elect(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     if int(ev["args"]["leader"]) < 0:
         return _offline(v, ev, c, mism)
     return _elect_leader(v, ev, c, mism)
 
 
-def _stale_or_lost(name: str) -> Callable:
+def stale_or_lost(name: str) -> Callable:
     """Requests dropped: the spec step if the request is in flight, else nothing happens (the
     implementation also drops duplicates and the controller's periodic re-sends)."""
 
@@ -104,4 +99,4 @@ def _stale_or_lost(name: str) -> Callable:
     return handler
 
 
-_elect_leader = _controller("ControllerElectLeader", "leader")
+_elect_leader = controller_handler("ControllerElectLeader", "leader")

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 from spec.log import epoch_start
 from spec.state import Replica, State
 
-from ..candidates import Cand, Pending, _hold, _strip, _without
+from ..candidates import Cand, Pending, strip_history, with_held, without_held
 from ..mapping import Event, TraceInputError
 
 if TYPE_CHECKING:
     from ..partition import PartitionValidator
 
 
-def _parked(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
+def parked_responses(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
     """Responses leader ``l`` may have sent before it crashes without logging a serve (R2, R3;
     VALIDATION.md, mapping decision 11 a): a
     follower fetching at the offset the leader has already recorded changes nothing there
@@ -34,11 +34,11 @@ def _parked(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
         if any(h[:3] == (l, lr.epoch, len(r.log)) for h in pend[f]):
             continue
         if v.steps(s, "FollowerFetch", (f, l)):
-            pend = _hold(pend, f, (l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
+            pend = with_held(pend, f, (l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
     return pend
 
 
-def _fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     phase = ev["args"].get("phase")
     if phase == "serve":
         return _fetch_serve(v, ev, c, mism)
@@ -72,7 +72,7 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         # the leader half happens, on the follower's state at request time
         steps = _stale_fetch(v, s, f, l, o, a, mism)
     for _a, t in steps:
-        t, gained = _strip(t)
+        t, gained = strip_history(t)
         t = State(
             t.replicas[:f] + (rf,) + t.replicas[f + 1 :], t.coord, t.requests, t.history, t.faults
         )
@@ -81,7 +81,7 @@ def _fetch_serve(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
             t, gained = got
             tl = t.replicas[l]
             held = (l, tl.epoch, o, tl.hw, tl.hw, tl.log)
-            np = _hold(pend, f, held)
+            np = with_held(pend, f, held)
             out.append((t, np, ack | gained if gained else ack))
     return out
 
@@ -186,10 +186,10 @@ def _apply_held(
     )
     if not v.check(ev, f, t, mism):
         return []
-    return [(t, _without(pend, f, held), ack)]
+    return [(t, without_held(pend, f, held), ack)]
 
 
-def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     """FollowerTruncate: the spec's FollowerTruncate (KIP-101+), or the out-of-range branch of
     the spec's FollowerFetch (R12), or nothing at all when the log is already there."""
     s, pend, ack = c
@@ -200,18 +200,18 @@ def _truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> lis
         for _a, t in v.steps(s, name, (f, l)):
             if name == "FollowerFetch" and len(t.replicas[f].log) >= len(s.replicas[f].log):
                 continue
-            t, _g = _strip(t)
+            t, _g = strip_history(t)
             if v.check(ev, f, t, mism):
-                np = _without(pend, f)
+                np = without_held(pend, f)
                 out.append((t, np, ack))
     if not out and s.replicas[f].truncating:
         for t in _stale_truncate(v, s, f, l):
             if v.check(ev, f, t, mism):
-                out.append((t, _without(pend, f), ack))
+                out.append((t, without_held(pend, f), ack))
     if not out and not s.replicas[f].truncating:
         for t in _stale_out_of_range(v, s, f, l, int(a["offset"])):
             if v.check(ev, f, t, mism):
-                out.append((t, _without(pend, f), ack))
+                out.append((t, without_held(pend, f), ack))
     if not out and not s.replicas[f].truncating and v.check(ev, f, s, mism):
         out.append(c)
     return out
@@ -235,7 +235,7 @@ def _stale_truncate(v: PartitionValidator, s: State, f: int, l: int) -> list[Sta
     )
     out = []
     for _a, t in v.steps(virt, "FollowerTruncate", (f, l)):
-        t = _strip(t)[0]
+        t = strip_history(t)[0]
         out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
     return out
 
@@ -259,6 +259,6 @@ def _stale_out_of_range(v: PartitionValidator, s: State, f: int, l: int, o: int)
     out = []
     for _a, t in v.steps(virt, "FollowerFetch", (f, l)):
         if len(t.replicas[f].log) == o:
-            t = _strip(t)[0]
+            t = strip_history(t)[0]
             out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
     return out

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 from spec.state import State
 
-from ..candidates import Cand, _strip
+from ..candidates import Cand, strip_history
 from ..mapping import Event
 
 if TYPE_CHECKING:
     from ..partition import PartitionValidator
 
 
-def _shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+def on_shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     """LeaderShrinkIsr. The implementation removes every laggard in one compare-and-set and
     logs one event per removed follower, each with the state after the whole write: the spec
     steps for the other removed followers are taken with the first, the later events stutter.
@@ -32,7 +32,7 @@ def _shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[
         return [c] if lr.isr == target and v.check(ev, l, s, mism) else []
     layer = [(s, frozenset())]
     for j in [f] + [j for j in range(v.n) if j != f and lr.isr >> j & 1 and not target >> j & 1]:
-        layer = [(t, g | g0) for s0, g0 in layer for t, g in _shrink_one(v, s0, l, j)]
+        layer = [(t, g | g0) for s0, g0 in layer for t, g in shrink_one(v, s0, l, j)]
     out: list[Cand] = []
     for t, gained in layer:
         got = v.fit(ev, l, t, gained, mism)
@@ -45,8 +45,8 @@ def _shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[
     return out
 
 
-def _shrink_one(v: PartitionValidator, s: State, l: int, f: int) -> list[tuple[State, frozenset]]:
-    out = [_strip(t) for _a, t in v.steps(s, "LeaderShrinkIsr", (l, f))]
+def shrink_one(v: PartitionValidator, s: State, l: int, f: int) -> list[tuple[State, frozenset]]:
+    out = [strip_history(t) for _a, t in v.steps(s, "LeaderShrinkIsr", (l, f))]
     if out:
         return out
     lr = s.replicas[l]
@@ -58,7 +58,7 @@ def _shrink_one(v: PartitionValidator, s: State, l: int, f: int) -> list[tuple[S
         s.replicas[:l] + (virt_r,) + s.replicas[l + 1 :], s.coord, s.requests, s.history, s.faults
     )
     for _a, t in v.steps(virt, "LeaderShrinkIsr", (l, f)):
-        t, gained = _strip(t)
+        t, gained = strip_history(t)
         tr = t.replicas[l]
         t = State(
             t.replicas[:l] + (tr._replace(remote_leo=rl),) + t.replicas[l + 1 :],
