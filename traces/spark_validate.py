@@ -4,7 +4,7 @@ Runs travel as (name, text) pairs, the text being one file or the list of a run'
 files (merged by Lamport clock on the executor). The driver cuts them into slices of similar
 size (bytes stand in for events), longest first into the lightest slice, as many as there are
 task slots unless that makes a task carry more than SLICE_BYTES; each task validates its slice
-with the sequential validator and the cyclic GC paused, and only the verdicts (as JSON) come
+with the sequential validator (which pauses the cyclic GC), and only the verdicts (as JSON) come
 back to be summarised.
 """
 
@@ -14,27 +14,20 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from .validate import Verdict
+from .validate import Verdict, validate_text
 
 Run = tuple[str, str | list[str]]  # (name, text of its file or of its per-process files)
 
 
 def _validate_bucket(bucket: Iterable[Run]) -> list[dict[str, Any]]:
-    from checker.nogc import gc_paused
-    from traces.validate import validate_text
-
-    @gc_paused
-    def go() -> list[dict[str, Any]]:
-        out = []
-        for name, text in bucket:
-            v = validate_text(text, name)
-            d = v.to_json()
-            d["exit"] = v.exit
-            d["order"] = name
-            out.append(d)
-        return out
-
-    return go()
+    out = []
+    for name, text in bucket:
+        v = validate_text(text, name)
+        d = v.to_json()
+        d["exit"] = v.exit
+        d["order"] = name
+        out.append(d)
+    return out
 
 
 def _size(run: Run) -> int:
