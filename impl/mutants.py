@@ -161,3 +161,29 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("stale-request-obeyed", "a stale controller's request obeyed", StaleRequestObeyed),
     )
 }
+
+
+# ---- appended: leadership moved away from a live leader (issue 12, item 4) --------------------
+class DeposedLeaderAcks(Broker):
+    """A deposed leader acknowledges its waiting acks=all writes when it learns it no longer
+    leads, instead of answering NotLeaderForPartition (R6, R10): records its followers never
+    had are acknowledged, and are lost once it truncates to the new leader's log. Only a
+    leader deposed while alive (a leadership move, or a zombie after its session expired)
+    with a write in its purgatory shows it."""
+
+    def _become_follower(
+        self, out: list[Any], p: Partition, lp: m.LeaderAndIsrPartition, now: int
+    ) -> None:
+        waiting = list(p.delayed) if p.role == LEADER else []
+        p.delayed = []
+        super()._become_follower(out, p, lp, now)
+        for d in waiting:
+            if d.required <= p.log.leo:  # (hw-truncation may have cut the records already)
+                out.append(self._produce_reply(p, d, m.NONE, now=now, out=out))
+
+
+MUTANTS["deposed-leader-acks"] = Mutant(
+    "deposed-leader-acks",
+    "a deposed leader acknowledges acks=all writes after it learned it no longer leads",
+    DeposedLeaderAcks,
+)

@@ -1,13 +1,27 @@
 """The controller (R9): leader election per partition from the live ISR, ISR shrink of dead
-followers, compare-and-set writes of partition state with retry on conflict, and batched
-LeaderAndIsr requests.
+followers, leadership moved away from a live leader (preferred-replica or operator election,
+controlled shutdown), compare-and-set writes of partition state with retry on conflict, and
+batched LeaderAndIsr requests.
 
 Which broker is controller, and the controller epoch, are decided by the runtime through the
 coordination service (ephemeral /controller, /controller_epoch + 1); this object is the logic a
 controller runs once elected. Sans-I/O like the broker: it returns ``CasWrite`` effects and gets
 ``CasResult``s back, then sends LeaderAndIsr to the brokers concerned, one batch per broker.
-Not modelled: partition reassignment and preferred-replica election (the /admin paths exist in
-the layout, R18, but nothing acts on them).
+
+Leadership moves without a crash (R9, the spec's ControllerMoveLeader and
+ControllerShutdownBroker): ``elect_leader`` moves a partition's leadership from a live leader to
+its preferred replica (R1: the first of the assignment) or to a named live ISR member;
+``controlled_shutdown`` moves leadership off a broker about to stop (the new leader from the live
+ISR minus it, which leaves the ISR) and removes it from the ISR of the partitions it follows, the
+leader epoch bumped in both cases (the ZooKeeper era). Both are requests kept per partition and
+carried out by the same compare-and-set write and LeaderAndIsr batch as an election, after any
+repair the partition needs (a lost leader is re-elected first), and retried on a conflict. The
+deposed leader is told by LeaderAndIsr like every live replica; until it applies it, it acts on
+its stale view (its ISR writes fail on the zkVersion). Not modelled: partition reassignment (the
+/admin paths exist in the layout, R18, but nothing acts on them), Kafka's periodic automatic
+rebalance (auto.leader.rebalance.enable: a runtime may call ``elect_leader`` on a timer), and
+Kafka's exclusion of a shutting-down broker from later elections and its StopReplica to it (it
+stays a follower here and may rejoin the ISR, which the spec allows).
 """
 
 from __future__ import annotations
@@ -37,6 +51,11 @@ class Controller:
         # with a new epoch, never resumed at the old one (see traces/VALIDATION.md).
         self.bounced: set[TP] = set()
         self._traced: set[tuple[TP, int]] = set()  # writes already traced when they landed
+        # Leadership moves asked for and not yet written (R9): tp -> ("move", new leader) or
+        # ("shutdown", broker). ``_purpose``: the request the write in flight carries out.
+        self.requests: dict[TP, tuple[str, int]] = {}
+        self._purpose: dict[TP, tuple[str, int]] = {}
+        self._why: dict[TP, tuple[str, int]] = {}  # set by decide() when a request decided
 
     # ---- events -------------------------------------------------------------------------------
     def activate(
@@ -102,7 +121,13 @@ class Controller:
             return []
         self._traced.add((res.tp, res.version))
         return self._trace_decision(
-            now, res.tp, old[0] if old else None, res.state, res.version, res.tp in self.bounced
+            now,
+            res.tp,
+            old[0] if old else None,
+            res.state,
+            res.version,
+            res.tp in self.bounced,
+            self._purpose.get(res.tp),
         )
 
     def on_topics_changed(self, now: int, assignments: dict[TP, tuple[int, ...]]) -> Effects:
@@ -127,16 +152,25 @@ class Controller:
         retry: list[TP] = []
         for res in results:
             self.in_flight.discard(res.tp)
+            purpose = self._purpose.pop(res.tp, None)
             old = self.states.get(res.tp)
             if res.state is not None:
                 self.states[res.tp] = (res.state, res.version)
             if res.ok:
                 bounced = res.tp in self.bounced
                 self.bounced.discard(res.tp)
+                if purpose is not None and self.requests.get(res.tp) == purpose:
+                    del self.requests[res.tp]  # done; a conflict leaves it to be decided again
                 done.append(res.tp)
                 if (res.tp, res.version) not in self._traced:
                     out += self._trace_decision(
-                        now, res.tp, old[0] if old else None, res.state, res.version, bounced
+                        now,
+                        res.tp,
+                        old[0] if old else None,
+                        res.state,
+                        res.version,
+                        bounced,
+                        purpose,
                     )
                 self._traced.discard((res.tp, res.version))
             else:
@@ -161,9 +195,108 @@ class Controller:
             for b, v in sorted(per.items())
         ]
 
+    # ---- leadership moves (R9: ControllerMoveLeader, ControllerShutdownBroker) ------------------
+    def elect_leader(
+        self, now: int, target: int | None = None, tps: list[TP] | None = None
+    ) -> Effects:
+        """R9, preferred-replica or operator election (Kafka's kafka-leader-election, or the
+        ZooKeeper era's /admin/preferred_replica_election): move the leadership of ``tps``
+        (default: every partition) to ``target``, or to each partition's preferred replica (R1:
+        the first of its assignment) when ``target`` is None. Only a partition whose leader is
+        live and whose new leader is another live ISR member moves: the spec's
+        ControllerMoveLeader, ISR = the live ISR members, leader epoch + 1. Others are left as
+        they are. Returns the writes (their LeaderAndIsr go out when they land)."""
+        asked: list[TP] = []
+        for tp in sorted(self.assignments) if tps is None else tps:
+            reps = self.assignments.get(tp)
+            if not reps:
+                continue
+            want = reps[0] if target is None else target
+            if want in reps and self._movable(tp, want):
+                self.requests[tp] = ("move", want)
+                asked.append(tp)
+        return self._repair(asked)
+
+    def controlled_shutdown(self, now: int, broker: int) -> Effects:
+        """R9, controlled shutdown (Kafka's ControlledShutdownRequest, sent by a broker about to
+        stop): every partition ``broker`` leads gets a new leader from the live ISR minus it (the
+        ISR without it, leader epoch + 1); every partition it follows in the ISR loses it from
+        the ISR (leader epoch + 1). The spec's ControllerShutdownBroker(broker). A partition with
+        no other live ISR member keeps its leader (``unmovable``, Kafka's "partitions remaining"
+        answer). The broker keeps running until its runtime stops it."""
+        if broker not in self.live:
+            return []
+        asked: list[TP] = []
+        for tp in sorted(self.assignments):
+            sv = self.states.get(tp)
+            if sv is None or broker not in self.assignments[tp]:
+                continue
+            st = sv[0]
+            if broker == st.leader or broker in st.isr:
+                self.requests[tp] = ("shutdown", broker)
+                asked.append(tp)
+        return self._repair(asked)
+
+    def unmovable(self, broker: int) -> list[TP]:
+        """The partitions ``broker`` leads that no other live ISR member could take over."""
+        out = []
+        for tp, (st, _v) in sorted(self.states.items()):
+            others = [r for r in st.isr if r != broker and r in self.live]
+            if st.leader == broker and tp in self.assignments and not others:
+                out.append(tp)
+        return out
+
+    def _movable(self, tp: TP, want: int) -> bool:
+        sv = self.states.get(tp)
+        if sv is None:
+            return False
+        st = sv[0]
+        return (
+            st.leader in self.live
+            and want != st.leader
+            and want in st.isr
+            and want in self.live
+            and tp not in self.bounced
+        )
+
+    def _request_state(self, tp: TP) -> PartitionState | None:
+        """The write carrying out ``tp``'s pending move, or None (the request is dropped: done
+        meanwhile, or no longer possible)."""
+        kind, b = self.requests[tp]
+        st = self.states[tp][0]
+        reps = self.assignments[tp]
+        live_isr = tuple(r for r in reps if r in st.isr and r in self.live)
+        new: PartitionState | None = None
+        if st.leader in self.live and tp not in self.bounced:
+            if kind == "move" and self._movable(tp, b):
+                new = PartitionState(b, st.leader_epoch + 1, live_isr, self.epoch)
+            elif kind == "shutdown" and b in self.live and b == st.leader:
+                # Kafka's ControlledShutdownLeaderElectionStrategy: the first live ISR member
+                # other than it (assignment order), ISR = the live ISR without it.
+                others = tuple(r for r in live_isr if r != b)
+                if others:
+                    new = PartitionState(others[0], st.leader_epoch + 1, others, self.epoch)
+            elif kind == "shutdown" and b in self.live and b in st.isr:
+                # a follower leaves the ISR (Kafka's OfflineReplica transition), epoch + 1
+                isr = tuple(r for r in reps if r in st.isr and r != b)
+                new = PartitionState(st.leader, st.leader_epoch + 1, isr, self.epoch)
+        if new is None:
+            del self.requests[tp]
+        else:
+            self._why[tp] = (kind, b)
+        return new
+
     # ---- decisions ----------------------------------------------------------------------------
     def decide(self, tp: TP) -> PartitionState | None:
-        """The state ``tp`` should have given the live brokers, or None if it is fine (R9)."""
+        """The state ``tp`` should have given the live brokers, or None if it is fine (R9): a
+        repair first (a lost leader, a dead follower in the ISR), then a pending move."""
+        new = self._repair_state(tp)
+        if new is None and tp in self.requests and tp in self.states:
+            new = self._request_state(tp)
+        return new
+
+    def _repair_state(self, tp: TP) -> PartitionState | None:
+        """What a lost leader, a dead ISR member or a new partition needs (R9), or None."""
         reps = self.assignments[tp]
         cur = self.states.get(tp)
         if cur is None:  # new partition: every live replica is in sync with an empty log
@@ -201,11 +334,17 @@ class Controller:
         for tp in tps:
             if tp in self.in_flight or tp not in self.assignments:
                 continue
+            self._why.pop(tp, None)
             new = self.decide(tp)
+            why = self._why.pop(tp, None)
             if new is None:
                 continue
             cur = self.states.get(tp)
-            purpose = "create" if cur is None else "elect"
+            purpose = "create" if cur is None else (why[0] if why else "elect")
+            if why is not None:
+                self._purpose[tp] = why
+            else:
+                self._purpose.pop(tp, None)
             self.in_flight.add(tp)
             out.append(m.CasWrite(tp, new, cur[1] if cur else -1, purpose))
         return out
@@ -218,11 +357,13 @@ class Controller:
         new: PartitionState | None,
         version: int,
         bounced: bool = False,
+        purpose: tuple[str, int] | None = None,
     ) -> Effects:
-        """The decision as the spec's actions: an election when the leader changed, or when a
-        bounced leader was re-elected (a new epoch for a new incarnation, even with the same
-        leader and ISR: the spec's ControllerElectLeader of a lost leader, R9); else one
-        ControllerShrinkIsr per dead follower removed."""
+        """The decision as the spec's actions: a requested move as ControllerMoveLeader(new
+        leader) or ControllerShutdownBroker(the broker shutting down); an election when the
+        leader changed, or when a bounced leader was re-elected (a new epoch for a new
+        incarnation, even with the same leader and ISR: the spec's ControllerElectLeader of a
+        lost leader, R9); else one ControllerShrinkIsr per dead follower removed."""
         if new is None:
             return []
         coord = {
@@ -231,7 +372,11 @@ class Controller:
             "isr": list(new.isr),
             "version": version,
         }
-        if old is not None and old.leader == new.leader and not bounced:
+        if purpose is not None and purpose[0] == "move":
+            acts = [("ControllerMoveLeader", {"leader": new.leader})]
+        elif purpose is not None and purpose[0] == "shutdown":
+            acts = [("ControllerShutdownBroker", {"replica": purpose[1]})]
+        elif old is not None and old.leader == new.leader and not bounced:
             acts = [
                 ("ControllerShrinkIsr", {"replica": r}) for r in sorted(set(old.isr) - set(new.isr))
             ]

@@ -1,10 +1,12 @@
-"""Scripted and random scenarios for the simulation (R8, R13, R17; KIP-101's data-loss run)."""
+"""Scripted and random scenarios for the simulation (R8, R9, R13, R17; KIP-101's data-loss run;
+leadership moved away from a live leader)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.replica import Broker
 from .world import World, sim_config
 
 TP0 = ("t", 0)
@@ -44,12 +46,55 @@ def kip101_scenario(protocol: str, seed: int = 0) -> World:
     return w
 
 
+def leader_move_scenario(
+    protocol: str, how: str = "elect", seed: int = 0, broker_cls: type[Broker] = Broker
+) -> World:
+    """A deposed leader that is alive and keeps acting on its stale view (R9, R10, R6).
+
+    Broker 0 leads t-0 and is the controller. An operator election moves leadership to broker 1
+    (0 becomes a live follower); a record is committed. Then broker 1 is cut off from brokers 0
+    and 2, a record "x" is sent to it, and at the same instant leadership is moved away from it:
+    ``how="elect"`` by a preferred-replica election (back to 0, ControllerMoveLeader),
+    ``how="shutdown"`` by broker 1's controlled shutdown (ControllerShutdownBroker). The
+    LeaderAndIsr to 1 is lost: 1 takes "x" as a zombie leader, at its old epoch, but cannot
+    commit it (its followers left). The cut heals 20 ms later; at the controller's next re-send
+    broker 1 becomes a follower, answers "x" NotLeader (the producer retries it at the new
+    leader) and truncates it. With ``how="shutdown"`` broker 1 then stops and comes back."""
+    assert how in ("elect", "shutdown")
+    cfg = sim_config(protocol, min_insync_replicas=2)
+    w = World(3, 1, 3, cfg, seed=seed, broker_cls=broker_cls)
+    w.run_until(100)
+    assert w.leader_of(TP0) == 0 and w.coord.controller == 0
+    assert w.elect_leader(1)  # the operator's election: 1 leads, 0 is a deposed live leader
+    w.run_until(200)
+    w.produce(TP0, "m1")
+    assert run_until_acked(w, "m1")
+    w.net.blocked |= {frozenset((1, 0)), frozenset((1, 2))}
+    w.produce(TP0, "x")  # in flight to broker 1 when the move happens
+    if how == "elect":
+        assert w.elect_leader()  # preferred replica: 0
+    else:
+        assert w.controlled_shutdown(1) == []
+    w.run_until(w.now + 20)
+    w.net.blocked.clear()
+    run_until_acked(w, "x")
+    if how == "shutdown":
+        w.stop(1)
+        w.run_until(w.now + 300)
+        w.restart(1)
+    w.run_until(w.now + 1_500)
+    return w
+
+
 @dataclass(frozen=True)
 class Fault:
     at_ms: int
     # crash | restart | power | pause | partition | loss | duplicate, or crash-all | power-all
     # (every broker at once, restarted in turn); power = a power failure (R14: the unflushed
-    # tail is lost), crash = a process crash (the page cache survives)
+    # tail is lost), crash = a process crash (the page cache survives). Leadership moves (R9):
+    # elect = an operator's election of the target, preferred = a preferred-replica election
+    # of every partition, shutdown = the target's controlled shutdown, its orderly stop
+    # ``duration_ms`` later (a zombie meanwhile) and its restart at 4 x ``duration_ms``.
     kind: str
     target: int
     other: int = 0
@@ -116,6 +161,16 @@ def run_random(
         elif f.kind == "duplicate":
             w.at(t, setattr, w.net, "duplicate", 0.3)
             w.at(t + f.duration_ms, setattr, w.net, "duplicate", 0.0)
+        elif f.kind == "elect":
+            w.at(t, w.elect_leader, tgt)
+        elif f.kind == "preferred":
+            w.at(t, w.elect_leader, None)
+        elif f.kind == "shutdown":
+            w.at(t, w.controlled_shutdown, tgt)
+            w.at(t + f.duration_ms, w.stop, tgt)
+            w.at(t + f.duration_ms * 4, w.restart, tgt)
+        else:
+            raise ValueError(f"unknown fault kind {f.kind!r}")
     end = 100 + 25 * records + 1_500
     w.run_until(end)
     w.at(end, w.heal)

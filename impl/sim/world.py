@@ -2,8 +2,10 @@
 
 Everything random (delays, loss, duplication, reordering) draws from one ``random.Random(seed)``,
 so a seed replays exactly. Faults (R8): crash (process, or power failure dropping unflushed data),
-restart, pause (a zombie that resumes with stale beliefs), message loss, delay, duplication,
-reordering (random delays), and network partitions between node pairs. The coordination service is
+orderly stop, restart, pause (a zombie that resumes with stale beliefs), message loss, delay,
+duplication, reordering (random delays), and network partitions between node pairs. Leadership
+moves without a crash (R9): preferred-replica or operator election (``elect_leader``) and
+controlled shutdown (``controlled_shutdown``). The coordination service is
 reliable and reached without faults (not modelled: ZooKeeper partitions).
 """
 
@@ -237,6 +239,56 @@ class World:
         self._coord_sync(b)  # its session may end: whoever reacts to that comes after
         self._schedule_expiry(b)
         self.at(node.paused_until, self._resume, b)
+
+    def stop(self, b: int) -> None:
+        """An orderly stop (R8): the process ends like a crash that keeps its log (the spec's
+        BrokerCrash; the OS page cache is flushed by the kernel, as for a process crash) and
+        closes its coordination session at once, so the controller reacts without waiting for
+        the session timeout (Kafka's shutdown closes its ZooKeeper session)."""
+        node = self.nodes[b]
+        if not node.alive:
+            return
+        self.crash(b)
+        node.session_expiry = self.now
+        self._expire(b, self.now)
+
+    # ---- leadership moves without a crash (R9) ------------------------------------------------
+    def _running_controller(self) -> Controller | None:
+        c = self.coord.controller
+        if c < 0 or not self._usable(c):
+            return None
+        return self.nodes[c].controller
+
+    def elect_leader(self, broker: int | None = None, tp: TP | None = None) -> bool:
+        """R9: preferred-replica election (``broker`` None: each partition's preferred replica,
+        R1) or an operator's election of ``broker``, for ``tp`` or every partition: the
+        controller moves leadership away from a live leader to a live ISR member (the spec's
+        ControllerMoveLeader; partitions where that is not possible stay as they are). The
+        request reaches the controller at once (an admin client's request is not subject to the
+        simulated network). False if no controller is running to act on it (it is lost)."""
+        ctl = self._running_controller()
+        if ctl is None:
+            return False
+        c = self.coord.controller
+        self._coord_sync(c)
+        self._apply(c, ctl.elect_leader(self.now, broker, None if tp is None else [tp]))
+        return True
+
+    def controlled_shutdown(self, broker: int) -> list[TP] | None:
+        """R9: broker ``broker`` asks the controller for a controlled shutdown: leadership moves
+        off it (a new leader from the live ISR minus it) and it leaves the ISR of the partitions
+        it follows, by the spec's ControllerShutdownBroker. The broker keeps running (a zombie
+        leader until it applies the LeaderAndIsr); stopping it is a separate step (``stop``,
+        ``crash``). Returns the partitions it still leads (no other live ISR member), or None if
+        the broker is not running or no controller is there to ask."""
+        ctl = self._running_controller()
+        if not self._usable(broker) or ctl is None:
+            return None
+        c = self.coord.controller
+        self._coord_sync(broker)  # the request: the controller's decisions come after it
+        self._coord_sync(c)
+        self._apply(c, ctl.controlled_shutdown(self.now, broker))
+        return ctl.unmovable(broker)
 
     def _resume(self, b: int) -> None:
         node = self.nodes[b]
