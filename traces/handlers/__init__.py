@@ -16,6 +16,9 @@ from .leader import on_shrink
 HANDLERS: dict[str, Callable] = {
     "ControllerElectLeader": on_elect,
     "ControllerShrinkIsr": controller_handler("ControllerShrinkIsr", "replica"),
+    # R9, leadership moved away from a live leader (VALIDATION.md, mapping decision 13)
+    "ControllerMoveLeader": controller_handler("ControllerMoveLeader", "leader"),
+    "ControllerShutdownBroker": controller_handler("ControllerShutdownBroker", "replica"),
     "BrokerBecomeLeader": generic_handler(
         "BrokerBecomeLeader",
         lambda v, ev: (v.pm.rep(ev["args"]["replica"]), v.pm.epoch(ev["args"]["epoch"])),

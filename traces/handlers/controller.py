@@ -1,5 +1,7 @@
 """Handlers of the controller's events: elections (offline included), the controller's ISR
-shrink, and LeaderAndIsr requests dropped (stale at the broker, or lost in the network)."""
+shrink, leadership moved away from a live leader (preferred/operator election, controlled
+shutdown: the spec's ControllerMoveLeader and ControllerShutdownBroker, R9), and LeaderAndIsr
+requests dropped (stale at the broker, or lost in the network)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,20 @@ def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:
     )
 
 
+_WHY = {
+    "ControllerElectLeader": "leader not lost, or epoch bound",
+    "ControllerShrinkIsr": "no dead follower in the ISR of a kept leader, or epoch bound",
+    "ControllerMoveLeader": "leader lost or not live, the new leader not another live ISR "
+    "member, or epoch bound",
+    "ControllerShutdownBroker": "the broker neither leads nor is in the ISR, no other live ISR "
+    "member to lead, or epoch bound",
+}
+
+
 def controller_handler(name: str, arg: str) -> Callable:
+    """A controller decision: the spec action ``name`` with the event's ``arg`` (a broker), whose
+    written state (the event's ``coord``) must be the spec's (leader, epoch, ISR)."""
+
     def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
         s, pend, ack = c
         out: list[Cand] = []
@@ -39,7 +54,7 @@ def controller_handler(name: str, arg: str) -> Callable:
         if co is not None and _coord_matches(v, co, s) and name == "ControllerElectLeader":
             out.append(c)  # the first election: the spec's initial state
         if not out and not mism:
-            mism.append(f"{name}{args} is not enabled (leader not lost, or epoch bound)")
+            mism.append(f"{name}{args} is not enabled ({_WHY.get(name, 'epoch bound')})")
         return out
 
     return handler
