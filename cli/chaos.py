@@ -1,4 +1,5 @@
-"""`isr chaos --duration S`: acks=all produce while killing and restarting brokers, then consume
+"""`isr chaos --duration S`: acks=all produce while killing and restarting brokers (and, with
+``--faults``, shutting them down in a controlled way or moving leadership, R9), then consume
 everything and report acknowledged, consumed, lost and duplicated records (R15, R17)."""
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from .errors import OK, VIOLATION, UsageError
 
 def run(args: argparse.Namespace) -> int:
     from impl.cluster.manager import Cluster
-    from impl.cluster.workload import chaos
+    from impl.cluster.workload import FAULT_KINDS, chaos
 
     if args.duration <= 0:
         raise UsageError("--duration must be > 0")
+    kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip())
+    bad = [k for k in kinds if k not in FAULT_KINDS]
+    if not kinds or bad:
+        raise UsageError(f"--faults: choose from {', '.join(FAULT_KINDS)} (got {args.faults!r})")
     c = Cluster(args.dir)
     own = not c.running
     if own:
@@ -37,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
                 down_for_s=args.down_for,
                 log=log,
                 between_steps=not args.anywhere,
+                kinds=kinds,
             )
         )
     finally:
@@ -55,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("chaos", help="kill and restart brokers under an acks=all stream")
+    p = subparsers.add_parser(
+        "chaos", help="kill, shut down and restart brokers, move leaders, under an acks=all stream"
+    )
     p.add_argument("--duration", type=float, required=True, help="seconds of faults")
     p.add_argument("--dir", default=DEFAULT_DIR)
     p.add_argument("--seed", type=int, default=0)
@@ -66,6 +74,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="kill at once, possibly inside a step (default: between two steps, so the run's "
         "traces can be validated)",
+    )
+    p.add_argument(
+        "--faults",
+        default="kill",
+        help="comma-separated fault kinds drawn at random: kill (SIGKILL), shutdown (controlled "
+        "shutdown, then stop), elect (move leadership to a random broker), preferred "
+        "(preferred-replica election); default: kill",
     )
     p.add_argument("--json", action="store_true")
     add_cluster_options(p)

@@ -117,6 +117,40 @@ def cmd_restart(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_elect_leader(args: argparse.Namespace) -> int:
+    """R9: preferred-replica election, or an operator's election of --broker."""
+    from impl.cluster.manager import ClusterError
+
+    c = _cluster(args)
+    if args.broker is not None:
+        _broker_arg(c, args.broker)
+    if args.partition is not None and not 0 <= args.partition < c.state["partitions"]:
+        raise UsageError(f"--partition must be in 0..{c.state['partitions'] - 1}")
+    try:
+        d = c.elect_leader(args.broker, args.partition)
+    except ClusterError as e:
+        raise UsageError(str(e)) from None
+    who = "preferred replicas" if args.broker is None else f"broker {args.broker}"
+    leaders = {n: (p["state"] or {}).get("leader") for n, p in d["partitions"].items()}
+    print(f"election of {who} done; leaders now {leaders}")
+    return OK
+
+
+def cmd_shutdown(args: argparse.Namespace) -> int:
+    """R9: controlled shutdown: leadership moves off the broker, then it stops."""
+    from impl.cluster.manager import ClusterError
+
+    c = _cluster(args)
+    try:
+        left = c.controlled_shutdown(_broker_arg(c, args.broker), stop=not args.keep_running)
+    except ClusterError as e:
+        raise UsageError(str(e)) from None
+    state = "still running" if args.keep_running else "stopped"
+    extra = f"; it still led {left} (no other live ISR member)" if left else ""
+    print(f"broker {args.broker}: controlled shutdown done, {state}{extra}")
+    return OK
+
+
 def _acks(s: str) -> int:
     table = {"all": -1, "-1": -1, "1": 1, "0": 0}
     if s not in table:
@@ -254,6 +288,22 @@ def register(subparsers: Any) -> None:
                 "then hold a torn step the validator rejects). Default: the broker is first "
                 "stopped between two steps, so its trace stays valid",
             )
+    el = add(
+        "elect-leader",
+        cmd_elect_leader,
+        "move leadership to each partition's preferred replica, or to --broker (R9)",
+    )
+    el.add_argument("--broker", type=int, default=None, help="default: the preferred replica")
+    el.add_argument("--partition", type=int, default=None, help="default: every partition")
+    sd = add(
+        "shutdown", cmd_shutdown, "controlled shutdown of a broker: move leadership off it, stop"
+    )
+    sd.add_argument("broker", type=int)
+    sd.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="leave the broker running after the controller moved leadership off it",
+    )
     pr = add("produce", cmd_produce, "produce records")
     pr.add_argument("--count", type=int, default=10)
     pr.add_argument("--acks", default="all")

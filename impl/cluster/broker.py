@@ -77,6 +77,8 @@ class BrokerProcess:
         self.registered = False  # /brokers/ids/[id] is ours (this process, this session)
         self.started = False  # the core started (BrokerRestart recorded)
         self._czxids: dict[int, int] = {}  # as a controller: registrations last seen (czxid)
+        self._shutdown_waiters: dict[int, asyncio.Future[m.ControlledShutdownResponse]] = {}
+        self._shutdown_corr = 0
         self._backlog: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
         self._ops: deque[tuple[Callable[[int], Any], Callable[[asyncio.Future[Any]], None]]] = (
             deque()
@@ -540,6 +542,9 @@ class BrokerProcess:
                 if frame is None:
                     break
                 if "op" in frame:
+                    if frame["op"] == "shutdown":  # answered when the controller has answered
+                        self._tasks.append(asyncio.create_task(self._shutdown_op(frame, writer)))
+                        continue
                     writer.write(wire.encode(self._runtime_op(frame)))
                     continue
                 src = frame["src"]
@@ -561,12 +566,90 @@ class BrokerProcess:
             writer.close()
 
     def _deliver(self, src: int | str, msg: Any, clock: int) -> None:
+        if isinstance(msg, m.ControlledShutdownRequest):
+            self.core.clock.merge(clock)
+            self._on_shutdown_request(src, msg)
+            return
+        if isinstance(msg, m.ControlledShutdownResponse):
+            self.core.clock.merge(clock)
+            fut = self._shutdown_waiters.pop(msg.correlation_id, None)
+            if fut is not None and not fut.done():
+                fut.set_result(msg)
+            return
         self.apply(self.core.on_message(src, msg, clock, now_ms()))
 
     def _runtime_op(self, frame: dict[str, Any]) -> dict[str, Any]:
         if frame["op"] == "status":
             return {"op": "status", "id": frame.get("id"), "status": self.status()}
+        if frame["op"] == "elect_leader":
+            return self._elect_leader_op(frame)
         return {"op": "error", "id": frame.get("id"), "error": f"unknown op {frame['op']!r}"}
+
+    # ---- leadership moves (R9) ----------------------------------------------------------------
+    def _elect_leader_op(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """An admin's election request, to the controller: move leadership to ``broker`` (or
+        each partition's preferred replica), for ``partitions`` (or every partition)."""
+        rid = frame.get("id")
+        if self.controller is None:
+            return {"op": "error", "id": rid, "error": m.NOT_CONTROLLER}
+        target = frame.get("broker")
+        parts = frame.get("partitions")
+        tps = None if parts is None else [(str(t), int(p)) for t, p in parts]
+        self._run(self._elect_leader, None if target is None else int(target), tps)
+        return {"op": "elect_leader", "id": rid, "ok": True}
+
+    def _elect_leader(self, target: int | None, tps: list[tuple[str, int]] | None) -> None:
+        if self.controller is not None:
+            self.apply(self.controller.elect_leader(now_ms(), target, tps))
+
+    async def _shutdown_op(self, frame: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        """Controlled shutdown, asked by the supervisor: ask the controller (R9), answer with
+        the partitions this broker still leads. It keeps running; the supervisor stops it."""
+        rid = frame.get("id")
+        try:
+            data, _ = await self.loop.run_in_executor(None, self.zk.get, "/controller")
+            ctl = int(json.loads(data)["brokerid"])
+            self._shutdown_corr += 1
+            corr = self._shutdown_corr
+            fut: asyncio.Future[m.ControlledShutdownResponse] = self.loop.create_future()
+            self._shutdown_waiters[corr] = fut
+            req = m.ControlledShutdownRequest(self.id, corr)
+            self._run(self._send, ctl, req)
+            resp = await asyncio.wait_for(fut, float(frame.get("timeout_s", 15.0)))
+            out: dict[str, Any] = {
+                "op": "shutdown",
+                "id": rid,
+                "controller": ctl,
+                "error": resp.error,
+                "remaining": [list(tp) for tp in resp.remaining],
+            }
+        except Exception as e:  # no controller, or it did not answer in time
+            out = {"op": "error", "id": rid, "error": repr(e)}
+        if not writer.is_closing():
+            writer.write(wire.encode(out))
+
+    def _on_shutdown_request(self, src: int | str, req: m.ControlledShutdownRequest) -> None:
+        """As controller: move leadership off the broker and take it out of the ISRs, then
+        answer once those writes have landed (a no-op queued behind them on the hold)."""
+        if self.controller is None or not isinstance(src, int):
+            err = m.ControlledShutdownResponse(self.id, req.correlation_id, m.NOT_CONTROLLER, ())
+            if isinstance(src, int):
+                self._send(src, err)
+            return
+        self.apply(self.controller.controlled_shutdown(now_ms(), req.broker_id))
+
+        def answer(_f: asyncio.Future[Any]) -> None:
+            ctl = self.controller
+            if ctl is None:
+                resp = m.ControlledShutdownResponse(
+                    self.id, req.correlation_id, m.NOT_CONTROLLER, ()
+                )
+            else:
+                left = tuple(ctl.unmovable(req.broker_id))
+                resp = m.ControlledShutdownResponse(self.id, req.correlation_id, m.NONE, left)
+            self._send(src, resp)
+
+        self._submit(lambda _clock: None, answer)
 
     # ---- metrics (issue 5 item 6) -------------------------------------------------------------
     def status(self) -> dict[str, Any]:

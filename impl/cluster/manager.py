@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,14 +24,24 @@ from traces.format import TraceWriter, header, last_clock
 from ..config import Config
 from ..core.placement import assign
 from ..core.trace import event
+from . import wire, zkcoord
 from . import zk as zkserver
-from . import zkcoord
 
 ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `impl` package
 
 
 class ClusterError(RuntimeError):
     pass
+
+
+def _read_exactly(sk: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = sk.recv(n - len(buf))
+        if not chunk:
+            raise ClusterError("connection closed before the answer")
+        buf += chunk
+    return buf
 
 
 class Cluster:
@@ -244,6 +255,77 @@ class Cluster:
         finally:
             zk.stop()
             zk.close()
+
+    # ---- leadership moves without a crash (R9) ------------------------------------------------
+    def _op(self, b: int, frame: dict[str, Any], timeout_s: float = 20.0) -> dict[str, Any]:
+        """One runtime request to broker ``b`` over its TCP port, and its answer."""
+        info = self._broker(b)
+        with socket.create_connection(("127.0.0.1", info["port"]), timeout=timeout_s) as sk:
+            sk.sendall(wire.encode({**frame, "id": 1}))
+            head = _read_exactly(sk, wire.LEN.size)
+            (n,) = wire.LEN.unpack(head)
+            return json.loads(_read_exactly(sk, n))
+
+    def controller_id(self) -> int:
+        zk = zkcoord.connect(self.zk_hosts)
+        try:
+            data, _ = zk.get("/controller")
+            return int(json.loads(data)["brokerid"])
+        finally:
+            zk.stop()
+            zk.close()
+
+    def elect_leader(
+        self, broker: int | None = None, partition: int | None = None, wait_s: float = 20.0
+    ) -> dict[str, Any]:
+        """Preferred-replica election (``broker`` None) or an operator's election of ``broker``
+        (R9, the spec's ControllerMoveLeader), of partition ``partition`` of the topic or of every
+        partition: asked of the controller, then waited for until the coordination service shows
+        it (each partition led by the wanted broker, or found not movable: the wanted broker not
+        a live ISR member). Returns the coordination view."""
+        topic = self.state["topic"]
+        parts = None if partition is None else [[topic, partition]]
+        for _attempt in range(3):  # the controller may change under us
+            ctl = self.controller_id()
+            ans = self._op(ctl, {"op": "elect_leader", "broker": broker, "partitions": parts})
+            if ans.get("op") != "error":
+                break
+            time.sleep(0.5)
+        else:
+            raise ClusterError(f"no controller took the election request: {ans}")
+        deadline = time.monotonic() + wait_s
+        d: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            d = self.describe()
+            pending = False
+            for name, p in d["partitions"].items():
+                if partition is not None and name != f"{topic}-{partition}":
+                    continue
+                st = p["state"]
+                want = p["replicas"][0] if broker is None else broker
+                if st is None or want not in p["replicas"]:
+                    continue
+                movable = want in st["isr"] and want in d["live"] and st["leader"] in d["live"]
+                pending = pending or (movable and st["leader"] != want)
+            if not pending:
+                return d
+            time.sleep(0.1)
+        raise ClusterError(f"election not done after {wait_s}s: {json.dumps(d)}")
+
+    def controlled_shutdown(self, b: int, stop: bool = True) -> list[list[Any]]:
+        """Controlled shutdown of broker ``b`` (R9, the spec's ControllerShutdownBroker): it asks
+        the controller to move leadership off it and take it out of the ISRs, and answers once
+        that has landed; then (``stop``) it is stopped between two steps (recorded as the spec's
+        BrokerCrash, as ``kill``: a process stop keeps its log). Returns the partitions it still
+        led (no other live ISR member to take over), as Kafka's answer does."""
+        if not self.pid_alive(self._broker(b).get("pid")):
+            raise ClusterError(f"broker {b} is not running")
+        ans = self._op(b, {"op": "shutdown"})
+        if ans.get("op") == "error" or ans.get("error") not in (None, "NONE"):
+            raise ClusterError(f"controlled shutdown of broker {b} failed: {ans}")
+        if stop:
+            self.kill(b, between_steps=True)
+        return list(ans.get("remaining", []))
 
     def restart(self, b: int) -> None:
         info = self._broker(b)

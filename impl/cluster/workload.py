@@ -1,5 +1,6 @@
-"""Workloads on the real cluster: an acks=all produce stream with broker kills and restarts
-(``isr chaos``, the CI test), and the throughput benchmark's producer (R6, R15, R17)."""
+"""Workloads on the real cluster: an acks=all produce stream with broker kills, controlled
+shutdowns, leader elections and restarts (``isr chaos``, the CI test), and the throughput
+benchmark's producer (R6, R9, R15, R17)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from typing import Any
 from ..core import messages as m
 from ..core.messages import TP
 from .client import ClusterClient
-from .manager import Cluster
+from .manager import Cluster, ClusterError
+
+FAULT_KINDS = ("kill", "shutdown", "elect", "preferred")
 
 
 @dataclass
@@ -82,11 +85,19 @@ async def chaos(
     down_for_s: float = 2.0,
     log: Any = None,
     between_steps: bool = False,
+    kinds: tuple[str, ...] = ("kill",),
 ) -> dict[str, Any]:
     """Produce with acks=all while SIGKILLing and restarting brokers (at most one down at a time,
     so an ISR member survives, R17), then restart everyone, consume everything and compare.
     ``between_steps``: kill between two steps of the broker (``Cluster.kill``), so that the
-    traces of the run can be validated (a kill inside a step leaves a torn step)."""
+    traces of the run can be validated (a kill inside a step leaves a torn step).
+    ``kinds``: the faults drawn, every ``kill_every_s``: ``kill`` (SIGKILL, restart after
+    ``down_for_s``), ``shutdown`` (controlled shutdown, then stop and restart likewise, R9),
+    ``elect`` (leadership moved to a random broker, R9) and ``preferred`` (preferred-replica
+    election of every partition, R9)."""
+    for k in kinds:
+        if k not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {k!r}; choose from {', '.join(FAULT_KINDS)}")
     rng = random.Random(seed)
     tps = tps_of(cluster)
     client = ClusterClient(cluster.zk_hosts)
@@ -105,11 +116,29 @@ async def chaos(
             await asyncio.sleep(min(kill_every_s, max(0.0, t_end - time.monotonic())))
             if time.monotonic() >= t_end:
                 break
+            kind = rng.choice(kinds)
             victim = rng.choice(cluster.broker_ids())
-            await loop.run_in_executor(None, cluster.kill, victim, between_steps)
-            events.append(f"kill {victim}")
-            if log:
-                log(f"killed broker {victim} ({len(ledger.acked)} acknowledged so far)")
+            if kind in ("elect", "preferred"):
+                target = victim if kind == "elect" else None
+                try:
+                    await loop.run_in_executor(None, cluster.elect_leader, target)
+                except ClusterError as e:  # e.g. the controller moved meanwhile
+                    events.append(f"{kind} failed: {e}")
+                    continue
+                events.append(f"elect {victim}" if kind == "elect" else "preferred")
+                if log:
+                    log(f"{events[-1]} ({len(ledger.acked)} acknowledged so far)")
+                continue
+            if kind == "shutdown":
+                left = await loop.run_in_executor(None, cluster.controlled_shutdown, victim)
+                events.append(f"shutdown {victim}")
+                if log:
+                    log(f"controlled shutdown of broker {victim}, still leading {left}")
+            else:
+                await loop.run_in_executor(None, cluster.kill, victim, between_steps)
+                events.append(f"kill {victim}")
+                if log:
+                    log(f"killed broker {victim} ({len(ledger.acked)} acknowledged so far)")
             await asyncio.sleep(down_for_s)
             await loop.run_in_executor(None, cluster.restart, victim)
             events.append(f"restart {victim}")

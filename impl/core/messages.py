@@ -24,6 +24,7 @@ FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
 UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
 REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
 STALE_CONTROLLER_EPOCH = "STALE_CONTROLLER_EPOCH"
+NOT_CONTROLLER = "NOT_CONTROLLER"
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,25 @@ class Trace:
     event: dict[str, Any] = field(default_factory=dict)
 
 
+# ---- broker -> controller ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class ControlledShutdownRequest:
+    """A broker about to stop asks the controller to move leadership off it and take it out of
+    the ISRs (R9, Kafka's ControlledShutdownRequest). Handled by the runtime hosting the
+    controller (``Controller.controlled_shutdown``), answered when the writes have landed."""
+
+    broker_id: int
+    correlation_id: int
+
+
+@dataclass(frozen=True)
+class ControlledShutdownResponse:
+    controller_id: int
+    correlation_id: int
+    error: str
+    remaining: tuple[tuple[str, int], ...]  # partitions it still leads (no one to take over)
+
+
 # ---- serialisation -----------------------------------------------------------------------------
 _WIRE: dict[str, type] = {
     c.__name__: c
@@ -279,6 +299,8 @@ _WIRE: dict[str, type] = {
         ProduceResponse,
         ConsumeRequest,
         ConsumeResponse,
+        ControlledShutdownRequest,
+        ControlledShutdownResponse,
     )
 }
 
