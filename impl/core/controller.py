@@ -56,6 +56,11 @@ class Controller:
         self.requests: dict[TP, tuple[str, int]] = {}
         self._purpose: dict[TP, tuple[str, int]] = {}
         self._why: dict[TP, tuple[str, int]] = {}  # set by decide() when a request decided
+        # Brokers in a controlled shutdown, until their session ends or they register again.
+        # As Kafka's shuttingDownBrokerIds: they get no LeaderAndIsr (unless elected: see
+        # ``_pick``), so a deposed leader stays a zombie until it stops and a follower taken
+        # out of the ISR does not fetch its way back in (it gets StopReplica, delete=False).
+        self.shutting_down: set[int] = set()
 
     # ---- events -------------------------------------------------------------------------------
     def activate(
@@ -92,6 +97,8 @@ class Controller:
         """R9: a broker's session expired (or one came back)."""
         came = set(live) - self.live
         self.live = set(live)
+        # a broker gone, or back in a new session, is no longer shutting down
+        self.shutting_down &= self.live - came
         for b in sorted(came):
             # A broker back in a new session is a new incarnation: a partition still recording
             # it as leader (its session ended while no controller could react) needs a new
@@ -105,6 +112,7 @@ class Controller:
 
     def on_broker_bounced(self, now: int, broker: int) -> Effects:
         """A broker restarted before its session expired: partitions it led need a new leader."""
+        self.shutting_down.discard(broker)  # a new incarnation
         tps = self.mark_bounced(broker)
         return self._repair(tps)
 
@@ -150,6 +158,7 @@ class Controller:
         out: Effects = []
         done: list[TP] = []
         retry: list[TP] = []
+        stop: dict[int, list[TP]] = {}
         for res in results:
             self.in_flight.discard(res.tp)
             purpose = self._purpose.pop(res.tp, None)
@@ -161,6 +170,10 @@ class Controller:
                 self.bounced.discard(res.tp)
                 if purpose is not None and self.requests.get(res.tp) == purpose:
                     del self.requests[res.tp]  # done; a conflict leaves it to be decided again
+                if purpose is not None and purpose[0] == "shutdown" and old is not None:
+                    b = purpose[1]  # (the write replaced ``old``: its version matched)
+                    if b != old[0].leader and b in self.live and b in self.shutting_down:
+                        stop.setdefault(b, []).append(res.tp)
                 done.append(res.tp)
                 if (res.tp, res.version) not in self._traced:
                     out += self._trace_decision(
@@ -176,6 +189,12 @@ class Controller:
             else:
                 retry.append(res.tp)  # conflict: re-decide on the state that won
         out += self._send_state(done, sorted(self.live))
+        # A follower out of the ISR by its controlled shutdown stops fetching (Kafka's
+        # StopReplica, delete=False), or its leader would take it back before it stops.
+        out += [
+            m.Send(b, m.StopReplica(self.id, self.epoch, tuple(v), delete=False))
+            for b, v in sorted(stop.items())
+        ]
         # conflicts are decided again on the state that won; a write that landed may leave
         # more to do (another dead follower to remove)
         out += self._repair(sorted(set(retry) | set(done)))
@@ -226,6 +245,7 @@ class Controller:
         answer). The broker keeps running until its runtime stops it."""
         if broker not in self.live:
             return []
+        self.shutting_down.add(broker)
         asked: list[TP] = []
         for tp in sorted(self.assignments):
             sv = self.states.get(tp)
@@ -256,8 +276,14 @@ class Controller:
             and want != st.leader
             and want in st.isr
             and want in self.live
+            and want not in self.shutting_down
             and tp not in self.bounced
         )
+
+    def _pick(self, cands: tuple[int, ...] | list[int]) -> int:
+        """The first candidate (assignment order) not shutting down; one shutting down only if
+        there is no other (the spec elects any live ISR member rather than go offline)."""
+        return next((r for r in cands if r not in self.shutting_down), cands[0])
 
     def _request_state(self, tp: TP) -> PartitionState | None:
         """The write carrying out ``tp``'s pending move, or None (the request is dropped: done
@@ -275,7 +301,9 @@ class Controller:
                 # other than it (assignment order), ISR = the live ISR without it.
                 others = tuple(r for r in live_isr if r != b)
                 if others:
-                    new = PartitionState(others[0], st.leader_epoch + 1, others, self.epoch)
+                    new = PartitionState(
+                        self._pick(others), st.leader_epoch + 1, others, self.epoch
+                    )
             elif kind == "shutdown" and b in self.live and b in st.isr:
                 # a follower leaves the ISR (Kafka's OfflineReplica transition), epoch + 1
                 isr = tuple(r for r in reps if r in st.isr and r != b)
@@ -306,7 +334,7 @@ class Controller:
         live_isr = tuple(r for r in reps if r in st.isr and r in self.live)
         if tp in self.bounced:
             others = [r for r in live_isr if r != st.leader]
-            pick = others[0] if others else (st.leader if st.leader in live_isr else -1)
+            pick = self._pick(others) if others else (st.leader if st.leader in live_isr else -1)
             if pick >= 0:
                 return PartitionState(pick, st.leader_epoch + 1, live_isr, self.epoch)
             self.bounced.discard(tp)
@@ -320,7 +348,7 @@ class Controller:
                 return PartitionState(st.leader, st.leader_epoch + 1, isr, self.epoch)
             return None
         if live_isr:
-            return PartitionState(live_isr[0], st.leader_epoch + 1, live_isr, self.epoch)
+            return PartitionState(self._pick(live_isr), st.leader_epoch + 1, live_isr, self.epoch)
         live_reps = tuple(r for r in reps if r in self.live)
         if self.config.unclean_leader_election and live_reps:
             # Unclean election: any live replica, ISR = {it}; committed data may be lost.
@@ -410,6 +438,8 @@ class Controller:
             for r in self.assignments[tp]:
                 if tp in self.bounced and r == st.leader:
                     continue  # a bounced leader waits for its re-election
+                if r in self.shutting_down and r != st.leader:
+                    continue  # Kafka: a broker shutting down is not a live replica any more
                 if r in brokers and r in self.live:
                     per.setdefault(r, []).append(lp)
         return [

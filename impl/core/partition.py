@@ -19,6 +19,9 @@ FOLLOWER = "follower"
 # Follower states.
 TRUNCATING = "truncating"  # waiting for an OffsetsForLeaderEpoch answer (KIP-101+)
 FETCHING = "fetching"
+# Told to stop (StopReplica without delete: its broker is shutting down, R9): still a follower
+# at its epoch, keeping its log, but neither fetching nor truncating until the next LeaderAndIsr.
+STOPPED = "stopped"
 
 
 @dataclass
@@ -59,6 +62,7 @@ class Partition:
     delayed: list[DelayedProduce] = field(default_factory=list)
     # follower only
     fetch_state: str = FETCHING
+    resume_state: str = FETCHING  # the fetch state a STOPPED follower resumes in
     epoch_query_corr: int = -1
     # trace bookkeeping: log delta since the last traced event of this partition
     trace_mark: int = 0

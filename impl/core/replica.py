@@ -21,6 +21,7 @@ from .partition import (
     FOLLOWER,
     LEADER,
     NONE_ROLE,
+    STOPPED,
     TRUNCATING,
     DelayedProduce,
     Partition,
@@ -288,6 +289,14 @@ class Broker:
                 )
                 continue
             if lp.leader_epoch == p.leader_epoch and p.role != NONE_ROLE:
+                if p.role == FOLLOWER and p.fetch_state == STOPPED and lp.leader == p.leader:
+                    # stopped (StopReplica) and told again: resume where it stopped (its broker
+                    # came back in a new session without restarting)
+                    p.fetch_state = p.resume_state
+                    if p.fetch_state == TRUNCATING:
+                        self._send_epoch_query(out, p)
+                    else:
+                        self._start_fetching(out, p, now)
                 continue  # already applied (the controller re-sends state periodically)
             if lp.leader < 0:
                 # An offline partition (no live ISR member, R9): nobody to follow. As Kafka's
@@ -360,6 +369,15 @@ class Broker:
         for topic, part in req.partitions:
             p = self.partitions.get((topic, part))
             if p is None:
+                continue
+            if not req.delete:
+                # Kafka's StopReplica(deletePartition=false) to a broker shutting down (R9): its
+                # fetcher stops, the replica keeps its log, role and epoch (a follower that takes
+                # no steps, which the spec allows), until the next LeaderAndIsr.
+                self.fetchers.remove(p.tp)
+                if p.role == FOLLOWER and p.fetch_state != STOPPED:
+                    p.resume_state, p.fetch_state = p.fetch_state, STOPPED
+                self._trace(out, "StopReplica", {"replica": self.id, "delete": False}, now, p)
                 continue
             self._fail_delayed(out, p, m.NOT_LEADER)
             self.fetchers.remove(p.tp)

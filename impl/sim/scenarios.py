@@ -57,9 +57,11 @@ def leader_move_scenario(
     ``how="elect"`` by a preferred-replica election (back to 0, ControllerMoveLeader),
     ``how="shutdown"`` by broker 1's controlled shutdown (ControllerShutdownBroker). The
     LeaderAndIsr to 1 is lost: 1 takes "x" as a zombie leader, at its old epoch, but cannot
-    commit it (its followers left). The cut heals 20 ms later; at the controller's next re-send
-    broker 1 becomes a follower, answers "x" NotLeader (the producer retries it at the new
-    leader) and truncates it. With ``how="shutdown"`` broker 1 then stops and comes back."""
+    commit it (its followers left). The cut heals 20 ms later. After the election, at the
+    controller's next re-send broker 1 becomes a follower, answers "x" NotLeader (the producer
+    retries it at the new leader) and truncates it. After the controlled shutdown the
+    controller sends broker 1 nothing (as Kafka): "x" times out in its purgatory (the producer
+    retries it at the new leader), then broker 1 stops and comes back as a follower."""
     assert how in ("elect", "shutdown")
     cfg = sim_config(protocol, min_insync_replicas=2)
     w = World(3, 1, 3, cfg, seed=seed, broker_cls=broker_cls)

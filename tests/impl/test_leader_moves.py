@@ -65,7 +65,7 @@ def test_operator_election_needs_a_live_isr_member_and_a_live_leader():
 
 def test_move_is_decided_again_after_a_conflict():
     c = ctrl({0, 1, 2}, m.PartitionState(0, 3, (0, 1, 2), 1))
-    (w,) = writes(c.elect_leader(10, 2))
+    (_w,) = writes(c.elect_leader(10, 2))
     winner = m.PartitionState(0, 3, (0, 2), 1)  # the leader shrank 1 out meanwhile
     (again,) = writes(c.on_cas_results(11, [m.CasResult(TP, False, winner, 6)]))
     assert again.state == m.PartitionState(2, 4, (0, 2), 4) and again.expected_version == 6
@@ -107,30 +107,33 @@ def test_controlled_shutdown_waits_for_the_write_in_flight():
 
 
 # ---- the simulation --------------------------------------------------------------------------
-def _deposed_live_leader(w, move: str) -> int:
-    """Index of the move event whose deposed leader (broker 1) is alive and keeps acting as
-    leader of the old epoch after it (a zombie), before it becomes a follower; asserts it."""
+def _deposed_live_leader(w, move: str) -> dict:
+    """The move deposing broker 1 (alive); asserts that 1 keeps acting as leader of the old
+    epoch after it (a zombie taking a write) until it becomes a follower at the new epoch (an
+    election) or stops (a controlled shutdown: Kafka tells a broker shutting down nothing)."""
     evs = w.trace
     k = next(
         i for i, e in enumerate(evs) if e["action"] == move and e["state"]["coord"]["leader"] != 1
     )
     new_epoch = evs[k]["state"]["coord"]["leader_epoch"]
     later = [e for e in evs[k + 1 :] if e["node"] == 1]
-    became = next(
+    end = next(
         i
         for i, e in enumerate(later)
-        if e["action"] == "BrokerBecomeFollower" and e["args"]["epoch"] == new_epoch
+        if e["action"] == "BrokerCrash"
+        or (e["action"] == "BrokerBecomeFollower" and e["args"]["epoch"] == new_epoch)
     )
+    want = "BrokerBecomeFollower" if move == "ControllerMoveLeader" else "BrokerCrash"
+    assert later[end]["action"] == want, later[: end + 1]
     zombie = [
         e
-        for e in later[:became]
-        if (e.get("state") or {}).get("role") == "leader"
+        for e in later[:end]
+        if e["action"] == "ProducerSend"
+        and e["state"]["role"] == "leader"
         and e["state"]["leader_epoch"] < new_epoch
-        and e["action"] == "ProducerSend"
     ]
-    assert zombie, later[: became + 1]
-    assert not any(e["action"] == "BrokerCrash" for e in later[:became])
-    return k
+    assert zombie, later[: end + 1]
+    return evs[k]
 
 
 @pytest.mark.parametrize("protocol", ["kip-320", "hw-truncation"])
@@ -139,7 +142,7 @@ def _deposed_live_leader(w, move: str) -> int:
 )
 def test_scenario_has_the_move_and_a_zombie_leader_and_loses_nothing(protocol, how, move):
     w = leader_move_scenario(protocol, how)
-    assert [e["args"] for e in w.trace if e["action"] == "ControllerMoveLeader"][0] == {
+    assert next(e["args"] for e in w.trace if e["action"] == "ControllerMoveLeader") == {
         "leader": 1
     }  # the operator's election that makes broker 1 leader
     _deposed_live_leader(w, move)
@@ -149,7 +152,9 @@ def test_scenario_has_the_move_and_a_zombie_leader_and_loses_nothing(protocol, h
 
 
 def test_the_mutant_acknowledges_a_write_its_deposed_leader_never_committed():
-    w = leader_move_scenario("kip-320", "elect", broker_cls=MUTANTS["deposed-leader-acks"].broker_cls)
+    w = leader_move_scenario(
+        "kip-320", "elect", broker_cls=MUTANTS["deposed-leader-acks"].broker_cls
+    )
     acked_by_1 = [e for e in w.trace if e["action"] == "ProduceAcked" and e["node"] == 1]
     assert [e["args"]["records"] for e in acked_by_1] == [["m1"], ["x"]]
     assert acked_by_1[-1]["state"]["role"] == "follower"

@@ -168,6 +168,12 @@ def _apply_held(
     # (a crash, a power failure cutting its log) sent from its log as last seen leading.
     lr = s.replicas[l]
     leading = lr.alive and lr.leader == l and lr.epoch == hepoch
+    if not leading and _re_elected_leader(v, lr, l, hepoch, hlog):
+        # (mapping decision 13) the leader was re-elected at a newer epoch with its log (the
+        # controller took a live follower out of the ISR: a controlled shutdown): a parked
+        # fetch of the older epoch is answered with what it appended since; before KIP-320
+        # nothing fences that request.
+        leading = True
     src = lr.log if leading else hlog
     count = int(a.get("count", 0))
     if len(src) < o + count:
@@ -187,6 +193,17 @@ def _apply_held(
     if not v.check(ev, f, t, mism):
         return []
     return [(t, without_held(pend, f, held), ack)]
+
+
+def _re_elected_leader(
+    v: PartitionValidator, lr: Replica, l: int, hepoch: int, hlog: object
+) -> bool:
+    """Leader ``l`` leads now at an epoch newer than ``hepoch``, its log extending ``hlog``
+    (its last entry then is still there), and fetches are not fenced (before KIP-320)."""
+    if v.ctx.protocol.fenced_fetch or not (lr.alive and lr.leader == l and lr.epoch > hepoch):
+        return False
+    n = len(hlog)  # type: ignore[arg-type]
+    return len(lr.log) >= n and (n == 0 or lr.log[n - 1] == hlog[n - 1])  # type: ignore[index]
 
 
 def on_truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:

@@ -1,0 +1,101 @@
+"""Leadership moved away from a live leader (VALIDATION.md, mapping decision 13): runs with
+preferred-replica/operator elections and controlled shutdowns validate against the spec's
+ControllerMoveLeader and ControllerShutdownBroker (R9), and a deposed leader that acknowledges
+acks=all writes after it learned it no longer leads is rejected."""
+
+from __future__ import annotations
+
+import pytest
+
+from impl.mutants import MUTANTS
+from impl.sim.scenarios import Fault, leader_move_scenario, run_random
+from traces.format import header
+from traces.validate import validate_events
+
+from .test_known_gaps import accepted, verdict
+
+MOVES = ("ControllerMoveLeader", "ControllerShutdownBroker")
+
+
+@pytest.mark.parametrize("protocol", ["kip-320", "kip-279", "kip-101", "hw-truncation"])
+@pytest.mark.parametrize("how", ["elect", "shutdown"])
+def test_zombie_leader_scenario_is_accepted(protocol: str, how: str) -> None:
+    w = leader_move_scenario(protocol, how)
+    names = [e["action"] for e in w.trace]
+    assert ("ControllerMoveLeader" if how == "elect" else "ControllerShutdownBroker") in names
+    accepted(w)
+
+
+@pytest.mark.parametrize("protocol", ["kip-320", "kip-279", "kip-101"])
+def test_deposed_leader_acknowledging_is_rejected(protocol: str) -> None:
+    """The mutant's run has the same moves; the deposed leader 1 acknowledges "x", which its
+    followers never had, when it becomes a follower. The reference's run is accepted above.
+    (Under hw-truncation the mutant's follower truncates "x" first, so it acknowledges
+    nothing; after a controlled shutdown the deposed leader is told nothing before it stops.)"""
+    mu = MUTANTS["deposed-leader-acks"]
+    w = leader_move_scenario(protocol, "elect", broker_cls=mu.broker_cls)
+    for merged in (False, True):
+        v = verdict(w, merged)
+        assert v.verdict == "rejected", (merged, v.verdict)
+        assert v.event["action"] == "ProduceAcked" and v.event["args"]["records"] == ["x"]
+        assert v.event["node"] == 1
+
+
+def test_a_move_the_spec_does_not_allow_is_rejected() -> None:
+    """Tampered: the preferred election names a broker outside the ISR as the new leader."""
+    w = leader_move_scenario("kip-320", "elect")
+    evs = [dict(e) for e in w.trace]
+    k = max(i for i, e in enumerate(evs) if e["action"] == "ControllerMoveLeader")
+    co = evs[k]["state"]["coord"]
+    evs[k] = {**evs[k], "state": {"coord": {**co, "isr": [0, 2]}}}  # 1 dropped: not the spec's
+    v = validate_events(w.trace_header(), evs)
+    assert v.verdict == "rejected" and v.event["action"] == "ControllerMoveLeader"
+
+
+# Recipes of the sweep (scripts/validate_sweep.py with the kinds elect, preferred, shutdown):
+# moves mixed with crashes, pauses and partitions (the first one was rejected before the fix).
+RUNS = [
+    # a live follower taken out of the ISR by a controlled shutdown, its parked fetch of the
+    # older epoch answered (before KIP-320) with what the re-elected leader appended since
+    (
+        "kip-101",
+        [Fault(94, "elect", 2, 1, 58), Fault(176, "shutdown", 1, 2, 65)]
+        + [Fault(122, "partition", 0, 1, 23)],
+        1055748672,
+        {"replication": 3, "partitions": 1, "min_insync_replicas": 2},
+    ),
+    (
+        "kip-320",
+        [
+            Fault(30, "shutdown", 0, 0, 80),
+            Fault(400, "preferred", 0),
+            Fault(120, "pause", 2, 0, 200),
+        ],
+        7,
+        {"replication": 3, "partitions": 2, "min_insync_replicas": 2},
+    ),
+    (
+        "hw-truncation",
+        [Fault(50, "elect", 2), Fault(60, "crash", 0, 0, 100), Fault(700, "preferred", 0)],
+        3,
+        {"replication": 2, "partitions": 2, "min_insync_replicas": 1},
+    ),
+]
+
+
+@pytest.mark.parametrize("run", range(len(RUNS)))
+def test_random_runs_with_moves_are_accepted(run: int) -> None:
+    protocol, faults, seed, kw = RUNS[run]
+    w = run_random(protocol, faults, seed=seed, records=10, flush_interval_batches=1, **kw)
+    assert any(e["action"] in MOVES for e in w.trace)
+    accepted(w)
+
+
+def test_header_only_unchanged() -> None:
+    """A move needs no spec mode: the derived config of a run with moves is the plain one."""
+    from traces.mapping import derive_config
+
+    w = leader_move_scenario("kip-320", "shutdown")
+    head = header("kip-320", "sim", config=w.config.to_dict())
+    cfg = derive_config(head, [dict(e) for e in w.trace], 3)
+    assert not cfg.session_expiries and not cfg.lose_unflushed and not cfg.unclean
