@@ -166,15 +166,17 @@ class World:
         c = self.coord.controller
         if bounced and b in self.coord.sessions:
             ctl = self.nodes[c].controller if c >= 0 else None
-            if c != b and ctl is not None:
+            if c != b and ctl is not None and self._usable(c):
                 self._coord_sync(c)
                 self._apply(c, ctl.on_broker_bounced(self.now, b))
             else:
-                self._bounced.add(b)  # the next controller learns it on activation
+                # the next controller learns it on activation, a paused one when it resumes
+                self._bounced.add(b)
         if b not in self.coord.sessions:
             if bounced and not self._controller_running():
-                # back in a new session while no controller runs: the next controller must not
-                # let it resume a leadership recorded before its crash (Controller.mark_bounced)
+                # back in a new session while no controller runs (or it is paused: it missed
+                # the broker leaving, so it would not see it come back): the controller must
+                # not let it resume a leadership recorded before its crash (mark_bounced)
                 self._bounced.add(b)
             self.coord.sessions.add(b)
             self._membership_changed()
@@ -188,7 +190,7 @@ class World:
 
     def _controller_running(self) -> bool:
         c = self.coord.controller
-        return c >= 0 and self.nodes[c].controller is not None
+        return c >= 0 and self.nodes[c].controller is not None and self._usable(c)
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
         node = self.nodes[b]
@@ -295,7 +297,12 @@ class World:
         if node.alive and node.paused_until <= self.now:
             self._register(b)  # a new session if the old one expired: a zombie comes back
             if node.controller is not None and self.coord.controller == b:
-                # a controller paused inside its session sees the watches it missed now
+                # a controller paused inside its session sees the watches it missed now,
+                # including brokers that restarted meanwhile (a bounce it could not see)
+                self._coord_sync(b)
+                for x in sorted(self._bounced):
+                    self._apply(b, node.controller.on_broker_bounced(self.now, x))
+                self._bounced.clear()
                 self._membership_changed()
 
     def _schedule_expiry(self, b: int) -> None:

@@ -26,6 +26,9 @@ def parse(argv: list[str]):
         (["cluster", "up", "--protocol", "kip-999"], "unknown protocol"),
         (["cluster", "up", "--min-insync", "5"], "--min-insync"),
         (["chaos", "--duration", "0"], "--duration"),
+        (["cluster", "elect-leader", "--broker", "1"], "no cluster running"),
+        (["cluster", "shutdown", "1"], "no cluster running"),
+        (["chaos", "--duration", "5", "--faults", "kill,bogus"], "--faults"),
     ],
 )
 def test_user_mistakes_are_usage_errors(tmp_path, argv, message):

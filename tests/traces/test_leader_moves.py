@@ -99,3 +99,36 @@ def test_header_only_unchanged() -> None:
     head = header("kip-320", "sim", config=w.config.to_dict())
     cfg = derive_config(head, [dict(e) for e in w.trace], 3)
     assert not cfg.session_expiries and not cfg.lose_unflushed and not cfg.unclean
+
+
+# ---- found by the sweep with moves: a broker back in a new session while the controller is
+# paused (simulation fix, VALIDATION.md "Implementation fixes"; the second run has no move)
+PAUSED_CONTROLLER_RUNS = [
+    (
+        "kip-101",
+        [Fault(235, "shutdown", 1, 1, 69), Fault(25, "pause", 0, 2, 268)]
+        + [Fault(39, "preferred", 2, 2, 141)],
+        871071416,
+        {"replication": 2, "partitions": 2, "min_insync_replicas": 1},
+    ),
+    (
+        "kip-279",
+        [Fault(3, "crash", 2, 1, 61), Fault(133, "pause", 0, 0, 277)]
+        + [Fault(33, "crash", 1, 2, 154)],
+        348603353,
+        {"replication": 3, "partitions": 2, "min_insync_replicas": 1},
+    ),
+]
+
+
+@pytest.mark.parametrize("run", range(len(PAUSED_CONTROLLER_RUNS)))
+def test_leader_back_in_a_new_session_while_the_controller_is_paused(run: int) -> None:
+    """Controller 0 is paused; broker 1, leader of t-1, stops (or crashes) and comes back in a
+    new session before 0's session expires. The paused controller never saw it leave, and the
+    next one took the recorded leadership as still valid: broker 1 resumed its old epoch
+    (rejected: BrokerBecomeLeader(1, epoch 0)). A restart while the controller is paused is
+    now a bounce the controller learns when it resumes or is replaced (KIP-380)."""
+    protocol, faults, seed, kw = PAUSED_CONTROLLER_RUNS[run]
+    w = run_random(protocol, faults, seed=seed, records=10, flush_interval_batches=1 + run, **kw)
+    assert any(e["action"] == "BrokerPause" and e["node"] == 0 for e in w.trace)
+    accepted(w)
