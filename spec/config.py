@@ -9,6 +9,7 @@ PROTOCOL_NAMES = (
     "original-design",
     "kip-101",
     "kip-279",
+    "kip-320-first-try",
     "kip-320",
     "kip-966",
     "majority-quorum",

@@ -32,6 +32,9 @@ class ProtocolVersion:
     eligible_leader_replicas: bool = False  # KIP-966: ELR, HW needs min ISR, unclean shutdowns
     broker_epoch_fencing: bool = False  # KIP-380 (2.2): requests sent to a broker's previous
     # incarnation are rejected after it restarts (KRaft: broker epochs do the same)
+    truncate_on_divergence: bool = False  # KIP-320's first design: no truncation phase on
+    # becoming follower; a fetch carries the epoch of the follower's last entry and the leader
+    # answers LOG_TRUNCATION when its own log disagrees there; the follower then truncates
 
     def truncation_offset(self, flog: Log, fhw: int, llog: Log, lepoch: int) -> int:
         """Where a follower with log ``flog`` and HW ``fhw`` truncates, given the leader's log and
@@ -108,6 +111,29 @@ KIP_320 = Kip279(
     isr_join_needs_epoch_start=True,
 )
 
+KIP_320_FIRST_TRY = Kip279(
+    "kip-320-first-try",
+    "KIP-320's first design (reworked before release): fetches carry the follower's last fetched"
+    " epoch, not its current leader epoch; truncation only on a LOG_TRUNCATION answer",
+    truncate_to_hw_on_become_follower=False,
+    truncate_to_hw_on_restart=False,
+    fenced_fetch=False,
+    isr_join_needs_epoch_start=True,
+    truncate_on_divergence=True,
+)
+"""KIP-320's first attempt, as its discussion and the public TLA+ module Kip320FirstTry describe
+it. The one rule it changes from kip-279: a follower does not truncate when it becomes follower;
+it fetches at once, its fetch carrying the epoch of its last entry, and the leader checks that
+epoch against its own entry at the offset before the fetch offset. A match proves the logs agree
+up to the fetch offset, so the leader counts the fetch (remote LEO, HW, ISR); a mismatch (or a
+follower log longer than the leader's) is answered LOG_TRUNCATION and the follower truncates by
+KIP-279's walk back. What it misses: nothing checks that the follower is at the leader's
+*current* epoch, so a follower still acting on an older LeaderAndIsr is counted by a leader it is
+not following in that epoch; when it later applies a LeaderAndIsr naming a would-be leader with a
+different log, it truncates records the HW already covered. The released KIP-320 added the
+current leader epoch to fetches (``fenced_fetch``) and kept truncation on becoming follower. It
+keeps KAFKA-7128's ISR-join rule, as the public module does."""
+
 ORIGINAL_DESIGN = HwTruncation(
     "original-design",
     "seed 004 (R16): the first surviving ISR member to register leads and sets HW := its LEO;"
@@ -147,6 +173,7 @@ PROTOCOLS: dict[str, ProtocolVersion] = {
         ORIGINAL_DESIGN,
         KIP_101,
         KIP_279,
+        KIP_320_FIRST_TRY,
         KIP_320,
         KIP_966,
         MAJORITY_QUORUM,

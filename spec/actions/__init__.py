@@ -23,7 +23,12 @@ from .broker import (
 )
 from .common import Ctx
 from .consumer import consumer_fetch
-from .controller import controller_elect_leader, controller_shrink_isr
+from .controller import (
+    controller_elect_leader,
+    controller_move_leader,
+    controller_shrink_isr,
+    controller_shutdown_broker,
+)
 from .controller_failover import controller_failover
 from .follower import follower_fetch, follower_truncate
 from .leader import leader_expand_isr, leader_shrink_isr
@@ -54,6 +59,14 @@ def _has_isr(c: Config) -> bool:
 ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("ControllerElectLeader", ("leader",), controller_elect_leader, "R9"),
     ActionDef("ControllerShrinkIsr", ("replica",), controller_shrink_isr, "R9", when=_has_isr),
+    ActionDef("ControllerMoveLeader", ("leader",), controller_move_leader, "R9", when=_has_isr),
+    ActionDef(
+        "ControllerShutdownBroker",
+        ("replica", "leader"),
+        controller_shutdown_broker,
+        "R9",
+        when=_has_isr,
+    ),
     ActionDef(
         "ControllerFailover",
         (),

@@ -78,7 +78,8 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
             log = r.log
             hw = r.hw
             ckpt = r.hw_ckpt
-            truncating = bool(log)
+            # kip-320-first-try has no truncation phase: the fetch finds any divergence
+            truncating = bool(log) and not proto.truncate_on_divergence
         nr = Replica(
             log, hw, ckpt, True, q.leader, q.epoch, q.isr, False, ctx.unknown_leos, truncating, ()
         )

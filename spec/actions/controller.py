@@ -132,3 +132,82 @@ def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
             t = elr_after_shrink(ctx, s, c.isr, new_isr) if ctx.elr else s
             coord = Coord(c.leader, c.epoch + 1, new_isr)
             out.append(((kind, (j,)), controller_write(t, coord, live)))
+
+
+def _leader_in_place(ctx: Ctx, s: State) -> bool:
+    """The recorded leader is live and in office: the case in which Kafka's controller moves
+    leadership on purpose rather than replacing a lost leader (the complement of _leader_lost,
+    and, for kip-966, not a leader back from an unclean shutdown, which is replaced anyway)."""
+    c = s.coord
+    if c.epoch >= ctx.config.epochs or _leader_lost(s):
+        return False
+    return not s.faults.unclean >> c.leader & 1
+
+
+def controller_move_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """ControllerMoveLeader(leader): the controller moves leadership away from a live leader to
+    another live ISR member (R9): preferred-replica election (auto.leader.rebalance.enable, on
+    by default), an operator's kafka-leader-election, or the end of a reassignment. Kafka's
+    preferred-replica strategy keeps the ISR as it is; the write bumps the leader epoch and
+    LeaderAndIsr goes to the live replicas. The deposed leader learns it only when it applies
+    its request: until then it acts on its stale view (takes writes, answers fetches, advances
+    its HW) exactly as far as the protocol version lets it. These moves in quick succession, with
+    requests delayed and applied out of order, are what opened the holes KIP-279 and KIP-320
+    closed. Bounded only by --epochs. (Not in majority-quorum, which has no ISR.)
+
+    Not modelled: which replica is preferred (replica ids are symmetric, so any live ISR member
+    may be chosen: the preferred one is one of them)."""
+    if not _leader_in_place(ctx, s):
+        return
+    c = s.coord
+    live = live_mask(s)
+    eligible = c.isr & live & ~s.faults.unclean & ~(1 << c.leader)
+    for cand in range(ctx.n):
+        if eligible >> cand & 1:
+            out.append(
+                ((kind, (cand,)), controller_write(s, Coord(cand, c.epoch + 1, c.isr), live))
+            )
+
+
+def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """ControllerShutdownBroker(replica, leader): controlled shutdown of a live broker (R9,
+    controlled.shutdown.enable, on by default). The broker asks the controller, which in one
+    write moves leadership off it if it leads (to another live ISR member; the ISR loses the
+    broker) or removes it from the ISR if it follows (``leader`` names the leader after the
+    write); either way the leader epoch is bumped (the
+    ZooKeeper controller's rule) and LeaderAndIsr goes to the live replicas. A leader with no
+    other live ISR member cannot be moved: Kafka then retries and finally shuts down uncleanly,
+    which is BrokerCrash here; a follower outside the ISR needs no write.
+
+    The broker process runs on after this step: it may stop later (BrokerCrash, within
+    --crashes) or act on as a zombie until it applies the request (a slow shutdown, or a lost
+    StopReplica); in the model it then follows the new leader like any replica outside the ISR
+    and may fetch its way back in (which KIP-841 later forbade for shutting-down brokers under
+    KRaft). Not modelled: StopReplica itself (its effect on this partition is the LeaderAndIsr
+    that deposes the broker), and the other partitions of the broker."""
+    c = s.coord
+    if c.epoch >= ctx.config.epochs:
+        return
+    live = live_mask(s)
+    f = s.faults
+    in_place = _leader_in_place(ctx, s)
+    for j in range(ctx.n):
+        if not (live >> j & 1 and c.isr >> j & 1):
+            continue
+        new_isr = c.isr & ~(1 << j)
+        t = elr_after_shrink(ctx, s, c.isr, new_isr) if ctx.elr else s
+        if j == c.leader:
+            if not in_place:
+                continue
+            eligible = new_isr & live & ~f.unclean
+            for cand in range(ctx.n):
+                if eligible >> cand & 1:
+                    coord = Coord(cand, c.epoch + 1, new_isr)
+                    out.append(((kind, (j, cand)), controller_write(t, coord, live)))
+        else:
+            if not s.replicas[c.leader].alive or (f.unclean | f.expired) >> c.leader & 1:
+                continue  # offline, or its leader is lost: an election comes first
+            if f.lead_renewed:
+                continue  # as ControllerShrinkIsr: the recorded leader is a past incarnation
+            coord = Coord(c.leader, c.epoch + 1, new_isr)
+            out.append(((kind, (j, c.leader)), controller_write(t, coord, live)))

@@ -21,6 +21,16 @@ def _leader_serving(ctx: Ctx, s: State, f: int):
     return l
 
 
+def diverges(flog, llog) -> bool:
+    """KIP-320's first design: the leader's check of a fetch. The fetch carries the epoch of the
+    follower's last entry; the logs disagree when the follower's log is longer than the leader's
+    or the leader holds another epoch at the follower's last offset (LOG_TRUNCATION)."""
+    n = len(flog)
+    if n > len(llog):
+        return True
+    return n > 0 and llog[n - 1][1] != flog[n - 1][1]
+
+
 def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """FollowerFetch(follower, leader): one fetch, request and response as one step. The fetch
     offset is the follower's LEO, which tells the leader everything below it is replicated (R2):
@@ -31,6 +41,7 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     (R12). Fetches that would change nothing are not listed (they are stuttering steps). A fetch
     offset below the leader's log start (retention) is FollowerResetToLogStart's."""
     start = s.faults.log_start
+    on_divergence = ctx.protocol.truncate_on_divergence
     for f, r in enumerate(s.replicas):
         if r.truncating:
             continue
@@ -38,6 +49,8 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if l is None:
             continue
         lr = s.replicas[l]
+        if on_divergence and diverges(r.log, lr.log):
+            continue  # answered LOG_TRUNCATION: FollowerTruncate's
         offset = len(r.log)
         if start and offset < start[l]:
             continue
@@ -76,10 +89,20 @@ def follower_truncate(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """FollowerTruncate(follower, leader): the truncating fetcher asks the leader for the end
     offset of its latest epoch (OffsetsForLeaderEpoch) and truncates by the protocol's rule
     (KIP-101: one round; KIP-279: walk back until the epochs agree), then starts fetching. The
-    HW and its checkpoint cannot stay above the truncated log."""
+    HW and its checkpoint cannot stay above the truncated log.
+
+    kip-320-first-try: there is no truncating phase; the follower truncates (by the same walk
+    back) when a fetch is answered LOG_TRUNCATION, i.e. whenever its log diverges from the log of
+    the leader it follows (see ``diverges``), whatever the epochs of the two."""
     proto = ctx.protocol
+    on_divergence = proto.truncate_on_divergence
     for f, r in enumerate(s.replicas):
-        if not r.truncating:
+        if on_divergence:
+            if not r.alive or r.leader < 0 or r.leader == f:
+                continue
+            if not diverges(r.log, s.replicas[r.leader].log):
+                continue
+        elif not r.truncating:
             continue
         l = _leader_serving(ctx, s, f)
         if l is None:

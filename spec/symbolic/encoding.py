@@ -45,6 +45,10 @@ and does not follow it, see ``out_of_scope`` in tests/symbolic/test_crosscheck.p
 * the controller's re-election of a *bounced* leader (alive, its request lost): here the
   recorded leader must be dead;
 * BrokerRestart of the recorded leader before the controller has elected another leader;
+* the controller moving leadership off a *live* leader (ControllerMoveLeader, and
+  ControllerShutdownBroker): the deposed leader would act on as a zombie, which the HW
+  abstraction (only the recorded leader's HW rises) does not cover. A proof here is therefore
+  about the crash-only election model; leader moves are checked by `isr check` (explicit state);
 * hw-truncation only: LeaderExpandIsr on a stale remote LEO, when the follower truncated its
   log at a restart after its last fetch (the spec lets it rejoin without the records; the
   encoding asks that it still holds them). A second way for hw-truncation to lose committed

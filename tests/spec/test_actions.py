@@ -13,7 +13,16 @@ def test_initial_state_enables_produce_first_fetches_shrink_and_crash():
     names = sorted({m.action_names[a[0]] for a, _ in m.successors(s)})
     # followers have not fetched yet: their LEO is unknown to the leader, so a first fetch tells
     # it, and until then they may be shrunk (lag time is not modelled, R7)
-    assert names == ["BrokerCrash", "FollowerFetch", "LeaderShrinkIsr", "ProducerSend"]
+    # and the controller may move leadership off the live leader (preferred election) or shut a
+    # broker down in a controlled way (R9)
+    assert names == [
+        "BrokerCrash",
+        "ControllerMoveLeader",
+        "ControllerShutdownBroker",
+        "FollowerFetch",
+        "LeaderShrinkIsr",
+        "ProducerSend",
+    ]
     assert [a for a, _ in moves(m, s, "ProducerSend")] == [(0, 1)]  # only the leader takes writes
 
 

@@ -12,7 +12,7 @@ coordination's leader, epoch and ISR; the ghosts are not protocol state and are 
   successor, except where the encoding over-approximates on purpose (see ONE_WAY).
 
 Spec steps outside the encoding (``out_of_scope``: stale LeaderAndIsr requests, a bounced leader,
-the restart of the recorded leader; see the encoding's docstring) are not followed by the walks
+the restart of the recorded leader, leader moves off a live leader; see the encoding's docstring) are not followed by the walks
 and not compared, so the walks stay in the states both reach.
 """
 
@@ -76,6 +76,8 @@ def out_of_scope(name: str, args: tuple, s, protocol: str) -> str | None:
         return "re-election of a bounced (alive) leader"
     if name == "BrokerRestart" and args[0] == c.leader:
         return "restart of the recorded leader before its re-election"
+    if name in ("ControllerMoveLeader", "ControllerShutdownBroker"):
+        return "leadership moved off a live leader (a zombie leader; explicit-state only)"
     if name == "LeaderExpandIsr" and SYM_PROTOCOLS[protocol].truncate_to_hw:
         leader, j = s.replicas[args[0]], s.replicas[args[1]]
         p = leader.remote_leo[args[1]]
