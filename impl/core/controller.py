@@ -223,8 +223,8 @@ class Controller:
         (default: every partition) to ``target``, or to each partition's preferred replica (R1:
         the first of its assignment) when ``target`` is None. Only a partition whose leader is
         live and whose new leader is another live ISR member moves: the spec's
-        ControllerMoveLeader, ISR = the live ISR members, leader epoch + 1. Others are left as
-        they are. Returns the writes (their LeaderAndIsr go out when they land)."""
+        ControllerMoveLeader, the ISR kept, leader epoch + 1. Others are left as they are.
+        Returns the writes (their LeaderAndIsr go out when they land)."""
         asked: list[TP] = []
         for tp in sorted(self.assignments) if tps is None else tps:
             reps = self.assignments.get(tp)
@@ -240,9 +240,10 @@ class Controller:
         """R9, controlled shutdown (Kafka's ControlledShutdownRequest, sent by a broker about to
         stop): every partition ``broker`` leads gets a new leader from the live ISR minus it (the
         ISR without it, leader epoch + 1); every partition it follows in the ISR loses it from
-        the ISR (leader epoch + 1). The spec's ControllerShutdownBroker(broker). A partition with
-        no other live ISR member keeps its leader (``unmovable``, Kafka's "partitions remaining"
-        answer). The broker keeps running until its runtime stops it."""
+        the ISR (leader epoch + 1). The spec's ControllerShutdownBroker(broker, the leader
+        after). A partition with no other live ISR member keeps its leader (``unmovable``,
+        Kafka's "partitions remaining" answer). The broker keeps running until its runtime
+        stops it."""
         if broker not in self.live:
             return []
         self.shutting_down.add(broker)
@@ -291,23 +292,24 @@ class Controller:
         kind, b = self.requests[tp]
         st = self.states[tp][0]
         reps = self.assignments[tp]
-        live_isr = tuple(r for r in reps if r in st.isr and r in self.live)
+        isr = tuple(r for r in reps if r in st.isr)
+        rest = tuple(r for r in isr if r != b)
         new: PartitionState | None = None
+        # (A repair is decided first, so the ISR holds no broker this controller knows to be
+        # dead: the ISR kept is the live ISR as far as it knows.)
         if st.leader in self.live and tp not in self.bounced:
             if kind == "move" and self._movable(tp, b):
-                new = PartitionState(b, st.leader_epoch + 1, live_isr, self.epoch)
+                # Kafka's preferred-replica strategy: the ISR as it is, leader epoch + 1
+                new = PartitionState(b, st.leader_epoch + 1, isr, self.epoch)
             elif kind == "shutdown" and b in self.live and b == st.leader:
                 # Kafka's ControlledShutdownLeaderElectionStrategy: the first live ISR member
-                # other than it (assignment order), ISR = the live ISR without it.
-                others = tuple(r for r in live_isr if r != b)
+                # other than it (assignment order), the ISR without it, leader epoch + 1.
+                others = tuple(r for r in rest if r in self.live)
                 if others:
-                    new = PartitionState(
-                        self._pick(others), st.leader_epoch + 1, others, self.epoch
-                    )
+                    new = PartitionState(self._pick(others), st.leader_epoch + 1, rest, self.epoch)
             elif kind == "shutdown" and b in self.live and b in st.isr:
                 # a follower leaves the ISR (Kafka's OfflineReplica transition), epoch + 1
-                isr = tuple(r for r in reps if r in st.isr and r != b)
-                new = PartitionState(st.leader, st.leader_epoch + 1, isr, self.epoch)
+                new = PartitionState(st.leader, st.leader_epoch + 1, rest, self.epoch)
         if new is None:
             del self.requests[tp]
         else:
@@ -403,7 +405,8 @@ class Controller:
         if purpose is not None and purpose[0] == "move":
             acts = [("ControllerMoveLeader", {"leader": new.leader})]
         elif purpose is not None and purpose[0] == "shutdown":
-            acts = [("ControllerShutdownBroker", {"replica": purpose[1]})]
+            # the spec's arguments: the broker shutting down, the leader after the write
+            acts = [("ControllerShutdownBroker", {"replica": purpose[1], "leader": new.leader})]
         elif old is not None and old.leader == new.leader and not bounced:
             acts = [
                 ("ControllerShrinkIsr", {"replica": r}) for r in sorted(set(old.isr) - set(new.isr))

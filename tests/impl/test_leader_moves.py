@@ -78,7 +78,7 @@ def test_controlled_shutdown_of_the_leader_elects_from_the_live_isr_without_it()
     c = ctrl({0, 1, 2}, m.PartitionState(0, 3, (0, 1, 2), 1))
     (w,) = writes(c.controlled_shutdown(10, 0))
     assert w.state == m.PartitionState(1, 4, (1, 2), 4)
-    assert traced(land(c, w)) == [("ControllerShutdownBroker", {"replica": 0})]
+    assert traced(land(c, w)) == [("ControllerShutdownBroker", {"replica": 0, "leader": 1})]
     assert c.unmovable(0) == []
 
 
@@ -86,7 +86,7 @@ def test_controlled_shutdown_of_a_follower_removes_it_from_the_isr():
     c = ctrl({0, 1, 2}, m.PartitionState(0, 3, (0, 1, 2), 1))
     (w,) = writes(c.controlled_shutdown(10, 2))
     assert w.state == m.PartitionState(0, 4, (0, 1), 4)
-    assert traced(land(c, w)) == [("ControllerShutdownBroker", {"replica": 2})]
+    assert traced(land(c, w)) == [("ControllerShutdownBroker", {"replica": 2, "leader": 0})]
 
 
 def test_controlled_shutdown_of_the_only_isr_member_leaves_it_leading():
@@ -186,6 +186,7 @@ def test_seeded_fault_kinds_contain_their_events(kind, action):
     if kind == "preferred":
         assert moves[-1]["args"] == {"leader": 0} and w.leader_of(TP0) == 0
     if kind == "shutdown":
-        assert moves[0]["args"] == {"replica": 0} and moves[0]["state"]["coord"]["leader"] != 0
+        assert moves[0]["args"]["replica"] == 0 and moves[0]["args"]["leader"] != 0
+        assert moves[0]["state"]["coord"]["leader"] == moves[0]["args"]["leader"]
         stop = next(e for e in w.trace if e["action"] == "BrokerCrash" and e["node"] == 0)
         assert w.trace.index(moves[0]) < w.trace.index(stop)

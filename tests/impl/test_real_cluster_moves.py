@@ -95,7 +95,7 @@ def test_elect_and_controlled_shutdown_during_acks_all_stream(cluster, tmp_path)
     moves = [e for e in events if e["action"] == "ControllerMoveLeader"]
     assert [e["args"]["leader"] for e in moves] == [1, 2, 0], moves
     (sd,) = [e for e in events if e["action"] == "ControllerShutdownBroker"]
-    assert sd["args"] == {"replica": 1}
+    assert sd["args"]["replica"] == 1 and sd["args"]["leader"] == sd["state"]["coord"]["leader"]
     # the deposed leader 0 was alive: it became a follower of 1 without crashing
     assert any(
         e["action"] == "BrokerBecomeFollower" and e["node"] == 0 and e["args"]["leader"] == 1

@@ -18,7 +18,7 @@ HANDLERS: dict[str, Callable] = {
     "ControllerShrinkIsr": controller_handler("ControllerShrinkIsr", "replica"),
     # R9, leadership moved away from a live leader (VALIDATION.md, mapping decision 13)
     "ControllerMoveLeader": controller_handler("ControllerMoveLeader", "leader"),
-    "ControllerShutdownBroker": controller_handler("ControllerShutdownBroker", "replica"),
+    "ControllerShutdownBroker": controller_handler("ControllerShutdownBroker", "replica", "leader"),
     "BrokerBecomeLeader": generic_handler(
         "BrokerBecomeLeader",
         lambda v, ev: (v.pm.rep(ev["args"]["replica"]), v.pm.epoch(ev["args"]["epoch"])),

@@ -32,20 +32,31 @@ _WHY = {
     "ControllerShrinkIsr": "no dead follower in the ISR of a kept leader, or epoch bound",
     "ControllerMoveLeader": "leader lost or not live, the new leader not another live ISR "
     "member, or epoch bound",
-    "ControllerShutdownBroker": "the broker neither leads nor is in the ISR, no other live ISR "
-    "member to lead, or epoch bound",
+    "ControllerShutdownBroker": "the broker not in the ISR, no other live ISR member to lead, "
+    "the leader lost, or epoch bound",
 }
 
 
-def controller_handler(name: str, arg: str) -> Callable:
-    """A controller decision: the spec action ``name`` with the event's ``arg`` (a broker), whose
-    written state (the event's ``coord``) must be the spec's (leader, epoch, ISR)."""
+def controller_handler(name: str, *arg_keys: str) -> Callable:
+    """A controller decision: the spec action ``name`` with the event's arguments ``arg_keys``
+    (brokers; a missing ``leader`` is the written state's leader), whose written state (the
+    event's ``coord``) must be the spec's (leader, epoch, ISR)."""
+
+    def _args(v: PartitionValidator, ev: Event, co: dict | None) -> tuple:
+        a = ev["args"]
+        out = []
+        for k in arg_keys:
+            if k not in a and k == "leader" and co is not None:
+                out.append(v.pm.rep_or_none(co["leader"]))
+            else:
+                out.append(v.pm.rep(a[k]))
+        return tuple(out)
 
     def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
         s, pend, ack = c
         out: list[Cand] = []
         co = (ev.get("state") or {}).get("coord")
-        args = (v.pm.rep(ev["args"][arg]),)
+        args = _args(v, ev, co)
         for _a, t in v.steps(s, name, args):
             if co is None or _coord_matches(v, co, t):
                 out.append((t, pend, ack))
