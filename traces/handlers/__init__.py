@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .broker import on_crash, on_flush, on_pause, prepare_crash, view_is
+from .broker import deposed_leader_answers, on_crash, on_flush, on_pause, prepare_crash, view_is
 from .clients import on_acked, on_consume, on_produce, prepare_produce
 from .common import arg_rep, generic_handler
 from .controller import controller_handler, on_elect, prepare_offline, stale_or_lost
@@ -25,15 +25,17 @@ HANDLERS: dict[str, Callable] = {
         arg_rep("replica"),
         view_is,
     ),
-    "BrokerBecomeFollower": generic_handler(
-        "BrokerBecomeFollower",
-        lambda v, ev: (
-            v.pm.rep(ev["args"]["replica"]),
-            v.pm.rep_or_none(ev["args"]["leader"]),
-            v.pm.epoch(ev["args"]["epoch"]),
-        ),
-        arg_rep("replica"),
-        view_is,
+    "BrokerBecomeFollower": deposed_leader_answers(
+        generic_handler(
+            "BrokerBecomeFollower",
+            lambda v, ev: (
+                v.pm.rep(ev["args"]["replica"]),
+                v.pm.rep_or_none(ev["args"]["leader"]),
+                v.pm.epoch(ev["args"]["epoch"]),
+            ),
+            arg_rep("replica"),
+            view_is,
+        )
     ),
     "BrokerIgnoreStaleRequest": stale_or_lost("BrokerIgnoreStaleRequest"),
     "NetworkLoseLeaderAndIsr": stale_or_lost("NetworkLoseLeaderAndIsr"),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from spec.state import State
@@ -20,6 +21,27 @@ def view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
     r = s.replicas[i]
     leader = v.pm.rep_or_none(a.get("leader", ev["node"]))
     return r.alive and r.epoch == v.pm.epoch(a["epoch"]) and r.leader == leader
+
+
+def deposed_leader_answers(become_follower: Callable) -> Callable:
+    """BrokerBecomeFollower of a replica leading in the candidate (a leader deposed alive: a
+    leadership move, R9, or a zombie after its session expired): before it, it may have
+    answered parked fetches it never logged (a fetch at the offset it had recorded changes
+    nothing on it; the answer goes out when data arrives), which its followers apply after it
+    stepped down. As for a crashing leader (VALIDATION.md, mapping decision 11 a), such
+    responses are held from its log as it was while it led (``parked_responses``)."""
+
+    def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+        from .fetch import parked_responses
+
+        s, pend, ack = c
+        i = v.pm.rep(ev["args"]["replica"])
+        r = s.replicas[i]
+        if r.alive and r.leader == i:
+            c = (s, parked_responses(v, s, pend, i), ack)
+        return become_follower(v, ev, c, mism)
+
+    return handler
 
 
 def prepare_crash(v: PartitionValidator, ev: Event) -> None:
