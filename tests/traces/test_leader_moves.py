@@ -53,7 +53,7 @@ def test_a_move_the_spec_does_not_allow_is_rejected() -> None:
 
 
 # Recipes of the sweep (scripts/validate_sweep.py with the kinds elect, preferred, shutdown):
-# moves mixed with crashes, pauses and partitions (the first two were rejected before the fixes).
+# moves mixed with crashes, pauses and partitions (all but the last two were rejected before the validator's fixes).
 RUNS = [
     # a live follower taken out of the ISR by a controlled shutdown, its parked fetch of the
     # older epoch answered (before KIP-320) with what the re-elected leader appended since
@@ -83,6 +83,32 @@ RUNS = [
         ],
         7,
         {"replication": 3, "partitions": 2, "min_insync_replicas": 2, "flush_interval_batches": 1},
+    ),
+    # a follower's no-op truncation (KIP-101) keeps the fetch response in flight, applied at
+    # the new epoch from the leader re-elected by a controlled shutdown of the other follower
+    (
+        "kip-101",
+        [Fault(141, "preferred", 2, 2, 279), Fault(250, "preferred", 1, 1, 157)]
+        + [Fault(185, "shutdown", 0, 2, 226)],
+        735242979,
+        {"replication": 3, "partitions": 2, "min_insync_replicas": 1, "flush_interval_batches": 3},
+    ),
+    # a leader re-elected (same leader, new epoch) had answered a parked fetch before, unlogged
+    (
+        "hw-truncation",
+        [Fault(76, "shutdown", 0, 1, 247), Fault(14, "elect", 1, 1, 227)]
+        + [Fault(126, "shutdown", 2, 1, 104), Fault(243, "preferred", 2, 2, 246)],
+        255604185,
+        {"replication": 3, "partitions": 2, "min_insync_replicas": 3, "flush_interval_batches": 0},
+    ),
+    # KIP-279's walk back in rounds: a preferred election makes paused broker 1 leader again; it
+    # writes at that epoch when it resumes, then follows a leader that never had the epoch
+    (
+        "kip-320",
+        [Fault(41, "pause", 1, 2, 260), Fault(224, "preferred", 2, 0, 212)]
+        + [Fault(149, "elect", 2, 2, 187)],
+        154790054,
+        {"replication": 3, "partitions": 2, "min_insync_replicas": 2, "flush_interval_batches": 3},
     ),
     (
         "hw-truncation",

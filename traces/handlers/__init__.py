@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .broker import deposed_leader_answers, on_crash, on_flush, on_pause, prepare_crash, view_is
+from .broker import leader_answers_first, on_crash, on_flush, on_pause, prepare_crash, view_is
 from .clients import on_acked, on_consume, on_produce, prepare_produce
 from .common import arg_rep, generic_handler
 from .controller import controller_handler, on_elect, prepare_offline, stale_or_lost
@@ -19,13 +19,15 @@ HANDLERS: dict[str, Callable] = {
     # R9, leadership moved away from a live leader (VALIDATION.md, mapping decision 13)
     "ControllerMoveLeader": controller_handler("ControllerMoveLeader", "leader"),
     "ControllerShutdownBroker": controller_handler("ControllerShutdownBroker", "replica", "leader"),
-    "BrokerBecomeLeader": generic_handler(
-        "BrokerBecomeLeader",
-        lambda v, ev: (v.pm.rep(ev["args"]["replica"]), v.pm.epoch(ev["args"]["epoch"])),
-        arg_rep("replica"),
-        view_is,
+    "BrokerBecomeLeader": leader_answers_first(
+        generic_handler(
+            "BrokerBecomeLeader",
+            lambda v, ev: (v.pm.rep(ev["args"]["replica"]), v.pm.epoch(ev["args"]["epoch"])),
+            arg_rep("replica"),
+            view_is,
+        )
     ),
-    "BrokerBecomeFollower": deposed_leader_answers(
+    "BrokerBecomeFollower": leader_answers_first(
         generic_handler(
             "BrokerBecomeFollower",
             lambda v, ev: (

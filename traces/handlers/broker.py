@@ -23,13 +23,15 @@ def view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:
     return r.alive and r.epoch == v.pm.epoch(a["epoch"]) and r.leader == leader
 
 
-def deposed_leader_answers(become_follower: Callable) -> Callable:
-    """BrokerBecomeFollower of a replica leading in the candidate (a leader deposed alive: a
-    leadership move, R9, or a zombie after its session expired): before it, it may have
-    answered parked fetches it never logged (a fetch at the offset it had recorded changes
-    nothing on it; the answer goes out when data arrives), which its followers apply after it
-    stepped down. As for a crashing leader (VALIDATION.md, mapping decision 11 a), such
-    responses are held from its log as it was while it led (``parked_responses``)."""
+def leader_answers_first(become: Callable) -> Callable:
+    """BrokerBecomeFollower or BrokerBecomeLeader of a replica leading in the candidate (a
+    leader deposed alive, or re-elected at a newer epoch: a leadership move or a controller's
+    ISR change, R9; a zombie after its session expired): before it, it may have answered
+    parked fetches it never logged (a fetch at the offset it had recorded changes nothing on
+    it; the answer goes out when data arrives), which its followers apply after the change (a
+    new leader forgets the followers' LEOs). As for a crashing leader (VALIDATION.md, mapping
+    decision 11 a), such responses are held from its log as it was while it led at that epoch
+    (``parked_responses``)."""
 
     def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
         from .fetch import parked_responses
@@ -39,7 +41,7 @@ def deposed_leader_answers(become_follower: Callable) -> Callable:
         r = s.replicas[i]
         if r.alive and r.leader == i:
             c = (s, parked_responses(v, s, pend, i), ack)
-        return become_follower(v, ev, c, mism)
+        return become(v, ev, c, mism)
 
     return handler
 

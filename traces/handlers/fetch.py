@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spec.log import epoch_start
+from spec.protocols import Kip279
 from spec.state import Replica, State
 
 from ..candidates import Cand, Pending, strip_history, with_held, without_held
@@ -219,10 +220,13 @@ def on_truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> l
                 continue
             t, _g = strip_history(t)
             if v.check(ev, f, t, mism):
-                np = without_held(pend, f)
-                out.append((t, np, ack))
+                out.append((t, _held_after_truncation(s, t, pend, f), ack))
     if not out and s.replicas[f].truncating:
         for t in _stale_truncate(v, s, f, l):
+            if v.check(ev, f, t, mism):
+                out.append((t, without_held(pend, f), ack))
+    if not out and s.replicas[f].truncating:
+        for t in _walk_back_round(v, ev, s, f, l):
             if v.check(ev, f, t, mism):
                 out.append((t, without_held(pend, f), ack))
     if not out and not s.replicas[f].truncating:
@@ -232,6 +236,42 @@ def on_truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> l
     if not out and not s.replicas[f].truncating and v.check(ev, f, s, mism):
         out.append(c)
     return out
+
+
+def _held_after_truncation(s: State, t: State, pend: Pending, f: int) -> Pending:
+    """Responses in flight to ``f`` after its truncation: none fits a cut log; a truncation that
+    cut nothing (KIP-101+: the log already ends where the leader's epoch does) leaves them, as
+    the follower's fetcher does (a fetch it sent before becoming follower again, at the same
+    offset, is still answered and applied: before KIP-320 nothing fences it)."""
+    if len(t.replicas[f].log) == len(s.replicas[f].log):
+        return pend
+    return without_held(pend, f)
+
+
+def _walk_back_round(v: PartitionValidator, ev: Event, s: State, f: int, l: int) -> list[State]:
+    """KIP-279's walk back, one round at a time (Kafka's ``getOffsetTruncationState`` with
+    truncation not complete): a follower that never had the epoch the leader answered cuts its
+    log to the end of its largest epoch below it and asks again. The spec's FollowerTruncate
+    does the whole walk in one step; an intermediate round cuts the follower's log to a point
+    that walk passes (between the spec's final point and the log end), the follower still
+    truncating. The rounds that follow start from the cut log and end where the whole walk
+    does (the entries cut are beyond the point both reach)."""
+    r = s.replicas[f]
+    obs = (ev.get("state") or {}).get("leo")
+    if not isinstance(obs, int) or not isinstance(v.ctx.protocol, Kip279):
+        return []
+    finals = [len(t.replicas[f].log) for _a, t in v.steps(s, "FollowerTruncate", (f, l))]
+    if not finals or not all(fin <= obs < len(r.log) for fin in finals):
+        return []
+    nr = r._replace(log=r.log[:obs], hw=min(r.hw, obs), hw_ckpt=min(r.hw_ckpt, obs))
+    t = State(
+        s.replicas[:f] + (nr,) + s.replicas[f + 1 :], s.coord, s.requests, s.history, s.faults
+    )
+    if v.flushed:
+        from ..partition import _follow_truncations
+
+        t = _follow_truncations(s, t)
+    return [t]
 
 
 def _stale_truncate(v: PartitionValidator, s: State, f: int, l: int) -> list[State]:
