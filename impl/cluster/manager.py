@@ -312,16 +312,26 @@ class Cluster:
             time.sleep(0.1)
         raise ClusterError(f"election not done after {wait_s}s: {json.dumps(d)}")
 
-    def controlled_shutdown(self, b: int, stop: bool = True) -> list[list[Any]]:
+    def controlled_shutdown(
+        self, b: int, stop: bool = True, retries: int = 3, backoff_s: float = 0.5
+    ) -> list[list[Any]]:
         """Controlled shutdown of broker ``b`` (R9, the spec's ControllerShutdownBroker): it asks
         the controller to move leadership off it and take it out of the ISRs, and answers once
         that has landed; then (``stop``) it is stopped between two steps (recorded as the spec's
         BrokerCrash, as ``kill``: a process stop keeps its log). Returns the partitions it still
-        led (no other live ISR member to take over), as Kafka's answer does."""
+        led (no other live ISR member to take over), as Kafka's answer does. ClusterError if no
+        controller answered after ``retries`` (the broker is then left running)."""
         if not self.pid_alive(self._broker(b).get("pid")):
             raise ClusterError(f"broker {b} is not running")
-        ans = self._op(b, {"op": "shutdown"})
-        if ans.get("op") == "error" or ans.get("error") not in (None, "NONE"):
+        for attempt in range(retries + 1):
+            # Kafka's controlled.shutdown.max.retries: the controller may be moving (the one
+            # named in /controller not yet active) or unreachable for a moment
+            ans = self._op(b, {"op": "shutdown"})
+            if ans.get("op") != "error" and ans.get("error") in (None, "NONE"):
+                break
+            if attempt < retries:
+                time.sleep(backoff_s)
+        else:
             raise ClusterError(f"controlled shutdown of broker {b} failed: {ans}")
         if stop:
             self.kill(b, between_steps=True)

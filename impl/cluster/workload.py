@@ -130,10 +130,17 @@ async def chaos(
                     log(f"{events[-1]} ({len(ledger.acked)} acknowledged so far)")
                 continue
             if kind == "shutdown":
-                left = await loop.run_in_executor(None, cluster.controlled_shutdown, victim)
-                events.append(f"shutdown {victim}")
-                if log:
-                    log(f"controlled shutdown of broker {victim}, still leading {left}")
+                try:
+                    left = await loop.run_in_executor(None, cluster.controlled_shutdown, victim)
+                    events.append(f"shutdown {victim}")
+                    if log:
+                        log(f"controlled shutdown of broker {victim}, still leading {left}")
+                except ClusterError as e:
+                    # as Kafka after its retries: an unclean shutdown (a kill) instead
+                    await loop.run_in_executor(None, cluster.kill, victim, between_steps)
+                    events.append(f"kill {victim} (controlled shutdown failed)")
+                    if log:
+                        log(f"controlled shutdown of broker {victim} failed ({e}); killed")
             else:
                 await loop.run_in_executor(None, cluster.kill, victim, between_steps)
                 events.append(f"kill {victim}")
