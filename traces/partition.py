@@ -59,6 +59,7 @@ class PartitionValidator:
         self.paused: set[int] = set()
         self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
         self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
+        self.before: State | None = None  # the candidate a handler is stepping from
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -232,7 +233,9 @@ class PartitionValidator:
     def _try(self, handler: Callable, ev: Event, cands: list[Cand], mism: list[str]) -> list[Cand]:
         out: list[Cand] = []
         for c in cands:
+            self.before = c[0]  # the state the step starts from (``fit``, decision 4)
             out.extend(handler(self, ev, c, mism))
+        self.before = None
         return out
 
     # ---- helpers for handlers ----------------------------------------------------------------
@@ -251,21 +254,33 @@ class PartitionValidator:
         r = t.replicas[i]
         if not (isinstance(obs, int) and r.alive and r.leader == i and obs < r.hw):
             return None
-        joining = [
-            j for j in range(self.n)
-            if j != i and not r.isr >> j & 1 and r.remote_leo[j] == obs
-        ]  # fmt: skip
-        if not joining:
-            return None
         late = sorted(o for o, _n in gained if o >= obs)
         nr = r._replace(hw=obs, pending=tuple(sorted(set(r.pending) | set(late))))
         t2 = State(
             t.replicas[:i] + (nr,) + t.replicas[i + 1 :], t.coord, t.requests, t.history, t.faults
         )
+        if not any(self._joining(i, j, obs, t2) for j in range(self.n)):
+            return None
         mism.pop()
         if not self.check(ev, i, t2, mism):
             return None
         return t2, frozenset(x for x in gained if x[0] < obs)
+
+    def _joining(self, i: int, j: int, obs: int, t2: State) -> bool:
+        """Whether follower ``j`` may hold leader ``i``'s HW at ``obs`` (R4, decision 4): an
+        expansion of ``j`` is in flight in the candidate, i.e. ``j`` is outside the ISR, its
+        remote LEO is the held HW, it was already outside the ISR before this step (a follower
+        the step removes is no longer counted: R4's HW over the new ISR), and the spec's
+        LeaderExpandIsr(i, j) is enabled on the candidate with the held HW (the leader's cached
+        zkVersion is current, the follower reached the HW and, with KAFKA-7128, the epoch
+        start)."""
+        r = t2.replicas[i]
+        if j == i or r.isr >> j & 1 or r.remote_leo[j] != obs:
+            return False
+        b = self.before.replicas[i] if self.before is not None else None
+        if b is None or b.leader != i or b.isr >> j & 1:
+            return False
+        return bool(self.steps(t2, "LeaderExpandIsr", (i, j)))
 
     def check(self, ev: Event, i: int, t: State, mism: list[str], leo_only: bool = False) -> bool:
         st = ev.get("state")
