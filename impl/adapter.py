@@ -163,8 +163,8 @@ class Session:
         w = self.world
         old = w.coord.controller
         others = [b for b in w.ids if b != old and w._usable(b) and b in w.coord.sessions]
-        if old < 0 or not others:
-            return {"ok": False, "error": "no controller, or no other running broker to take over"}
+        if old < 0 or not others:  # nobody to take over: nothing happens (ADAPTER.md)
+            return {"ok": True, "controller": old}
         node = w.nodes[old]
         held = node.paused_until
         node.paused_until = w.now + 1  # not a candidate for /controller in this election
