@@ -54,6 +54,9 @@ class Session:
         cfg = sim_config(
             c.get("protocol", "kip-320"),
             min_insync_replicas=min(int(c.get("min_insync", 2)), replication),
+            # small fetches, so that a follower far behind needs several (its HW is then
+            # capped by its own LEO, R4): the kit's scenarios produce tens of records, not 500s
+            replica_fetch_max_records=int(c.get("fetch_max_records", 8)),
         )
         kw: dict[str, Any] = {}
         if self.mutant:
@@ -163,17 +166,23 @@ class Session:
         w = self.world
         old = w.coord.controller
         others = [b for b in w.ids if b != old and w._usable(b) and b in w.coord.sessions]
+        want = c.get("broker")
+        if want is not None and int(want) in others:
+            others = [int(want)]  # the requested successor wins /controller
         if old < 0 or not others:  # nobody to take over: nothing happens (ADAPTER.md)
             return {"ok": True, "controller": old}
-        node = w.nodes[old]
-        held = node.paused_until
-        node.paused_until = w.now + 1  # not a candidate for /controller in this election
+        # Only the successor may take /controller in this election: the others are held
+        # back as a paused process would be (World._usable), for this one step.
+        held = {b: w.nodes[b].paused_until for b in w.ids if b != others[0]}
+        for b in held:
+            w.nodes[b].paused_until = max(w.nodes[b].paused_until, w.now + 1)
         w.coord.controller = -1
         w.nodes[old].controller = None
         try:
             w._membership_changed()
         finally:
-            node.paused_until = held
+            for b, t in held.items():
+                w.nodes[b].paused_until = t
         w.run_until(w.now + 10)
         return {"ok": True, "controller": w.coord.controller}
 

@@ -212,7 +212,7 @@ def rare() -> dict[str, Scenario]:
     far: Scenario = [
         {"op": "start", "brokers": 3, "replication": 3, "min_insync": 1},
         {"op": "crash", "broker": 2},
-        *(x for _ in range(12) for x in [{"op": "produce", "count": 4}, {"op": "run", "ms": 50}]),
+        *(x for _ in range(10) for x in [{"op": "produce", "count": 6}, {"op": "run", "ms": 50}]),
         {"op": "restart", "broker": 2},
         *(x for _ in range(6) for x in [{"op": "produce", "count": 2}, {"op": "run", "ms": 5}]),
         {"op": "crash", "broker": 1},
@@ -312,7 +312,55 @@ def rare() -> dict[str, Scenario]:
         {"op": "run", "ms": 400},
         *busy,
     ]
-    size = {"five-brokers": 5, "two-brokers": 2, "controller-not-leader-failed-cas": 4}
+    # KIP-320 fencing, the newer-epoch direction: the controller (broker 3, not a replica)
+    # shrinks the ISR with a new epoch; follower 1 learns it, the leader 0 (cut off from the
+    # controller) does not, and 1 fetches from 0 with an epoch 0 does not have yet.
+    newer: Scenario = [
+        {"op": "start", "brokers": 4, "replication": 3, "session_timeout_ms": 200},
+        {"op": "controller_failover", "broker": 3},
+        *busy,
+        {"op": "partition", "a": 3, "b": 0},
+        {"op": "crash", "broker": 2},
+        {"op": "run", "ms": 300},
+        {"op": "produce", "count": 2},
+        {"op": "run", "ms": 100},
+        {"op": "heal"},
+        {"op": "run", "ms": 400},
+        *busy,
+    ]
+    # KIP-279's walk back: three leader epochs on two replicas cut off from each other (the
+    # controller on broker 2, outside the partition), each bounce inside the lag time so the
+    # other stays in the ISR: 1 leads epoch 1 alone (z), 0 leads epoch 2 alone (y), 1 leads
+    # epoch 3; 0 then asks for epoch 2, is answered epoch 1, which it never had, and must
+    # walk back to epoch 0's end.
+    bounce = [{"op": "run", "ms": 20}]
+    walk: Scenario = [
+        {"op": "start", "brokers": 3, "replication": 2, "min_insync": 1},
+        {"op": "controller_failover", "broker": 2},
+        {"op": "produce", "count": 1},
+        {"op": "run", "ms": 100},
+        {"op": "partition", "a": 0, "b": 1},
+        {"op": "crash", "broker": 0},
+        {"op": "restart", "broker": 0},
+        *bounce,
+        {"op": "produce", "count": 1},
+        {"op": "crash", "broker": 1},
+        {"op": "restart", "broker": 1},
+        *bounce,
+        {"op": "produce", "count": 1},
+        {"op": "crash", "broker": 0},
+        {"op": "restart", "broker": 0},
+        *bounce,
+        {"op": "heal"},
+        {"op": "run", "ms": 300},
+        *busy,
+    ]
+    size = {
+        "five-brokers": 5,
+        "two-brokers": 2,
+        "controller-not-leader-failed-cas": 4,
+        "fenced-newer-epoch": 4,
+    }
     out = {
         "deep-epoch-history": deep,
         "follower-far-behind": far,
@@ -324,6 +372,8 @@ def rare() -> dict[str, Scenario]:
         "five-brokers": five,
         "two-brokers": two,
         "last-isr-member-back": last,
+        "fenced-newer-epoch": newer,
+        "epoch-walk-back": walk,
     }
     return {k: [*sc, *settle(size.get(k, 3))] for k, sc in out.items()}
 
