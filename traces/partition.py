@@ -60,6 +60,8 @@ class PartitionValidator:
         self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
         self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
         self.before: State | None = None  # the candidate a handler is stepping from
+        # follower -> offset of its last served fetch while outside the leader's ISR (``fit``)
+        self.fetched_outside: dict[int, int] = {}
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -203,6 +205,8 @@ class PartitionValidator:
                 self.force_resume(actor)
         if actor in self.down:
             self.force_crash(actor)
+        if ev["action"] == "FollowerFetch":
+            self._note_fetch(ev)
         mism: list[str] = []
         nxt = self._try(handler, ev, self.cands, mism)
         if not nxt:
@@ -280,7 +284,23 @@ class PartitionValidator:
         b = self.before.replicas[i] if self.before is not None else None
         if b is None or b.leader != i or b.isr >> j & 1:
             return False
+        if self.fetched_outside.get(j) != obs:
+            return False  # its expansion was never proposed: no fetch at ``obs`` while out
         return bool(self.steps(t2, "LeaderExpandIsr", (i, j)))
+
+    def _note_fetch(self, ev: Event) -> None:
+        """Decision 4's trace-determined half: a leader proposes an ISR expansion only on a
+        fetch of a follower outside its ISR (R7), so only a follower whose last served fetch
+        was at ``offset`` while outside the observed ISR may hold the HW there."""
+        a = ev["args"]
+        isr = (ev.get("state") or {}).get("isr")
+        if a.get("phase") != "serve" or not isinstance(isr, list):
+            return
+        j = self.pm.rep(a["follower"])
+        if a["follower"] in isr:
+            self.fetched_outside.pop(j, None)
+        else:
+            self.fetched_outside[j] = int(a["offset"])
 
     def check(self, ev: Event, i: int, t: State, mism: list[str], leo_only: bool = False) -> bool:
         st = ev.get("state")

@@ -113,6 +113,8 @@ def write_failures(rep: ConformReport, out_dir: str | Path) -> list[dict[str, An
             with tr.open("w", encoding="utf-8") as f:
                 f.write(json.dumps(out.header, separators=(",", ":")) + "\n")
                 for ev in out.events:
+                    # keys starting with "_" are the validator's own annotations
+                    ev = {k: x for k, x in ev.items() if not k.startswith("_")}
                     f.write(json.dumps(ev, separators=(",", ":")) + "\n")
             row["trace"] = str(tr)
             row["revalidate"] = f"isr validate {tr}"
