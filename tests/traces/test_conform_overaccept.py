@@ -130,7 +130,11 @@ def test_noop_truncate_only_when_nothing_to_cut(traces) -> None:
     head, events, k = _edit(traces["epoch-walk-back"], truncating)
     st = events[k]["state"]
     before = max(
-        (e["state"]["leo"] for e in events[:k] if e["node"] == events[k]["node"] and "leo" in (e.get("state") or {})),
+        (
+            e["state"]["leo"]
+            for e in events[:k]
+            if e["node"] == events[k]["node"] and "leo" in (e.get("state") or {})
+        ),
         default=0,
     )
     assert before > st["log_truncate"]
@@ -190,3 +194,40 @@ def test_consumer_read_past_hw(traces) -> None:
         _rejected_at(head, events, k)
         return
     pytest.fail("unreachable in this trace")  # pragma: no cover
+
+
+def test_unlogged_truncation_only_when_it_cuts_nothing(traces) -> None:
+    """ADAPTER.md: a follower need not log a FollowerTruncate that cuts nothing (the
+    validator inserts the spec's no-op truncation); one that must cut cannot be left out."""
+
+    def cutting(_i: int, e: Event) -> bool:
+        return e["action"] == "FollowerTruncate" and "log_truncate" in (e.get("state") or {})
+
+    head, events, k = _edit(traces["epoch-walk-back"], cutting)
+    f = events[k]["args"]["follower"]
+    # every round of the walk back (the spec's FollowerTruncate is one step) is left out
+    while events[k]["action"] == "FollowerTruncate" or events[k]["node"] != f:
+        if events[k]["action"] == "FollowerTruncate" and events[k]["node"] == f:
+            del events[k]
+        else:
+            k += 1
+    nxt = next(
+        i for i in range(k, len(events))
+        if events[i]["action"] == "FollowerFetch" and events[i]["args"]["follower"] == f
+    )  # fmt: skip
+    v = validate_events(head, events, "crafted")
+    assert v.verdict == REJECTED and v.index is not None and v.index >= nxt, v.reason
+
+
+def test_idle_fetch_is_still_fenced(traces) -> None:
+    """ADAPTER.md: an idle fetch (nothing changes) may be logged, but only at the leader's
+    epoch (KIP-320): the same serve from a follower at another epoch is rejected."""
+
+    def serve(_i: int, e: Event) -> bool:
+        return e["args"].get("phase") == "serve"
+
+    head, events, k = _edit(traces["lagging-follower-rejoins"], serve)
+    idle = copy.deepcopy(events[k])
+    idle["args"]["epoch"] = idle["args"]["epoch"] + 1
+    events.insert(k + 1, idle)
+    _rejected_at(head, events, k + 1)

@@ -43,6 +43,7 @@ class Adapter:
         # The adapter's stderr goes to a file, never to a pipe nobody reads (an adapter logging
         # more than a pipe buffer would block); the report names the file.
         self.stderr_path = Path(stderr_path) if stderr_path else _temp_stderr()
+        self._temp = stderr_path is None
         self.stderr_file = open(self.stderr_path, "a", encoding="utf-8")  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(
@@ -90,6 +91,9 @@ class Adapter:
         self.proc.terminate()
         self.proc.wait(timeout=5)
         self.stderr_file.close()
+        with contextlib.suppress(OSError):
+            if self._temp and self.stderr_path.stat().st_size == 0:
+                self.stderr_path.unlink()  # nothing logged: no file left behind
 
 
 def _temp_stderr() -> Path:

@@ -404,6 +404,8 @@ START_PROBE = {"brokers": 3, "replication": 3}
 def probe_ops(kind: str) -> Scenario:
     """Commands that tell whether an adapter supports a fault kind (after a ``start``)."""
     return {
+        "partition": [{"op": "partition", "a": 0, "b": 1}, {"op": "heal"}],
+        "jitter": [{"op": "jitter", "max_ms": 10}, {"op": "heal"}],
         "power_fail": [{"op": "power_fail", "broker": 2}],
         "pause": [{"op": "pause", "broker": 2, "ms": 10}, {"op": "resume", "broker": 2}],
         "partition_coord": [{"op": "partition_coord", "broker": 2}],
