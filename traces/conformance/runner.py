@@ -180,13 +180,16 @@ def run_scenario_full(
 
 def schema_problem(head: dict[str, Any], events: list[Any]) -> str:
     """The first line of the trace that breaks traces/schema, naming the field (ADAPTER.md)."""
-    from ..format import validate_line
+    from ..format import _schema, schema_errors
 
-    errs = validate_line(head)
+    root = {k: v for k, v in _schema().items() if k != "oneOf"}
+    # each line against its own definition, so an error names the field, not "oneOf"
+    errs = schema_errors(head, {**root, "$ref": "#/$defs/header"})
     if errs:
         return f"header: {errs[0]}"
+    ev_schema = {**root, "$ref": "#/$defs/event"}
     for k, ev in enumerate(events):
-        errs = validate_line(ev)
+        errs = schema_errors(ev, ev_schema)
         if errs:
             act = ev.get("action") if isinstance(ev, dict) else None
             return f"event {k} ({act}): {'; '.join(errs[:2])}"
