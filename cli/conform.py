@@ -133,6 +133,11 @@ def _missing(cov: dict, need: str | None) -> list[str]:
     return out
 
 
+def _counts(rep) -> str:
+    """'41 accepted, 1 unsupported' (the report's one-line summary)."""
+    return ", ".join(f"{n} {k}" for k, n in sorted(rep.counts().items())) or "no scenarios"
+
+
 def _report(args, rep) -> int:
     from traces.conformance.report import classify, coverage, junit_xml, to_json, write_failures
 
@@ -155,7 +160,7 @@ def _report(args, rep) -> int:
             c = classify(v)
             tag = f" [{c.get('property') or c.get('kind')}]" if c else ""
             print(f"{v.verdict:12} {n}{tag}" + (f"  ({v.reason})" if v.reason else ""))
-        print(f"verdicts: {rep.counts()} in {rep.seconds:.1f}s")
+        print(f"verdicts: {_counts(rep)} in {rep.seconds:.1f}s")
         print(
             f"spec actions covered: {len(cov['actions'])}/{len(cov['actions']) + len(cov['actions_missing'])}"
         )
@@ -182,7 +187,7 @@ def _report(args, rep) -> int:
         for f in failures:
             if "revalidate" in f:
                 print(f"failing trace {f['name']}: {f['revalidate']}")
-        if rep.stderr_path:
+        if rep.stderr_path and Path(rep.stderr_path).exists():  # (an empty temp file is removed)
             print(f"adapter stderr: {rep.stderr_path}")
         for m in missing:
             print(f"required coverage not met: {m}")
@@ -207,7 +212,7 @@ def _report_mutants(args, base, rows, mutants, seconds: float) -> int:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(f"reference implementation: {'accepted' if ref_ok else 'REJECTED'} {base.counts()}")
+        print(f"reference implementation: {'accepted' if ref_ok else 'REJECTED'} ({_counts(base)})")
         for m, k, n, why in rows:
             print(f"{k:9} {m:30} ({mutants[m].bug}; {n} scenarios)")
             if why:

@@ -172,7 +172,9 @@ def to_json(
             "verdict": sf[2].to_json(),
             "files": files.get(sf[0]),
         },
-        "adapter_stderr": rep.stderr_path,
+        "adapter_stderr": rep.stderr_path
+        if rep.stderr_path and Path(rep.stderr_path).exists()
+        else None,
         "seconds": round(rep.seconds, 3),
     }
 
