@@ -190,7 +190,16 @@ class Session:
         return self._move("elect_leader", int(c["broker"]))
 
     def op_controlled_shutdown(self, c: dict[str, Any]) -> dict[str, Any] | None:
-        return self._move("controlled_shutdown", int(c["broker"]))
+        """R9: leadership moves off the broker and it leaves the ISRs, then it stops (an
+        orderly stop: World.stop where the World has it, else a process crash)."""
+        b = int(c["broker"])
+        got = self._move("controlled_shutdown", b)
+        if got is not None:
+            return got
+        w = self.world
+        w.run_until(w.now + 200)  # the moves land and reach the brokers before it stops
+        getattr(w, "stop", w.crash)(b)
+        return None
 
     def _move(self, name: str, broker: int) -> dict[str, Any] | None:
         """A leader move of the spec (ControllerMoveLeader, ControllerShutdownBroker) if this
