@@ -164,3 +164,20 @@ def test_swarm_schedules_use_only_the_supported_kinds() -> None:
 
     check()
     assert "elect_leader" in FAULT_KINDS and "controlled_shutdown" in FAULT_KINDS
+
+
+@pytest.mark.parametrize(
+    ("mutant", "kind", "prop"),
+    [
+        ("consumer-past-hw", PROPERTY, "NoPhantomRead"),
+        ("follower-hw-not-capped", PROPERTY, "HwAtMostLeo"),
+        ("no-epoch-walk-back", "step", None),
+    ],
+)
+def test_rejections_are_classified(mutant: str, kind: str, prop: str | None) -> None:
+    rep = conform(InProcess(mutant), random_examples=0, stop_at_first=True, shrink=False)
+    assert rep.rejected
+    c = classify(rep.rejected[0][2])
+    assert (c["kind"], c.get("property")) == (kind, prop), c
+    if kind == "step":
+        assert c["requirements"] and c["observed_vs_spec"]

@@ -37,6 +37,24 @@ _PROPERTY_OF = {
 }
 
 
+# The requirements (PROTOCOL.md) a step of each action is held to, for a "step" failure.
+_REQUIREMENTS = {
+    "FollowerFetch": "R2-R4 (fetch, LEO, HW), R12, KIP-320 fencing",
+    "FollowerTruncate": "R10, R12, KIP-101/KIP-279 truncation",
+    "LeaderShrinkIsr": "R4, R7 (ISR changes by compare-and-set)",
+    "LeaderExpandIsr": "R7, KAFKA-7128",
+    "ControllerElectLeader": "R9 (election from the live ISR)",
+    "ControllerShrinkIsr": "R9",
+    "BrokerBecomeLeader": "R9, R11",
+    "BrokerBecomeFollower": "R9, R10",
+    "BrokerRestart": "R13",
+    "BrokerCrash": "R8",
+    "BrokerCheckpointHw": "R13",
+    "BrokerFlush": "R14",
+    "ProducerSend": "R2, R6",
+}
+
+
 def classify(v: Verdict) -> dict[str, Any]:
     """What kind of failure a verdict is (see the module docstring); {} for an accepted one."""
     if v.verdict == ACCEPTED:
@@ -51,6 +69,8 @@ def classify(v: Verdict) -> dict[str, Any]:
     action = ev.get("action", "")
     args = ev.get("args") or {}
     out: dict[str, Any] = {"kind": STEP, "action": action, "detail": v.reason}
+    if action in _REQUIREMENTS:
+        out["requirements"] = _REQUIREMENTS[action]
     if action in _PROPERTY_OF:
         prop, why = _PROPERTY_OF[action]
         out.update(kind=PROPERTY, property=prop, why=why)
@@ -72,6 +92,15 @@ def classify(v: Verdict) -> dict[str, Any]:
         )
         return out
     m = re.search(r"HW=(\d+) but the spec has HW=(\d+)", text)
+    leo = (ev.get("state") or {}).get("leo")
+    if m and isinstance(leo, int) and int(m.group(1)) > leo:
+        out.update(
+            kind=PROPERTY,
+            property="HwAtMostLeo",
+            why="R4: a HW above the replica's own LEO (HW = min(own LEO, leader HW))",
+            offset=leo,
+        )
+        return out
     if m and int(m.group(1)) > int(m.group(2)):
         out.update(
             kind=PROPERTY,
