@@ -56,6 +56,9 @@ class Adapter:
             )
         except (OSError, ValueError) as e:
             self.stderr_file.close()
+            if self._temp:
+                with contextlib.suppress(OSError):
+                    self.stderr_path.unlink()
             why = getattr(e, "strerror", None) or str(e)
             raise AdapterError(f"cannot start adapter {command!r}: {why}") from None
 

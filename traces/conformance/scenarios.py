@@ -21,7 +21,14 @@ from spec import Config, IsrSpec
 Op = dict[str, Any]
 Scenario = list[Op]
 
-ENV_OPS = {"ProducerSend", "BrokerCrash", "BrokerRestart", "ConsumerFetch"}
+ENV_OPS = {
+    "ProducerSend",
+    "BrokerCrash",
+    "BrokerRestart",
+    "ConsumerFetch",
+    "ControllerMoveLeader",
+    "ControllerShutdownBroker",
+}
 
 
 def _role(s: Any, i: int) -> str:
@@ -91,6 +98,11 @@ def path_to_scenario(path: list[tuple[str, dict[str, Any]]]) -> Scenario:
             ops.append({"op": "restart", "broker": args["replica"]})
         elif name == "ConsumerFetch":
             ops.append({"op": "consume"})
+        elif name == "ControllerMoveLeader":  # preferred/operator election (R9)
+            ops.append({"op": "elect_leader", "broker": args["leader"]})
+            ops.append({"op": "run", "ms": 60})
+        elif name == "ControllerShutdownBroker":  # controlled shutdown (R9)
+            ops.append({"op": "controlled_shutdown", "broker": args["replica"]})
         elif name == "NetworkLoseLeaderAndIsr":
             ops.append({"op": "partition", "a": 0, "b": args["replica"]})
             ops.append({"op": "run", "ms": 100})
