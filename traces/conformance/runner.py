@@ -163,14 +163,14 @@ def run_scenario_full(
         scenario = scenario[1:]
     out = Outcome()
     try:
-        head = adapter.request(start)["header"]
+        head = adapter.request(start).get("header")
         for op in scenario:
             adapter.request(op)
             out.supported.add(op.get("op", ""))
     except CommandUnsupported as e:
         out.unsupported = str(e).split(":", 1)[0]
         return Verdict(name, UNSUPPORTED, reason=f"adapter does not support {e}"), out
-    events = adapter.request({"op": "trace"})["events"]
+    events = adapter.request({"op": "trace"}).get("events")
     if not isinstance(events, list):
         raise AdapterError("trace: 'events' is not a list")
     if not isinstance(head, dict):
