@@ -222,7 +222,7 @@ def rare() -> dict[str, Scenario]:
         deep += [*busy, *_bounce(b, 500), {"op": "restart", "broker": b}, {"op": "run", "ms": 300}]
     deep += [{"op": "restart", "broker": 2}, {"op": "run", "ms": 400}, *busy]
     far: Scenario = [
-        {"op": "start", "brokers": 3, "replication": 3, "min_insync": 1},
+        {"op": "start", "brokers": 3, "replication": 3, "min_insync": 1, "fetch_max_records": 4},
         {"op": "crash", "broker": 2},
         *(x for _ in range(10) for x in [{"op": "produce", "count": 6}, {"op": "run", "ms": 50}]),
         {"op": "restart", "broker": 2},
