@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from pathlib import Path
 
 from .errors import BAD_INPUT, OK, VIOLATION, UsageError
 
 REFERENCE = f"{sys.executable} -m impl.adapter"
+COVERAGE_KINDS = ("transitions", "actions", "all")
 
 
 def register(sub) -> None:
@@ -17,12 +20,20 @@ def register(sub) -> None:
         help="drive an implementation through an adapter with spec-derived and random fault "
         "scenarios, validating every trace it records",
         description="Scenarios: shortest spec paths covering every spec action and replica role "
-        "change, directed fault patterns, and hypothesis-generated fault schedules (shrunk on "
-        "failure). Exit 0: every scenario accepted (or unsupported); 1: a scenario rejected "
-        "(or, with --mutants, a mutant survived); 2: bad input or a broken adapter.",
+        "change, directed fault patterns (rare interleavings), and swarm-tested random fault "
+        "schedules (shrunk on failure). Exit 0: every scenario accepted (an unsupported command "
+        "is reported as a coverage gap); 1: a scenario failed (a broken property, a step the "
+        "spec does not allow, or a trace that breaks the schema), --require-coverage not met, "
+        "or, with --mutants, a mutant survived; 2: bad input or a broken adapter.",
     )
     p.add_argument("--adapter", default=None, help=f'adapter command (default: "{REFERENCE}")')
-    p.add_argument("--random", type=int, default=20, help="hypothesis examples (default 20)")
+    p.add_argument("--random", type=int, default=20, help="random schedules (default 20)")
+    p.add_argument("--max-ops", type=int, default=24, help="commands per random schedule (24)")
+    p.add_argument(
+        "--no-swarm",
+        action="store_true",
+        help="every random schedule may use every fault kind (default: each draws a subset)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--protocol", default="kip-320")
     p.add_argument(
@@ -31,7 +42,23 @@ def register(sub) -> None:
         help="run the reference implementation's mutants (impl/mutants.py) and report the "
         "mutation score",
     )
+    p.add_argument("--mutant", action="append", default=None, help="with --mutants: only these")
     p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write each failing trace (with the command that re-validates it) and the "
+        "adapter's stderr here",
+    )
+    p.add_argument(
+        "--require-coverage",
+        nargs="?",
+        const="transitions",
+        choices=COVERAGE_KINDS,
+        help="fail (exit 1) when a spec role transition (or action, or both) was never "
+        "exercised by an accepted trace",
+    )
     p.set_defaults(run=run)
 
 
@@ -40,28 +67,53 @@ def run(args: argparse.Namespace) -> int:
 
     if args.random < 0:
         raise UsageError("--random must be >= 0")
+    if args.max_ops < 1:
+        raise UsageError("--max-ops must be >= 1")
+    from spec.config import PROTOCOL_NAMES
+
+    if args.protocol not in PROTOCOL_NAMES:
+        raise UsageError(f"unknown protocol {args.protocol!r} (try `isr protocols`)")
     cmd = args.adapter or REFERENCE
+    out_dir = Path(args.out) if args.out else None
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"cannot create --out {args.out}: {e.strerror}") from None
+    stderr_path = out_dir / "adapter.stderr" if out_dir else None
     try:
         if args.mutants:
             from impl.mutants import MUTANTS
 
             if args.adapter:
                 raise UsageError("--mutants runs the reference adapter's mutants; drop --adapter")
-            ref = Adapter(cmd)
+            names = sorted(MUTANTS) if not args.mutant else args.mutant
+            unknown = [m for m in names if m not in MUTANTS]
+            if unknown:
+                raise UsageError(f"unknown mutant {unknown[0]!r} (see impl/mutants.py)")
+            t0 = time.perf_counter()
+            ref = Adapter(cmd, stderr_path)
             try:
                 base = conform(ref, random_examples=args.random, seed=args.seed, shrink=False)
             finally:
                 ref.close()
             rows = mutation_score(
-                sorted(MUTANTS),
-                lambda mu: Adapter(f"{cmd} --mutant {mu}"),
+                names,
+                lambda mu: Adapter(f"{cmd} --mutant {mu}", stderr_path),
                 random_examples=args.random,
                 seed=args.seed,
             )
-            return _report_mutants(args, base, rows, MUTANTS)
-        ad = Adapter(cmd)
+            return _report_mutants(args, base, rows, MUTANTS, time.perf_counter() - t0)
+        ad = Adapter(cmd, stderr_path)
         try:
-            rep = conform(ad, random_examples=args.random, seed=args.seed, protocol=args.protocol)
+            rep = conform(
+                ad,
+                random_examples=args.random,
+                seed=args.seed,
+                protocol=args.protocol,
+                swarm=not args.no_swarm,
+                max_ops=args.max_ops,
+            )
         finally:
             ad.close()
     except AdapterError as e:
@@ -70,58 +122,79 @@ def run(args: argparse.Namespace) -> int:
     return _report(args, rep)
 
 
-def _report(args, rep) -> int:
-    from spec import Config, IsrSpec
+def _missing(cov: dict, need: str | None) -> list[str]:
+    if not need:
+        return []
+    out = []
+    if need in ("transitions", "all"):
+        out += [f"transition {t}" for t in cov["transitions_missing"]]
+    if need in ("actions", "all"):
+        out += [f"action {a}" for a in cov["actions_missing"]]
+    return out
 
-    names = IsrSpec(Config(protocol=args.protocol)).action_names
-    covered = sorted(set(names) & rep.actions)
+
+def _counts(rep) -> str:
+    """'41 accepted, 1 unsupported' (the report's one-line summary)."""
+    return ", ".join(f"{n} {k}" for k, n in sorted(rep.counts().items())) or "no scenarios"
+
+
+def _report(args, rep) -> int:
+    from traces.conformance.report import classify, coverage, junit_xml, to_json, write_failures
+
+    failures = write_failures(rep, args.out) if args.out and rep.rejected else []
+    cov = coverage(rep, args.protocol)
+    missing = _missing(cov, args.require_coverage)
+    if args.junit:
+        try:
+            Path(args.junit).write_text(junit_xml(rep))
+        except OSError as e:
+            raise UsageError(f"cannot write --junit {args.junit}: {e.strerror}") from None
     if args.format == "json":
-        doc = {
-            "scenarios": [
-                {"name": n, "verdict": v.verdict, "reason": v.reason, "events": v.events}
-                for n, _s, v in rep.results
-            ],
-            "counts": rep.counts(),
-            "coverage": {
-                "actions": covered,
-                "actions_missing": sorted(set(names) - rep.actions),
-                "transitions": sorted(f"{a}->{b}" for a, b in rep.transitions),
-            },
-            "shortest_failing": None
-            if rep.shortest_failing is None
-            else {
-                "name": rep.shortest_failing[0],
-                "scenario": rep.shortest_failing[1],
-                "verdict": rep.shortest_failing[2].to_json(),
-            },
-            "seconds": rep.seconds,
-        }
+        doc = to_json(rep, args.protocol, failures)
+        doc["coverage_required"] = args.require_coverage
+        doc["coverage_unmet"] = missing
         json.dump(doc, sys.stdout, indent=2, default=list)
         sys.stdout.write("\n")
     else:
         for n, _s, v in rep.results:
-            print(f"{v.verdict:12} {n}" + (f"  ({v.reason})" if v.reason else ""))
-        print(f"verdicts: {rep.counts()} in {rep.seconds:.1f}s")
-        print(f"spec actions covered: {len(covered)}/{len(names)}")
-        missing = sorted(set(names) - rep.actions)
-        if missing:
-            print(f"  never exercised: {', '.join(missing)}")
+            c = classify(v)
+            tag = f" [{c.get('property') or c.get('kind')}]" if c else ""
+            print(f"{v.verdict:12} {n}{tag}" + (f"  ({v.reason})" if v.reason else ""))
+        print(f"verdicts: {_counts(rep)} in {rep.seconds:.1f}s")
         print(
-            "role transitions covered: "
-            + ", ".join(f"{a}->{b}" for a, b in sorted(rep.transitions))
+            f"spec actions covered: {len(cov['actions'])}/{len(cov['actions']) + len(cov['actions_missing'])}"
         )
+        if cov["actions_missing"]:
+            print(f"  never exercised: {', '.join(cov['actions_missing'])}")
+        print(f"role transitions covered: {', '.join(cov['transitions'])}")
+        if cov["transitions_missing"]:
+            print(f"  never exercised: {', '.join(cov['transitions_missing'])}")
+        if rep.gaps:
+            gaps = ", ".join(f"{k} ({n})" for k, n in sorted(rep.gaps.items()))
+            print(f"coverage gaps (commands the adapter does not support): {gaps}")
         if rep.shortest_failing:
             n, sc, v = rep.shortest_failing
+            c = classify(v)
             print(f"shortest failing scenario ({n}, {len(sc)} commands):")
             for op in sc:
                 print(f"  {json.dumps(op)}")
-            print(f"  -> {v.reason}")
+            print(f"  -> {c.get('kind')}: {v.reason}")
+            if c.get("property"):
+                rec = f", record {c['record']}" if "record" in c else ""
+                print(f"     broken property: {c['property']}{rec} ({c.get('why', '')})")
             for m in v.mismatches:
                 print(f"     - {m}")
-    return VIOLATION if rep.rejected else OK
+        for f in failures:
+            if "revalidate" in f:
+                print(f"failing trace {f['name']}: {f['revalidate']}")
+        if rep.stderr_path and Path(rep.stderr_path).exists():  # (an empty temp file is removed)
+            print(f"adapter stderr: {rep.stderr_path}")
+        for m in missing:
+            print(f"required coverage not met: {m}")
+    return VIOLATION if rep.rejected or missing else OK
 
 
-def _report_mutants(args, base, rows, mutants) -> int:
+def _report_mutants(args, base, rows, mutants, seconds: float) -> int:
     killed = sum(1 for r in rows if r[1] == "killed")
     ref_ok = not base.rejected
     if args.format == "json":
@@ -132,14 +205,17 @@ def _report_mutants(args, base, rows, mutants) -> int:
                 for m, k, n, why in rows
             ],
             "score": f"{killed}/{len(rows)}",
+            "killed": killed,
+            "total": len(rows),
+            "seconds": round(seconds, 1),
         }
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(f"reference implementation: {'accepted' if ref_ok else 'REJECTED'} {base.counts()}")
+        print(f"reference implementation: {'accepted' if ref_ok else 'REJECTED'} ({_counts(base)})")
         for m, k, n, why in rows:
-            print(f"{k:9} {m:26} ({mutants[m].bug}; {n} scenarios)")
+            print(f"{k:9} {m:30} ({mutants[m].bug}; {n} scenarios)")
             if why:
                 print(f"          {why[:200]}")
-        print(f"mutation score: {killed}/{len(rows)}")
+        print(f"mutation score: {killed}/{len(rows)} in {seconds:.0f}s")
     return OK if ref_ok and killed == len(rows) else VIOLATION

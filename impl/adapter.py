@@ -5,7 +5,11 @@
 Reads one JSON command per line on stdin, answers one JSON object per line on stdout. It runs
 the implementation in the deterministic simulation (virtual time, so `run` is instant) and
 returns the trace events the implementation recorded. Imports `impl/` only, like an adapter for
-any other implementation would.
+any other implementation would. Every fault and move of ``impl/sim/world.py`` has a command
+(R8: crash, power failure, pause, loss, duplication, reordering, partitions; R9: controller
+failover); a command the simulation cannot do (a broker cut off from the coordination service)
+or a World without the method (``elect_leader``, ``controlled_shutdown`` before the impl-moves
+branch) is answered ``{"ok": false, "unsupported": true}``.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ class Session:
 
     def handle(self, cmd: dict[str, Any]) -> dict[str, Any]:
         op = cmd.get("op")
-        fn = getattr(self, f"op_{op}", None)
+        fn = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
         if fn is None:
-            return {"ok": False, "error": f"unknown op {op!r}"}
+            return _unsupported(f"unknown op {op!r}")
         if op not in ("start", "stop") and self.w is None:
             return {"ok": False, "error": "no cluster: send start first"}
         return fn(cmd) or {"ok": True}
@@ -40,8 +44,19 @@ class Session:
         return self.w
 
     def op_start(self, c: dict[str, Any]) -> dict[str, Any]:
+        brokers = int(c.get("brokers", 3))
+        replication = int(c.get("replication", min(3, brokers)))
+        if not 2 <= replication <= brokers <= 5:
+            return {"ok": False, "error": "need 2 <= replication <= brokers <= 5"}
+        acks = str(c.get("acks", "all"))
+        if acks not in ("all", "1"):
+            return {"ok": False, "error": f"acks must be 'all' or '1', not {acks!r}"}
         cfg = sim_config(
-            c.get("protocol", "kip-320"), min_insync_replicas=int(c.get("min_insync", 2))
+            c.get("protocol", "kip-320"),
+            min_insync_replicas=min(int(c.get("min_insync", 2)), replication),
+            # small fetches, so that a follower far behind needs several (its HW is then
+            # capped by its own LEO, R4): the kit's scenarios produce tens of records, not 500s
+            replica_fetch_max_records=int(c.get("fetch_max_records", 8)),
         )
         kw: dict[str, Any] = {}
         if self.mutant:
@@ -50,9 +65,9 @@ class Session:
                 "controller_cls": self.mutant.controller_cls,
             }
         self.w = World(
-            int(c.get("brokers", 3)),
+            brokers,
             int(c.get("partitions", 1)),
-            int(c.get("replication", 3)),
+            replication,
             cfg,
             seed=int(c.get("seed", 0)),
             session_timeout_ms=int(c.get("session_timeout_ms", 600)),
@@ -60,6 +75,7 @@ class Session:
             **kw,
         )
         self.sent = 0
+        self.world.producer.acks = -1 if acks == "all" else 1
         self.world.run_until(100)
         w = self.world
         header = {
@@ -112,14 +128,94 @@ class Session:
     def op_restart(self, c: dict[str, Any]) -> None:
         self.world.restart(int(c["broker"]))
 
+    def op_power_fail(self, c: dict[str, Any]) -> None:
+        """R14: the broker dies and loses what it had not fsynced."""
+        self.world.crash(int(c["broker"]), lose_unflushed=True)
+
+    def op_pause(self, c: dict[str, Any]) -> None:
+        """A stop-the-world pause (GC, SIGSTOP) of ``ms``; past the session timeout its session
+        expires and it resumes as a zombie (R7, R8, R18)."""
+        self.world.pause(int(c["broker"]), int(c.get("ms", 1000)))
+
+    def op_resume(self, c: dict[str, Any]) -> None:
+        """End a pause now (messages and timers held for it run at the original end)."""
+        w = self.world
+        b = int(c["broker"])
+        node = w.nodes[b]
+        if node.alive and node.paused_until > w.now:
+            node.paused_until = w.now
+            w.at(w.now, w._resume, b)
+            w.run_until(w.now)
+
     def op_partition(self, c: dict[str, Any]) -> None:
         self.world.net.blocked.add(frozenset((int(c["a"]), int(c["b"]))))
+
+    def op_partition_coord(self, c: dict[str, Any]) -> dict[str, Any]:
+        # The simulation's coordination service is reached without faults (impl/sim/world.py).
+        return _unsupported("the simulation does not partition a broker from the coordination")
+
+    def op_loss(self, c: dict[str, Any]) -> None:
+        self.world.net.loss = float(c.get("rate", 0.1))
+
+    def op_duplicate(self, c: dict[str, Any]) -> None:
+        self.world.net.duplicate = float(c.get("rate", 0.1))
+
+    def op_controller_failover(self, c: dict[str, Any]) -> dict[str, Any]:
+        """R9: the controller resigns (its /controller node goes) and another running broker
+        takes over with a new controller epoch; the old one stays up as a plain broker."""
+        w = self.world
+        old = w.coord.controller
+        others = [b for b in w.ids if b != old and w._usable(b) and b in w.coord.sessions]
+        want = c.get("broker")
+        if want is not None and int(want) in others:
+            others = [int(want)]  # the requested successor wins /controller
+        if old < 0 or not others:  # nobody to take over: nothing happens (ADAPTER.md)
+            return {"ok": True, "controller": old}
+        # Only the successor may take /controller in this election: the others are held
+        # back as a paused process would be (World._usable), for this one step.
+        held = {b: w.nodes[b].paused_until for b in w.ids if b != others[0]}
+        for b in held:
+            w.nodes[b].paused_until = max(w.nodes[b].paused_until, w.now + 1)
+        w.coord.controller = -1
+        w.nodes[old].controller = None
+        try:
+            w._membership_changed()
+        finally:
+            for b, t in held.items():
+                w.nodes[b].paused_until = t
+        w.run_until(w.now + 10)
+        return {"ok": True, "controller": w.coord.controller}
+
+    def op_elect_leader(self, c: dict[str, Any]) -> dict[str, Any] | None:
+        return self._move("elect_leader", int(c["broker"]))
+
+    def op_controlled_shutdown(self, c: dict[str, Any]) -> dict[str, Any] | None:
+        """R9: leadership moves off the broker and it leaves the ISRs, then it stops (an
+        orderly stop: World.stop where the World has it, else a process crash)."""
+        b = int(c["broker"])
+        got = self._move("controlled_shutdown", b)
+        if got is not None:
+            return got
+        w = self.world
+        w.run_until(w.now + 200)  # the moves land and reach the brokers before it stops
+        getattr(w, "stop", w.crash)(b)
+        return None
+
+    def _move(self, name: str, broker: int) -> dict[str, Any] | None:
+        """A leader move of the spec (ControllerMoveLeader, ControllerShutdownBroker) if this
+        World has it (the impl-moves branch adds World.elect_leader / controlled_shutdown)."""
+        fn = getattr(self.world, name, None)
+        if fn is None:
+            return _unsupported(f"World.{name} is not implemented")
+        fn(broker)
+        self.world.run_until(self.world.now + 10)
+        return None
 
     def op_jitter(self, c: dict[str, Any]) -> None:
         self.world.net.max_delay_ms = max(1, int(c.get("max_ms", 200)))
 
     def op_heal(self, c: dict[str, Any]) -> None:
-        self.world.net = Net()
+        self.world.net = Net()  # partitions, jitter, loss and duplication end
 
     def op_run(self, c: dict[str, Any]) -> None:
         w = self.world
@@ -131,6 +227,10 @@ class Session:
     def op_stop(self, c: dict[str, Any]) -> dict[str, Any]:
         self.w = None
         return {"ok": True, "bye": True}
+
+
+def _unsupported(why: str) -> dict[str, Any]:
+    return {"ok": False, "unsupported": True, "error": why}
 
 
 def main(argv: list[str] | None = None) -> int:

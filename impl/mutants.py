@@ -132,6 +132,145 @@ class StaleRequestObeyed(Broker):
         return super()._on_leader_and_isr(req, now)
 
 
+# ---- issue 14: bugs on rare paths (fencing each way, deep truncation, HW capping, failed
+# compare-and-set, HW after a shrink). Each trace still says what a correct broker would.
+class _OneWayFencing(Broker):
+    """KIP-320 fencing in one direction only: requests of the other are served as if their
+    epoch were the leader's (the serve still traces the request's real epoch)."""
+
+    serve_older = False  # a follower at an older epoch (it missed a LeaderAndIsr)
+    serve_newer = False  # a follower at a newer epoch: this leader is a zombie
+
+    def _on_fetch(self, req: m.FetchRequest, now: int, *, first: bool, park: bool = True) -> Any:
+        from dataclasses import replace
+
+        real: dict[tuple[str, int], int] = {}
+        parts = []
+        for fp in req.partitions:
+            p = self.partitions.get((fp.topic, fp.partition))
+            if p is not None and p.role == LEADER and fp.current_leader_epoch != p.leader_epoch:
+                older = fp.current_leader_epoch < p.leader_epoch
+                if (older and self.serve_older) or (not older and self.serve_newer):
+                    real[(fp.topic, fp.partition)] = fp.current_leader_epoch
+                    fp = replace(fp, current_leader_epoch=p.leader_epoch)
+            parts.append(fp)
+        out = super()._on_fetch(replace(req, partitions=tuple(parts)), now, first=first, park=park)
+        for e in out:
+            ev = e.event if isinstance(e, m.Trace) else None
+            if ev and ev["action"] == "FollowerFetch" and ev["args"].get("phase") == "serve":
+                key = (ev.get("topic"), ev.get("partition"))
+                if key in real and ev["args"].get("follower") == req.replica_id:
+                    ev["args"]["epoch"] = real[key]
+        return out
+
+    def _on_epoch_query(self, req: m.OffsetsForLeaderEpochRequest) -> Any:
+        # the same one-way check guards OffsetsForLeaderEpoch (KIP-320 fences both requests)
+        from dataclasses import replace
+
+        qs = []
+        for q in req.partitions:
+            p = self.partitions.get((q.topic, q.partition))
+            if p is not None and p.role == LEADER and q.current_leader_epoch != p.leader_epoch:
+                older = q.current_leader_epoch < p.leader_epoch
+                if (older and self.serve_older) or (not older and self.serve_newer):
+                    q = replace(q, current_leader_epoch=p.leader_epoch)
+            qs.append(q)
+        return super()._on_epoch_query(replace(req, partitions=tuple(qs)))
+
+
+class ServeStaleFollower(_OneWayFencing):
+    """A leader serves a follower fetching with an older leader epoch (FENCED_LEADER_EPOCH not
+    returned): the follower appends the new epoch's records over its stale view."""
+
+    serve_older = True
+
+
+class ZombieLeaderServes(_OneWayFencing):
+    """A deposed leader serves a follower that already knows a newer epoch
+    (UNKNOWN_LEADER_EPOCH not returned)."""
+
+    serve_newer = True
+
+
+class NoEpochWalkBack(Broker):
+    """KIP-279 without its walk back: when the leader answers with an epoch the follower never
+    had, the follower truncates to the leader's end offset at once (KIP-101's rule), keeping
+    entries of epochs the leader never had."""
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        inner = self.strat
+
+        def follower_offset(log: Any, answer_epoch: int, answer_offset: int) -> tuple[int, bool]:
+            own_epoch, _end = (
+                log.end_offset_for_epoch(answer_epoch) if answer_epoch >= 0 else (0, 0)
+            )
+            if answer_epoch >= 0 and own_epoch != answer_epoch:
+                return min(answer_offset, log.leo), True
+            return inner.follower_offset(log, answer_epoch, answer_offset)
+
+        self.strat = _Strategy(inner, follower_offset=follower_offset)
+
+
+class FollowerHwNotCapped(Broker):
+    """A follower takes the leader's HW without capping it by its own LEO (R4: HW = min(own
+    LEO, leader HW)): a follower far behind claims offsets it does not hold as committed."""
+
+    def _apply_fetched(
+        self, out: list[Any], p: Partition, d: m.FetchPartitionData, now: int
+    ) -> None:
+        super()._apply_fetched(out, p, d, now)
+        if p.log.hw < d.high_watermark and (d.entries or d.base_offset == p.log.leo):
+            p.log.hw = d.high_watermark
+            for e in reversed(out):
+                if isinstance(e, m.Trace) and e.event["action"] == "FollowerFetch":
+                    e.event.setdefault("state", {})["hw"] = p.log.hw
+                    break
+
+
+class FailedCasApplied(Broker):
+    """A failed compare-and-set of the leader's ISR write is taken as a success (the leader
+    changes its ISR although the controller's write won; R7, R18)."""
+
+    def on_cas_results(self, results: list[m.CasResult], now: int) -> list[Any]:
+        from dataclasses import replace
+
+        return super().on_cas_results([r if r.ok else replace(r, ok=True) for r in results], now)
+
+
+class RemovedFollowerCountsForHw(Broker):
+    """A follower removed from the ISR is still counted for the HW: the leader's HW stays at
+    the removed (lagging or dead) follower's LEO after the shrink (R4: the HW is the minimum
+    over the ISR)."""
+
+    def on_cas_results(self, results: list[m.CasResult], now: int) -> list[Any]:
+        for res in results:
+            p = self.partitions.get(res.tp)
+            if p is not None and p.pending_isr is not None and p.pending_isr[0] == "shrink":
+                removed = getattr(p, "_removed", set())
+                p._removed = removed | (set(p.isr) - set(p.pending_isr[1]))  # type: ignore[attr-defined]
+        return super().on_cas_results(results, now)
+
+    def _raise_hw(self, p: Partition, now: int) -> bool:
+        if p.role != LEADER:
+            return False
+        removed = getattr(p, "_removed", set())
+        leos = [p.log.leo]
+        joining = p.pending_isr[1] if p.pending_isr and p.pending_isr[0] == "expand" else ()
+        for r, rem in p.remote.items():
+            if r in p.isr or r in joining or r in removed:
+                leos.append(rem.leo)
+        new_hw = min(leos)
+        if new_hw <= p.log.hw:
+            return False
+        p.log.hw = new_hw
+        return True
+
+    def _become_leader(self, out: list[Any], p: Partition, lp: Any, now: int) -> None:
+        p._removed = set()  # type: ignore[attr-defined]  # a new epoch starts from its ISR
+        super()._become_leader(out, p, lp, now)
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -159,6 +298,32 @@ MUTANTS: dict[str, Mutant] = {
         ),
         Mutant("consumer-past-hw", "consumers served past the HW", ConsumerPastHw),
         Mutant("stale-request-obeyed", "a stale controller's request obeyed", StaleRequestObeyed),
+        Mutant(
+            "serve-stale-follower",
+            "fetch fencing one way: a follower at an older epoch is served",
+            ServeStaleFollower,
+        ),
+        Mutant(
+            "zombie-leader-serves",
+            "fetch fencing one way: a deposed leader serves a follower at a newer epoch",
+            ZombieLeaderServes,
+        ),
+        Mutant("no-epoch-walk-back", "KIP-279 truncation without the walk back", NoEpochWalkBack),
+        Mutant(
+            "follower-hw-not-capped",
+            "a follower's HW not capped by its own LEO",
+            FollowerHwNotCapped,
+        ),
+        Mutant(
+            "failed-cas-applied",
+            "a failed ISR compare-and-set taken as a success",
+            FailedCasApplied,
+        ),
+        Mutant(
+            "removed-follower-counts-for-hw",
+            "a follower removed from the ISR still counted for the HW",
+            RemovedFollowerCountsForHw,
+        ),
     )
 }
 

@@ -226,7 +226,8 @@ def _entries_mismatch(pm: PartitionMap, r: Replica, start: int, entries: list) -
     log = r.log
     for k, (rid, ep) in enumerate(entries):
         num, sep = log[start + k]
-        if sep != pm.epoch(ep) or rid_of[num] != rid:
+        # record ids are compared as strings: 1 and "1" are the same id (ADAPTER.md)
+        if sep != pm.epoch(ep) or rid_of[num] != str(rid):
             return (
                 f"offset {start + k} holds {rid}@epoch {ep} but the spec has "
                 f"{rid_of[num]}@epoch {pm.trace_epoch(sep)}"

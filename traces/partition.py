@@ -59,6 +59,10 @@ class PartitionValidator:
         self.paused: set[int] = set()
         self.fired: set[str] = set()  # spec actions this trace exercised (coverage)
         self.transitions: set[tuple[str, str]] = set()  # replica role changes (coverage)
+        self.before: State | None = None  # the candidate a handler is stepping from
+        # follower -> offset of its last served fetch while outside the leader's ISR (``fit``)
+        self.fetched_outside: dict[int, int] = {}
+        self.fetching: tuple[int, int] | None = None  # (follower, leader) of a FollowerFetch
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -166,6 +170,16 @@ class PartitionValidator:
                         if c not in seen:
                             seen[c] = None
                             nxt.append(c)
+                # a follower's OffsetsForLeaderEpoch that cuts nothing need not be logged
+                # (ADAPTER.md): the spec's no-op FollowerTruncate before its fetch
+                if self.fetching is not None and s.replicas[self.fetching[0]].truncating:
+                    f, l = self.fetching
+                    for _a, t in self.steps(s, "FollowerTruncate", (f, l)):
+                        if len(t.replicas[f].log) == len(s.replicas[f].log):
+                            c = (strip_history(t)[0], pend, ack)
+                            if c not in seen:
+                                seen[c] = None
+                                nxt.append(c)
                 # a broker holding nothing of the partition on disk restarts without an event
                 for a, t in self.steps(s, "BrokerRestart", (actor,)):
                     r = s.replicas[a[0]]
@@ -202,10 +216,19 @@ class PartitionValidator:
                 self.force_resume(actor)
         if actor in self.down:
             self.force_crash(actor)
+        if ev["action"] == "FollowerFetch":
+            self._note_fetch(ev)
         mism: list[str] = []
         nxt = self._try(handler, ev, self.cands, mism)
         if not nxt:
+            a = ev.get("args") or {}
+            self.fetching = (
+                (self.pm.rep(a["follower"]), self.pm.rep(a["leader"]))
+                if ev["action"] == "FollowerFetch"
+                else None
+            )
             closed = self.hidden_closure(self.cands, actor)
+            self.fetching = None
             if len(closed) > len(self.cands):
                 nxt = self._try(handler, ev, closed, mism)
         if not nxt:
@@ -231,9 +254,39 @@ class PartitionValidator:
 
     def _try(self, handler: Callable, ev: Event, cands: list[Cand], mism: list[str]) -> list[Cand]:
         out: list[Cand] = []
+        idle = ev["action"] == "FollowerFetch"
         for c in cands:
-            out.extend(handler(self, ev, c, mism))
+            self.before = c[0]  # the state the step starts from (``fit``, decision 4)
+            got = handler(self, ev, c, mism)
+            if not got and idle and self._idle_fetch(ev, c[0], mism):
+                got = [c]
+            out.extend(got)
+        self.before = None
         return out
+
+    def _idle_fetch(self, ev: Event, s: State, mism: list[str]) -> bool:
+        """A fetch that changes nothing (ADAPTER.md, "idle fetches"): the spec lists no step
+        for it (a stutter), but an implementation may log it. A serve at the offset the
+        leader already recorded for the follower, by a leader serving the follower's epoch
+        (KIP-320), or an apply of no records that leaves the follower's HW as it was, each
+        with the observed state unchanged."""
+        a = ev["args"]
+        f, l = self.pm.rep(a["follower"]), self.pm.rep(a["leader"])
+        rf, lr = s.replicas[f], s.replicas[l]
+        if not (lr.alive and lr.leader == l and rf.alive and rf.leader == l):
+            return False
+        if self.ctx.protocol.fenced_fetch and lr.epoch != rf.epoch:
+            return False
+        if a.get("phase") == "serve":
+            o = int(a["offset"])
+            if rf.truncating or len(rf.log) != o or lr.remote_leo[f] != o:
+                return False
+            if "epoch" in a and self.pm.epoch(a["epoch"]) != rf.epoch:
+                return False
+            return self.check(ev, l, s, mism)
+        if a.get("phase") == "apply" and int(a.get("count", 0)) == 0:
+            return self.check(ev, f, s, mism)
+        return False
 
     # ---- helpers for handlers ----------------------------------------------------------------
     def fit(
@@ -251,26 +304,59 @@ class PartitionValidator:
         r = t.replicas[i]
         if not (isinstance(obs, int) and r.alive and r.leader == i and obs < r.hw):
             return None
-        joining = [
-            j for j in range(self.n)
-            if j != i and not r.isr >> j & 1 and r.remote_leo[j] == obs
-        ]  # fmt: skip
-        if not joining:
-            return None
         late = sorted(o for o, _n in gained if o >= obs)
         nr = r._replace(hw=obs, pending=tuple(sorted(set(r.pending) | set(late))))
         t2 = State(
             t.replicas[:i] + (nr,) + t.replicas[i + 1 :], t.coord, t.requests, t.history, t.faults
         )
+        if not any(self._joining(i, j, obs, t2) for j in range(self.n)):
+            return None
         mism.pop()
         if not self.check(ev, i, t2, mism):
             return None
         return t2, frozenset(x for x in gained if x[0] < obs)
 
+    def _joining(self, i: int, j: int, obs: int, t2: State) -> bool:
+        """Whether follower ``j`` may hold leader ``i``'s HW at ``obs`` (R4, decision 4): an
+        expansion of ``j`` is in flight in the candidate, i.e. ``j`` is outside the ISR, its
+        remote LEO is the held HW, it was already outside the ISR before this step (a follower
+        the step removes is no longer counted: R4's HW over the new ISR), and the spec's
+        LeaderExpandIsr(i, j) is enabled on the candidate with the held HW (the leader's cached
+        zkVersion is current, the follower reached the HW and, with KAFKA-7128, the epoch
+        start)."""
+        r = t2.replicas[i]
+        if j == i or r.isr >> j & 1 or r.remote_leo[j] != obs:
+            return False
+        b = self.before.replicas[i] if self.before is not None else None
+        if b is None or b.leader != i or b.isr >> j & 1:
+            return False
+        if self.fetched_outside.get(j) != obs:
+            return False  # its expansion was never proposed: no fetch at ``obs`` while out
+        return bool(self.steps(t2, "LeaderExpandIsr", (i, j)))
+
+    def _note_fetch(self, ev: Event) -> None:
+        """Decision 4's trace-determined half: a leader proposes an ISR expansion only on a
+        fetch of a follower outside its ISR (R7), so only a follower whose last served fetch
+        was at ``offset`` while outside the observed ISR may hold the HW there."""
+        a = ev["args"]
+        isr = (ev.get("state") or {}).get("isr")
+        if a.get("phase") != "serve" or not isinstance(isr, list):
+            return
+        j = self.pm.rep(a["follower"])
+        if a["follower"] in isr:
+            self.fetched_outside.pop(j, None)
+        else:
+            self.fetched_outside[j] = int(a["offset"])
+
     def check(self, ev: Event, i: int, t: State, mism: list[str], leo_only: bool = False) -> bool:
         st = ev.get("state")
         if not st:
             return True
+        if ev["action"] == "BrokerRestart":
+            # A restarted broker has no leader until its first LeaderAndIsr; what it reports
+            # of the previous incarnation's (a remembered epoch, role or ISR) is not protocol
+            # state, so it is not compared (ADAPTER.md, "restarted brokers").
+            st = {k: v for k, v in st.items() if k not in _RESTART_UNCHECKED}
         tail = st.get("log_append")
         if "log" in st and len(st["log"]) > 256:
             st = {k: v for k, v in st.items() if k != "log"}
@@ -281,6 +367,9 @@ class PartitionValidator:
             mism.append(f"{ev['action']}: {bad}")
             return False
         return True
+
+
+_RESTART_UNCHECKED = frozenset({"leader", "leader_epoch", "role", "isr", "remote_leo"})
 
 
 def _follow_truncations(s: State, t: State) -> State:

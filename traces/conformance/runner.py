@@ -9,35 +9,58 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ..mapping import TraceInputError
-from ..validate import ACCEPTED, REJECTED, UNSUPPORTED, Verdict, validate_events
-from .scenarios import Scenario, ops_strategy, spec_scenarios
+from ..validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict, validate_events
+from .scenarios import (
+    FAULT_KINDS,
+    START_PROBE,
+    Scenario,
+    probe_ops,
+    schedule_strategy,
+    spec_scenarios,
+)
 
 
 class AdapterError(Exception):
     """The adapter failed or broke the protocol (bad input: exit 2)."""
 
 
+class CommandUnsupported(AdapterError):
+    """The adapter answered ``{"ok": false, "unsupported": true}``: a coverage gap, not a pass."""
+
+
 class Adapter:
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str, stderr_path: str | Path | None = None) -> None:
         self.command = command
+        # The adapter's stderr goes to a file, never to a pipe nobody reads (an adapter logging
+        # more than a pipe buffer would block); the report names the file.
+        self.stderr_path = Path(stderr_path) if stderr_path else _temp_stderr()
+        self._temp = stderr_path is None
+        self.stderr_file = open(self.stderr_path, "a", encoding="utf-8")  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(
                 shlex.split(command),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stderr=self.stderr_file,
                 text=True,
                 bufsize=1,
             )
-        except OSError as e:
-            raise AdapterError(f"cannot start adapter {command!r}: {e.strerror}") from None
+        except (OSError, ValueError) as e:
+            self.stderr_file.close()
+            if self._temp:
+                with contextlib.suppress(OSError):
+                    self.stderr_path.unlink()
+            why = getattr(e, "strerror", None) or str(e)
+            raise AdapterError(f"cannot start adapter {command!r}: {why}") from None
 
     def request(self, cmd: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -53,13 +76,13 @@ class Adapter:
             resp = json.loads(line)
         except json.JSONDecodeError:
             raise AdapterError(f"adapter answered a non-JSON line: {line[:80]!r}") from None
-        if not resp.get("ok"):
-            raise AdapterError(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
+        _check_answer(cmd, resp)
         return resp
 
     def _stderr(self) -> str:
         try:
-            err = self.proc.stderr.read() if self.proc.stderr else ""
+            self.stderr_file.flush()
+            err = self.stderr_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             err = ""
         lines = [x for x in err.strip().splitlines() if x.strip()]
@@ -70,6 +93,27 @@ class Adapter:
             self.request({"op": "stop"})
         self.proc.terminate()
         self.proc.wait(timeout=5)
+        self.stderr_file.close()
+        with contextlib.suppress(OSError):
+            if self._temp and self.stderr_path.stat().st_size == 0:
+                self.stderr_path.unlink()  # nothing logged: no file left behind
+
+
+def _temp_stderr() -> Path:
+    fd, name = tempfile.mkstemp(prefix="isr-adapter-", suffix=".stderr")
+    os.close(fd)
+    return Path(name)
+
+
+def _check_answer(cmd: dict[str, Any], resp: Any) -> None:
+    """An answer that is not ``ok``: unsupported (a coverage gap) or an error (exit 2)."""
+    if not isinstance(resp, dict):
+        raise AdapterError(f"adapter answered {cmd.get('op')} with a non-object")
+    if resp.get("ok"):
+        return
+    if resp.get("unsupported"):
+        raise CommandUnsupported(f"{cmd.get('op')}: {resp.get('error') or 'unsupported'}")
+    raise AdapterError(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
 
 
 class InProcess:
@@ -82,31 +126,83 @@ class InProcess:
 
     def request(self, cmd: dict[str, Any]) -> dict[str, Any]:
         resp = self.session.handle(json.loads(json.dumps(cmd)))
-        if not resp.get("ok"):
-            raise AdapterError(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
+        _check_answer(cmd, resp)
         return resp
 
     def close(self) -> None:
         pass
 
 
+@dataclass
+class Outcome:
+    """What one scenario produced besides its verdict: the trace (kept for a failing one, to
+    be written with the command that re-validates it) and the command the adapter did not
+    support, if any (a coverage gap)."""
+
+    header: dict[str, Any] | None = None
+    events: list[dict[str, Any]] | None = None
+    unsupported: str = ""
+    supported: set[str] = field(default_factory=set)  # commands the adapter answered ok
+
+
 def run_scenario(
     adapter: Any, scenario: Scenario, name: str, seed: int = 0, protocol: str = "kip-320"
 ) -> Verdict:
+    return run_scenario_full(adapter, scenario, name, seed, protocol)[0]
+
+
+def run_scenario_full(
+    adapter: Any, scenario: Scenario, name: str, seed: int = 0, protocol: str = "kip-320"
+) -> tuple[Verdict, Outcome]:
+    """Run one scenario; the verdict is the validator's on the trace the adapter returned, or
+    ``unsupported`` (a coverage gap) when the adapter does not support one of its commands, or
+    ``bad-input`` when the trace breaks the trace schema (an encoding mismatch)."""
     start = {"op": "start", "brokers": 3, "replication": 3, "protocol": protocol, "seed": seed}
     if scenario and scenario[0].get("op") == "start":  # a scenario may set up the cluster
         start.update(scenario[0])
         scenario = scenario[1:]
-    head = adapter.request(start)["header"]
-    for op in scenario:
-        adapter.request(op)
-    events = adapter.request({"op": "trace"})["events"]
+    out = Outcome()
+    try:
+        head = adapter.request(start).get("header")
+        for op in scenario:
+            adapter.request(op)
+            out.supported.add(op.get("op", ""))
+    except CommandUnsupported as e:
+        out.unsupported = str(e).split(":", 1)[0]
+        return Verdict(name, UNSUPPORTED, reason=f"adapter does not support {e}"), out
+    events = adapter.request({"op": "trace"}).get("events")
     if not isinstance(events, list):
         raise AdapterError("trace: 'events' is not a list")
-    try:
-        return validate_events(head, events, name)
-    except TraceInputError as e:
-        raise AdapterError(f"{name}: the adapter's trace is malformed: {e}") from None
+    if not isinstance(head, dict):
+        raise AdapterError("start: 'header' is not an object")
+    out.header, out.events = head, events
+    bad = schema_problem(head, events)
+    if bad:
+        return Verdict(name, BAD_INPUT, events=len(events), reason=bad), out
+    v = validate_events(head, events, name)
+    return v, out
+
+
+def schema_problem(head: dict[str, Any], events: list[Any]) -> str:
+    """The first line of the trace that breaks traces/schema, naming the field (ADAPTER.md)."""
+    from ..format import _schema, schema_errors
+
+    root = {k: v for k, v in _schema().items() if k != "oneOf"}
+    # each line against its own definition, so an error names the field, not "oneOf"
+    errs = schema_errors(head, {**root, "$ref": "#/$defs/header"})
+    if errs:
+        return f"header: {errs[0]}"
+    ev_schema = {**root, "$ref": "#/$defs/event"}
+    for k, ev in enumerate(events):
+        errs = schema_errors(ev, ev_schema)
+        if errs:
+            act = ev.get("action") if isinstance(ev, dict) else None
+            return f"event {k} ({act}): {'; '.join(errs[:2])}"
+    return ""
+
+
+# ---- report -------------------------------------------------------------------------------
+FAILED = (REJECTED, BAD_INPUT)
 
 
 @dataclass
@@ -116,10 +212,15 @@ class ConformReport:
     actions: set[str] = field(default_factory=set)
     transitions: set[tuple[str, str]] = field(default_factory=set)
     seconds: float = 0.0
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    gaps: dict[str, int] = field(default_factory=dict)  # unsupported command -> scenarios
+    supported: set[str] = field(default_factory=set)  # commands some scenario ran
+    stderr_path: str = ""
 
     @property
     def rejected(self) -> list[tuple[str, Scenario, Verdict]]:
-        return [r for r in self.results if r[2].verdict == REJECTED]
+        """Failing scenarios: rejected by the validator, or a trace breaking the schema."""
+        return [r for r in self.results if r[2].verdict in FAILED]
 
     def counts(self) -> dict[str, int]:
         c: dict[str, int] = {}
@@ -137,23 +238,38 @@ def conform(
     spec_paths: bool = True,
     stop_at_first: bool = False,
     shrink: bool = True,
+    swarm: bool = True,
+    max_ops: int = 24,
 ) -> ConformReport:
+    """Run the spec-derived and directed scenarios, then ``random_examples`` random fault
+    schedules (swarm testing: each draws a subset of the fault kinds the adapter supports,
+    ``scenarios.ops_strategy``)."""
     t0 = time.perf_counter()
-    rep = ConformReport()
+    rep = ConformReport(stderr_path=str(getattr(adapter, "stderr_path", "") or ""))
 
-    def record(name: str, sc: Scenario, v: Verdict) -> None:
+    def record(name: str, sc: Scenario, v: Verdict, out: Outcome) -> None:
         rep.results.append((name, sc, v))
-        rep.actions |= v.fired
-        rep.transitions |= v.transitions
+        if v.verdict == ACCEPTED:  # coverage counts only what an accepted trace exercised
+            rep.actions |= v.fired
+            rep.transitions |= v.transitions
+        if v.verdict in FAILED:
+            rep.outcomes[name] = out
+        if out.unsupported:
+            rep.gaps[out.unsupported] = rep.gaps.get(out.unsupported, 0) + 1
+        rep.supported |= out.supported
 
     if spec_paths:
         for name, sc in spec_scenarios(3, protocol).items():
-            v = run_scenario(adapter, sc, name, seed, protocol)
-            record(name, sc, v)
-            if stop_at_first and v.verdict == REJECTED:
+            v, out = run_scenario_full(adapter, sc, name, seed, protocol)
+            record(name, sc, v, out)
+            if stop_at_first and v.verdict in FAILED:
                 break
     if random_examples > 0 and not (stop_at_first and rep.rejected):
-        _random(adapter, rep, record, random_examples, seed, protocol, stop_at_first, shrink)
+        kinds = supported_kinds(adapter, protocol, seed, rep) if swarm else None
+        _random(
+            adapter, rep, record, random_examples, seed, protocol, stop_at_first, shrink, kinds,
+            max_ops,
+        )  # fmt: skip
     fails = rep.rejected
     if fails and rep.shortest_failing is None:
         rep.shortest_failing = min(fails, key=lambda r: (len(r[1]), r[0]))
@@ -161,11 +277,35 @@ def conform(
     return rep
 
 
-def _random(adapter, rep, record, n, seed, protocol, stop_at_first, shrink) -> None:
+def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) -> list[str]:
+    """The fault kinds the adapter supports; an unsupported one is a coverage gap of the
+    report, and random schedules leave it out. What the scenarios so far did not tell is tried
+    once on a fresh cluster (a start per kind: few, on a real cluster)."""
+    out = []
+    for kind in FAULT_KINDS:
+        probe = probe_ops(kind)
+        ops = {op["op"] for op in probe}
+        if ops & set(rep.gaps):
+            continue
+        if not probe or ops <= rep.supported:
+            out.append(kind)
+            continue
+        try:
+            adapter.request({"op": "start", "protocol": protocol, "seed": seed, **START_PROBE})
+            for op in probe:
+                adapter.request(op)
+            out.append(kind)
+        except CommandUnsupported:
+            op = probe[0]["op"]
+            rep.gaps[op] = rep.gaps.get(op, 0) + 1
+    return out
+
+
+def _random(adapter, rep, record, n, seed, protocol, stop_at_first, shrink, kinds, max_ops):
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
-    failing: list[tuple[str, Scenario, Verdict]] = []
+    failing: list[tuple[str, Scenario, Verdict, Outcome]] = []
     counter = [0]
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
@@ -179,25 +319,24 @@ def _random(adapter, rep, record, n, seed, protocol, stop_at_first, shrink) -> N
         suppress_health_check=list(HealthCheck),
         derandomize=False,
     )
-    @given(ops_strategy())
-    def scenario(ops: Scenario) -> None:
-        sc = [*ops, {"op": "heal"}, *({"op": "restart", "broker": b} for b in range(3))]
-        sc.append({"op": "run", "ms": 800})
+    @given(schedule_strategy(kinds, max_ops=max_ops))
+    def scenario(sc: Scenario) -> None:
         counter[0] += 1
         name = f"random:{counter[0]}"
-        v = run_scenario(adapter, sc, name, seed, protocol)
+        v, out = run_scenario_full(adapter, sc, name, seed, protocol)
         if counter[0] <= n:
-            record(name, sc, v)
-        if v.verdict == REJECTED:
-            failing.append((name, sc, v))
+            record(name, sc, v, out)
+        if v.verdict in FAILED:
+            failing.append((name, sc, v, out))
             raise AssertionError(v.reason)
 
     with contextlib.suppress(AssertionError):
         scenario()
     if failing:
         # hypothesis replays the minimal failing example last
-        name, sc, v = failing[-1]
+        name, sc, v, out = failing[-1]
         rep.shortest_failing = (f"shrunk:{name}", sc, v)
+        rep.outcomes[f"shrunk:{name}"] = out
 
 
 def mutation_score(
@@ -227,9 +366,12 @@ __all__ = [
     "UNSUPPORTED",
     "Adapter",
     "AdapterError",
+    "CommandUnsupported",
     "ConformReport",
     "InProcess",
+    "Outcome",
     "conform",
     "mutation_score",
     "run_scenario",
+    "run_scenario_full",
 ]

@@ -12,6 +12,7 @@ Random fault schedules come from hypothesis strategies (``ops_strategy``).
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from typing import Any
 
@@ -20,7 +21,14 @@ from spec import Config, IsrSpec
 Op = dict[str, Any]
 Scenario = list[Op]
 
-ENV_OPS = {"ProducerSend", "BrokerCrash", "BrokerRestart", "ConsumerFetch"}
+ENV_OPS = {
+    "ProducerSend",
+    "BrokerCrash",
+    "BrokerRestart",
+    "ConsumerFetch",
+    "ControllerMoveLeader",
+    "ControllerShutdownBroker",
+}
 
 
 def _role(s: Any, i: int) -> str:
@@ -32,6 +40,7 @@ def _role(s: Any, i: int) -> str:
     return "follower" if r.leader >= 0 else "none"
 
 
+@functools.cache
 def spec_targets(
     replicas: int = 3, protocol: str = "kip-320", max_states: int = 60_000
 ) -> dict[str, list[tuple[str, dict[str, Any]]]]:
@@ -73,6 +82,11 @@ def spec_targets(
     return out
 
 
+def spec_transitions(protocol: str = "kip-320", replicas: int = 3) -> set[str]:
+    """The replica role changes the spec can make ("a->b"), for ``--require-coverage``."""
+    return {k[5:] for k in spec_targets(replicas, protocol) if k.startswith("role:")}
+
+
 def path_to_scenario(path: list[tuple[str, dict[str, Any]]]) -> Scenario:
     ops: Scenario = []
     for name, args in path:
@@ -84,6 +98,11 @@ def path_to_scenario(path: list[tuple[str, dict[str, Any]]]) -> Scenario:
             ops.append({"op": "restart", "broker": args["replica"]})
         elif name == "ConsumerFetch":
             ops.append({"op": "consume"})
+        elif name == "ControllerMoveLeader":  # preferred/operator election (R9)
+            ops.append({"op": "elect_leader", "broker": args["leader"]})
+            ops.append({"op": "run", "ms": 60})
+        elif name == "ControllerShutdownBroker":  # controlled shutdown (R9)
+            ops.append({"op": "controlled_shutdown", "broker": args["replica"]})
         elif name == "NetworkLoseLeaderAndIsr":
             ops.append({"op": "partition", "a": 0, "b": args["replica"]})
             ops.append({"op": "run", "ms": 100})
@@ -94,6 +113,7 @@ def path_to_scenario(path: list[tuple[str, dict[str, Any]]]) -> Scenario:
 
 
 def settle(brokers: int = 3) -> Scenario:
+    """End of faults: heal, restart every broker, settle, then a produce and a consume."""
     return [
         {"op": "heal"},
         *({"op": "restart", "broker": b} for b in range(brokers)),
@@ -162,13 +182,319 @@ def directed() -> dict[str, Scenario]:
             *(x for _ in range(4) for x in busy),
             *settle(),
         ],
+        **rare(),
     }
+
+
+def _bounce(b: int, down_ms: int = 900) -> Scenario:
+    return [{"op": "crash", "broker": b}, {"op": "run", "ms": down_ms}]
+
+
+def rare() -> dict[str, Scenario]:
+    """Interleavings the shortest spec paths and short random schedules rarely reach (issue
+    14): a deep epoch history before a truncation (KIP-279's walk back), a follower far behind
+    its leader (the HW capped by the follower's own LEO, R4), a controller that is not the
+    leader and a failed compare-and-set of the leader's ISR write (R7, R9), a leader deposed
+    while alive (pause past the session, a zombie: R8, KIP-320 fencing), power failures (R14)
+    and acks=1 producers (R6)."""
+    busy = [{"op": "produce", "count": 2}, {"op": "consume"}]
+    # Broker 2 leads a few unreplicated records (cut off from both followers), crashes before
+    # the lag time, and comes back after several leader changes between 0 and 1: its last
+    # epoch is far behind, and its divergent tail must be walked back.
+    deep: Scenario = [
+        {"op": "start", "session_timeout_ms": 300},
+        *_bounce(0, 500),
+        *_bounce(1, 500),
+        {"op": "restart", "broker": 0},
+        {"op": "restart", "broker": 1},
+        {"op": "run", "ms": 600},
+        *busy,
+        {"op": "partition", "a": 2, "b": 0},
+        {"op": "partition", "a": 2, "b": 1},
+        {"op": "produce", "count": 2},
+        {"op": "run", "ms": 40},
+        {"op": "crash", "broker": 2},
+        {"op": "heal"},
+        {"op": "run", "ms": 600},
+    ]
+    for k in range(4):
+        b = k % 2
+        deep += [*busy, *_bounce(b, 500), {"op": "restart", "broker": b}, {"op": "run", "ms": 300}]
+    deep += [{"op": "restart", "broker": 2}, {"op": "run", "ms": 400}, *busy]
+    far: Scenario = [
+        {"op": "start", "brokers": 3, "replication": 3, "min_insync": 1, "fetch_max_records": 4},
+        {"op": "crash", "broker": 2},
+        *(x for _ in range(10) for x in [{"op": "produce", "count": 6}, {"op": "run", "ms": 50}]),
+        {"op": "restart", "broker": 2},
+        *(x for _ in range(6) for x in [{"op": "produce", "count": 2}, {"op": "run", "ms": 5}]),
+        {"op": "crash", "broker": 1},
+        {"op": "run", "ms": 900},
+        *busy,
+    ]
+    # Controller on broker 1 (a follower) after a failover; the leader 0 cut off from it: the
+    # controller's ISR write after 2's crash makes 0's own shrink fail its compare-and-set.
+    cas: Scenario = [
+        {"op": "start", "brokers": 4, "replication": 3, "session_timeout_ms": 150},
+        {"op": "controller_failover"},
+        *busy,
+        {"op": "partition", "a": 0, "b": 1},
+        {"op": "crash", "broker": 2},
+        {"op": "run", "ms": 900},
+        *busy,
+        {"op": "run", "ms": 600},
+        {"op": "heal"},
+        {"op": "run", "ms": 400},
+        *busy,
+    ]
+    zombie: Scenario = [
+        {"op": "start", "session_timeout_ms": 200},
+        *busy,
+        {"op": "pause", "broker": 0, "ms": 700},
+        {"op": "run", "ms": 400},
+        *busy,
+        {"op": "run", "ms": 400},
+        *busy,
+        {"op": "pause", "broker": 1, "ms": 500},
+        {"op": "produce", "count": 2},
+        {"op": "run", "ms": 700},
+        *busy,
+    ]
+    power: Scenario = [
+        *busy,
+        {"op": "power_fail", "broker": 0},
+        {"op": "run", "ms": 900},
+        *busy,
+        {"op": "restart", "broker": 0},
+        {"op": "run", "ms": 300},
+        {"op": "power_fail", "broker": 1},
+        {"op": "power_fail", "broker": 2},
+        {"op": "run", "ms": 100},
+        {"op": "restart", "broker": 1},
+        {"op": "restart", "broker": 2},
+        {"op": "run", "ms": 900},
+        *busy,
+    ]
+    acks1: Scenario = [
+        {"op": "start", "acks": "1", "min_insync": 1},
+        *busy,
+        {"op": "partition", "a": 0, "b": 1},
+        {"op": "produce", "count": 3},
+        {"op": "crash", "broker": 0},
+        {"op": "run", "ms": 900},
+        *busy,
+    ]
+    moves: Scenario = [
+        *busy,
+        {"op": "elect_leader", "broker": 1},
+        *busy,
+        {"op": "controlled_shutdown", "broker": 1},
+        *busy,
+    ]
+    five: Scenario = [
+        {"op": "start", "brokers": 5, "replication": 5, "min_insync": 3, "partitions": 2},
+        *busy,
+        {"op": "crash", "broker": 0},
+        {"op": "loss", "rate": 0.1},
+        {"op": "duplicate", "rate": 0.1},
+        {"op": "run", "ms": 900},
+        *busy,
+        {"op": "crash", "broker": 1},
+        {"op": "run", "ms": 900},
+        *busy,
+    ]
+    two: Scenario = [
+        {"op": "start", "brokers": 2, "replication": 2, "min_insync": 1},
+        *busy,
+        {"op": "crash", "broker": 0},
+        {"op": "run", "ms": 900},
+        *busy,
+        {"op": "restart", "broker": 0},
+        {"op": "run", "ms": 400},
+        *busy,
+    ]
+    # every broker down, the last ISR member back first: elected from "no leader" (R9)
+    last: Scenario = [
+        {"op": "start", "session_timeout_ms": 200},
+        *busy,
+        *_bounce(2, 400),
+        *_bounce(1, 400),
+        *busy,
+        *_bounce(0, 400),
+        {"op": "restart", "broker": 0},
+        {"op": "run", "ms": 400},
+        *busy,
+    ]
+    # KIP-320 fencing, the newer-epoch direction: the controller (broker 3, not a replica)
+    # shrinks the ISR with a new epoch; follower 1 learns it, the leader 0 (cut off from the
+    # controller) does not, and 1 fetches from 0 with an epoch 0 does not have yet.
+    newer: Scenario = [
+        {"op": "start", "brokers": 4, "replication": 3, "session_timeout_ms": 200},
+        {"op": "controller_failover", "broker": 3},
+        *busy,
+        {"op": "partition", "a": 3, "b": 0},
+        {"op": "crash", "broker": 2},
+        {"op": "run", "ms": 300},
+        {"op": "produce", "count": 2},
+        {"op": "run", "ms": 100},
+        {"op": "heal"},
+        {"op": "run", "ms": 400},
+        *busy,
+    ]
+    # KIP-279's walk back: three leader epochs on two replicas cut off from each other (the
+    # controller on broker 2, outside the partition), each bounce inside the lag time so the
+    # other stays in the ISR: 1 leads epoch 1 alone (z), 0 leads epoch 2 alone (y), 1 leads
+    # epoch 3; 0 then asks for epoch 2, is answered epoch 1, which it never had, and must
+    # walk back to epoch 0's end.
+    bounce = [{"op": "run", "ms": 20}]
+    walk: Scenario = [
+        {"op": "start", "brokers": 3, "replication": 2, "min_insync": 1},
+        {"op": "controller_failover", "broker": 2},
+        {"op": "produce", "count": 1},
+        {"op": "run", "ms": 100},
+        {"op": "partition", "a": 0, "b": 1},
+        {"op": "crash", "broker": 0},
+        {"op": "restart", "broker": 0},
+        *bounce,
+        {"op": "produce", "count": 1},
+        {"op": "crash", "broker": 1},
+        {"op": "restart", "broker": 1},
+        *bounce,
+        {"op": "produce", "count": 1},
+        {"op": "crash", "broker": 0},
+        {"op": "restart", "broker": 0},
+        *bounce,
+        {"op": "heal"},
+        {"op": "run", "ms": 300},
+        *busy,
+    ]
+    size = {
+        "five-brokers": 5,
+        "two-brokers": 2,
+        "controller-not-leader-failed-cas": 4,
+        "fenced-newer-epoch": 4,
+    }
+    out = {
+        "deep-epoch-history": deep,
+        "follower-far-behind": far,
+        "controller-not-leader-failed-cas": cas,
+        "zombie-leader-deposed": zombie,
+        "power-failures": power,
+        "acks-1": acks1,
+        "leader-moves": moves,
+        "five-brokers": five,
+        "two-brokers": two,
+        "last-isr-member-back": last,
+        "fenced-newer-epoch": newer,
+        "epoch-walk-back": walk,
+    }
+    return {k: [*sc, *settle(size.get(k, 3))] for k, sc in out.items()}
 
 
 def spec_scenarios(replicas: int = 3, protocol: str = "kip-320") -> dict[str, Scenario]:
     out = {f"spec:{k}": path_to_scenario(p) for k, p in spec_targets(replicas, protocol).items()}
     out.update({f"directed:{k}": v for k, v in directed().items()})
     return out
+
+
+# Fault kinds of random schedules (ADAPTER.md): each maps to the commands it draws from.
+FAULT_KINDS = (
+    "crash",
+    "power_fail",
+    "pause",
+    "partition",
+    "partition_coord",
+    "jitter",
+    "loss",
+    "duplicate",
+    "controller_failover",
+    "elect_leader",
+    "controlled_shutdown",
+)
+START_PROBE = {"brokers": 3, "replication": 3}
+
+
+def probe_ops(kind: str) -> Scenario:
+    """Commands that tell whether an adapter supports a fault kind (after a ``start``)."""
+    return {
+        "partition": [{"op": "partition", "a": 0, "b": 1}, {"op": "heal"}],
+        "jitter": [{"op": "jitter", "max_ms": 10}, {"op": "heal"}],
+        "power_fail": [{"op": "power_fail", "broker": 2}],
+        "pause": [{"op": "pause", "broker": 2, "ms": 10}, {"op": "resume", "broker": 2}],
+        "partition_coord": [{"op": "partition_coord", "broker": 2}],
+        "loss": [{"op": "loss", "rate": 0.0}],
+        "duplicate": [{"op": "duplicate", "rate": 0.0}],
+        "controller_failover": [{"op": "controller_failover"}],
+        "elect_leader": [{"op": "elect_leader", "broker": 1}],
+        "controlled_shutdown": [{"op": "controlled_shutdown", "broker": 2}],
+    }.get(kind, [])
+
+
+def _kind_ops(kind: str, b: Any) -> Any:
+    from hypothesis import strategies as st
+
+    ms = st.sampled_from([50, 200, 500, 900, 1500])
+    rate = st.sampled_from([0.05, 0.2, 0.5])
+    return {
+        "crash": st.one_of(
+            st.builds(lambda x: {"op": "crash", "broker": x}, b),
+            st.builds(lambda x: {"op": "restart", "broker": x}, b),
+        ),
+        "power_fail": st.one_of(
+            st.builds(lambda x: {"op": "power_fail", "broker": x}, b),
+            st.builds(lambda x: {"op": "restart", "broker": x}, b),
+        ),
+        "pause": st.builds(lambda x, t: {"op": "pause", "broker": x, "ms": t}, b, ms),
+        "partition": st.builds(lambda x, y: {"op": "partition", "a": x, "b": y}, b, b),
+        "partition_coord": st.builds(lambda x: {"op": "partition_coord", "broker": x}, b),
+        "jitter": st.builds(
+            lambda t: {"op": "jitter", "max_ms": t}, st.sampled_from([50, 200, 400])
+        ),
+        "loss": st.builds(lambda r: {"op": "loss", "rate": r}, rate),
+        "duplicate": st.builds(lambda r: {"op": "duplicate", "rate": r}, rate),
+        "controller_failover": st.just({"op": "controller_failover"}),
+        "elect_leader": st.builds(lambda x: {"op": "elect_leader", "broker": x}, b),
+        "controlled_shutdown": st.builds(lambda x: {"op": "controlled_shutdown", "broker": x}, b),
+    }[kind]
+
+
+def schedule_strategy(kinds: list[str] | None = None, max_ops: int = 24, swarm: bool = True):
+    """Random fault schedules, swarm-tested (Groce et al. 2012): each schedule first draws a
+    cluster (2..5 brokers, replication, min.insync.replicas, acks, 1-2 partitions) and a
+    non-empty subset of ``kinds`` (the fault kinds the adapter supports), then up to
+    ``max_ops`` commands among produce/consume/time/heal and those kinds only, so a rare
+    combination is not drowned by every other fault. Ends with heal, restart-all and settle."""
+    from hypothesis import strategies as st
+
+    pool = list(kinds if kinds is not None else FAULT_KINDS)
+
+    @st.composite
+    def schedule(draw: Any) -> Scenario:
+        brokers = draw(st.integers(2, 5))
+        rf = draw(st.integers(2, brokers))
+        start = {
+            "op": "start",
+            "brokers": brokers,
+            "replication": rf,
+            "partitions": draw(st.integers(1, 2)),
+            "min_insync": draw(st.integers(1, rf)),
+            "acks": draw(st.sampled_from(["all", "all", "1"])),
+            "session_timeout_ms": draw(st.sampled_from([300, 600])),
+        }
+        chosen = (
+            sorted(draw(st.sets(st.sampled_from(pool), min_size=1))) if swarm and pool else pool
+        )
+        b = st.integers(0, brokers - 1)
+        base = [
+            st.builds(lambda n: {"op": "produce", "count": n}, st.integers(1, 4)),
+            st.just({"op": "consume"}),
+            st.just({"op": "heal"}),
+            st.builds(lambda t: {"op": "run", "ms": t}, st.sampled_from([20, 100, 400, 900])),
+        ]
+        op = st.one_of(*base, *(_kind_ops(k, b) for k in chosen))
+        ops = draw(st.lists(op, min_size=1, max_size=max_ops))
+        return [start, *ops, *settle(brokers)]
+
+    return schedule()
 
 
 def ops_strategy(brokers: int = 3, max_ops: int = 14):

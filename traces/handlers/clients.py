@@ -70,7 +70,7 @@ def on_consume(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> li
         mism.append(f"ConsumerFetch: offsets {o}..{o + len(recs) - 1} are not below the HW {r.hw}")
         return []
     for k, rid in enumerate(recs):
-        if v.pm.rid_of[r.log[o + k][0]] != rid:
+        if v.pm.rid_of[r.log[o + k][0]] != str(rid):
             mism.append(f"ConsumerFetch: offset {o + k} is not {rid} in the spec")
             return []
     return [c] if v.check(ev, i, s, mism) else []
@@ -85,7 +85,7 @@ def on_acked(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
     rid_of = v.pm.rid_of
     left = set(ack)
     for k, rid in enumerate(a.get("records", [])):
-        hit = next((x for x in left if x[0] == base + k and rid_of[x[1]] == rid), None)
+        hit = next((x for x in left if x[0] == base + k and rid_of[x[1]] == str(rid)), None)
         if hit is None:
             mism.append(
                 f"ProduceAcked: {rid} at offset {base + k} acknowledged, but the spec has not "
