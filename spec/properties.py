@@ -341,10 +341,9 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
         Property(
             "SometimesLeaderChange",
             "sometimes",
-            _fires(
-                kind_of["ControllerElectLeader"], lambda s, a, t: t.coord.leader != s.coord.leader
-            ),
-            "the controller can move leadership to another replica",
+            lambda s, a, t: t.coord.leader != s.coord.leader,
+            "the controller can move leadership to another replica (by an election after a"
+            " failure, a preferred-replica election or a controlled shutdown)",
             on_transitions=True,
         ),
     ]
