@@ -9,8 +9,9 @@ import json
 import sys
 from typing import Any
 
-from .cluster import DEFAULT_DIR, add_cluster_options, start
+from .cluster import DEFAULT_DIR, add_cluster_options, check_dir, start
 from .errors import OK, VIOLATION, UsageError
+from .models import DAY, seconds_in, seed_int
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.duration <= 0:
         raise UsageError("--duration must be > 0")
+    check_dir(args.dir)
     c = Cluster(args.dir)
     own = not c.running
     if own:
@@ -56,11 +58,20 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("chaos", help="kill and restart brokers under an acks=all stream")
-    p.add_argument("--duration", type=float, required=True, help="seconds of faults")
+    p.add_argument(
+        "--duration", type=seconds_in(0, DAY), required=True, help="seconds of faults (<= 1 day)"
+    )
     p.add_argument("--dir", default=DEFAULT_DIR)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--kill-every", type=float, default=4.0, help="seconds between kills")
-    p.add_argument("--down-for", type=float, default=2.0, help="seconds a killed broker stays down")
+    p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument(
+        "--kill-every", type=seconds_in(0, DAY), default=4.0, help="seconds between kills"
+    )
+    p.add_argument(
+        "--down-for",
+        type=seconds_in(0, DAY),
+        default=2.0,
+        help="seconds a killed broker stays down",
+    )
     p.add_argument(
         "--anywhere",
         action="store_true",

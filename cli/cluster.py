@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from .errors import OK, VIOLATION, UsageError
+from .models import int_in
 
 DEFAULT_DIR = "./.isr-cluster"
 
@@ -16,10 +17,28 @@ DEFAULT_DIR = "./.isr-cluster"
 def _cluster(args: argparse.Namespace, must_run: bool = True) -> Any:
     from impl.cluster.manager import Cluster
 
+    check_dir(args.dir)
     c = Cluster(args.dir)
     if must_run and not c.running:
         raise UsageError(f"no cluster running in {args.dir} (start one with: isr cluster up)")
     return c
+
+
+# A cluster runs one process per broker on this machine; more than this is a mistake.
+MAX_BROKERS = 16
+MAX_PARTITIONS = 256
+
+
+def check_dir(path: str) -> None:
+    """--dir: the cluster's state directory: a directory, or a path where one can be made."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--dir {path}: not a directory")
+    parent = next((q for q in p.absolute().parents if q.exists()), None)
+    if not p.exists() and parent is not None and not parent.is_dir():
+        raise UsageError(f"--dir {path}: {parent} is not a directory")
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -40,17 +59,31 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--brokers", type=int, default=3)
-    p.add_argument("--partitions", type=int, default=1)
-    p.add_argument("--replication", type=int, default=3)
+    p.add_argument("--brokers", type=int_in(1, MAX_BROKERS), default=3, help="1..16 (default 3)")
+    p.add_argument(
+        "--partitions", type=int_in(1, MAX_PARTITIONS), default=1, help="1..256 (default 1)"
+    )
+    p.add_argument(
+        "--replication", type=int_in(1, MAX_BROKERS), default=3, help="at most --brokers"
+    )
     p.add_argument(
         "--protocol", default="kip-320", help="hw-truncation | kip-101 | kip-279 | kip-320"
     )
-    p.add_argument("--min-insync", type=int, default=2)
+    p.add_argument("--min-insync", type=int_in(1, MAX_BROKERS), default=2)
     p.add_argument("--unclean", action="store_true", help="allow unclean leader election")
-    p.add_argument("--lag-time-ms", type=int, default=10_000, help="replica.lag.time.max.ms")
-    p.add_argument("--fetchers", type=int, default=1, help="num.replica.fetchers")
-    p.add_argument("--flush-every", type=int, default=0, help="fsync every N batches (0: never)")
+    p.add_argument(
+        "--lag-time-ms",
+        type=int_in(1, 3_600_000),
+        default=10_000,
+        help="replica.lag.time.max.ms",
+    )
+    p.add_argument("--fetchers", type=int_in(1, 16), default=1, help="num.replica.fetchers, 1..16")
+    p.add_argument(
+        "--flush-every",
+        type=int_in(0, 1_000_000),
+        default=0,
+        help="fsync every N batches (0: never)",
+    )
 
 
 def start(args: argparse.Namespace) -> Any:
@@ -245,7 +278,7 @@ def register(subparsers: Any) -> None:
         ("restart", cmd_restart, "restart a killed broker"),
     ):
         q = add(name, fn, h)
-        q.add_argument("broker", type=int)
+        q.add_argument("broker", type=int_in(0, 2**31 - 1))
         if name == "kill":
             q.add_argument(
                 "--anywhere",
@@ -255,12 +288,14 @@ def register(subparsers: Any) -> None:
                 "stopped between two steps, so its trace stays valid",
             )
     pr = add("produce", cmd_produce, "produce records")
-    pr.add_argument("--count", type=int, default=10)
+    pr.add_argument("--count", type=int_in(1, 10_000_000), default=10)
     pr.add_argument("--acks", default="all")
-    pr.add_argument("--size", type=int, default=100, help="value size in bytes")
+    pr.add_argument(
+        "--size", type=int_in(0, 1_000_000), default=100, help="value size in bytes (<= 1 MB)"
+    )
     pr.add_argument("--value", default=None)
     pr.add_argument("--prefix", default="rec")
-    pr.add_argument("--partition", type=int, default=None)
+    pr.add_argument("--partition", type=int_in(0, MAX_PARTITIONS - 1), default=None)
     co = add("consume", cmd_consume, "read every committed record")
     co.add_argument("--print", action="store_true", help="print partition, offset, record id")
     st = add("status", cmd_status, "leaders, ISR, HW, LEO, under-replicated partitions, metrics")

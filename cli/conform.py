@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from .errors import BAD_INPUT, OK, VIOLATION, UsageError
+from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
+from .models import int_in, positive_seconds, seed_int
 
 REFERENCE = f"{sys.executable} -m impl.adapter"
 
@@ -22,8 +23,10 @@ def register(sub) -> None:
         "(or, with --mutants, a mutant survived); 2: bad input or a broken adapter.",
     )
     p.add_argument("--adapter", default=None, help=f'adapter command (default: "{REFERENCE}")')
-    p.add_argument("--random", type=int, default=20, help="hypothesis examples (default 20)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--random", type=int_in(0, 100_000), default=20, help="hypothesis examples (default 20)"
+    )
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--protocol", default="kip-320")
     p.add_argument(
         "--mutants",
@@ -32,7 +35,30 @@ def register(sub) -> None:
         "mutation score",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
+    add_timeout_arg(p)
     p.set_defaults(run=run)
+
+
+def add_timeout_arg(p) -> None:
+    """--adapter-timeout: how long the kit waits for one answer of the adapter (issue 17)."""
+    from traces.conformance.runner import DEFAULT_TIMEOUT
+
+    p.add_argument(
+        "--adapter-timeout",
+        type=positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds to wait for each answer of the adapter (default {DEFAULT_TIMEOUT:g}); "
+        "a silent adapter is then an error (exit 2), not a hang",
+    )
+
+
+def check_protocol(name: str) -> None:
+    """--protocol: one the reference implementation (and so the trace format) knows."""
+    from impl.config import PROTOCOLS
+
+    if name not in PROTOCOLS:
+        raise UsageError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.random < 0:
         raise UsageError("--random must be >= 0")
+    check_protocol(args.protocol)
     cmd = args.adapter or REFERENCE
     try:
         if args.mutants:
@@ -47,25 +74,25 @@ def run(args: argparse.Namespace) -> int:
 
             if args.adapter:
                 raise UsageError("--mutants runs the reference adapter's mutants; drop --adapter")
-            ref = Adapter(cmd)
+            ref = Adapter(cmd, timeout=args.adapter_timeout)
             try:
                 base = conform(ref, random_examples=args.random, seed=args.seed, shrink=False)
             finally:
                 ref.close()
             rows = mutation_score(
                 sorted(MUTANTS),
-                lambda mu: Adapter(f"{cmd} --mutant {mu}"),
+                lambda mu: Adapter(f"{cmd} --mutant {mu}", timeout=args.adapter_timeout),
                 random_examples=args.random,
                 seed=args.seed,
             )
             return _report_mutants(args, base, rows, MUTANTS)
-        ad = Adapter(cmd)
+        ad = Adapter(cmd, timeout=args.adapter_timeout)
         try:
             rep = conform(ad, random_examples=args.random, seed=args.seed, protocol=args.protocol)
         finally:
             ad.close()
     except AdapterError as e:
-        print(f"isr: error: {e}", file=sys.stderr)
+        print(f"isr: error: {one_line(str(e))}", file=sys.stderr)
         return BAD_INPUT
     return _report(args, rep)
 

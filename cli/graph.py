@@ -9,7 +9,7 @@ import sys
 from checker.graph import GraphLimitError, build_graph, export_dot, export_graphml, graph_stats
 
 from .errors import INCOMPLETE, UsageError
-from .models import add_model_args, model_from_args
+from .models import add_model_args, model_from_args, positive_int
 
 
 def register(sub) -> None:
@@ -25,7 +25,7 @@ def register(sub) -> None:
     p.add_argument(
         "--symmetry", action="store_true", help="one state per orbit of replica renaming"
     )
-    p.add_argument("--max-states", type=int, default=500_000, metavar="N")
+    p.add_argument("--max-states", type=positive_int, default=500_000, metavar="N")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(run=run)
 

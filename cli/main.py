@@ -7,7 +7,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import BAD_INPUT, UsageError
+from .errors import BAD_INPUT, UsageError, one_line
 
 # Subcommand modules, in the order `isr --help` lists them.
 COMMANDS = [
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except UsageError as e:
-        print(f"isr: error: {e}", file=sys.stderr)
+        print(f"isr: error: {one_line(str(e))}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
         print("isr: interrupted", file=sys.stderr)

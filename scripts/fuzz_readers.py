@@ -50,7 +50,7 @@ def record_answers() -> tuple[list, list[bytes]]:
     from impl.adapter import Session
     from traces.conformance.scenarios import spec_scenarios
 
-    name, sc = next(iter(spec_scenarios(3, "kip-320").items()))
+    _name, sc = next(iter(spec_scenarios(3, "kip-320").items()))
     start = {"op": "start", "brokers": 3, "replication": 3, "protocol": "kip-320", "seed": 0}
     cmds = [start, *sc, {"op": "trace"}]
     s = Session(None)
@@ -64,21 +64,29 @@ class _FakeProc:
     def __init__(self, answers: bytes, stall: bool) -> None:
         r, w = os.pipe()
         self.stdout = os.fdopen(r, "rb", buffering=0)
-        self.stdin = open(os.devnull, "w")  # noqa: SIM115
+        self.stdin = open(os.devnull, "wb")  # noqa: SIM115
         self.stderr = None
         self.pid = -1
         self.returncode = None
         self._w = w
+        self._lock = threading.Lock()
 
         def feed() -> None:
             try:
                 os.write(w, answers)
-                if not stall:
-                    os.close(w)
             except OSError:  # the reader is gone (closed the pipe): nothing left to feed
-                pass
+                return
+            if not stall:
+                self._close_writer()
 
         threading.Thread(target=feed, daemon=True).start()
+
+    def _close_writer(self) -> None:
+        """Once only: a second close could hit a descriptor number reused meanwhile."""
+        with self._lock:
+            if self._w is not None:
+                os.close(self._w)
+                self._w = None
 
     def poll(self):
         return self.returncode
@@ -94,10 +102,7 @@ class _FakeProc:
     def close(self) -> None:
         for f in (self.stdout, self.stdin):
             f.close()
-        try:
-            os.close(self._w)
-        except OSError:
-            pass
+        self._close_writer()
 
 
 def run_adapter_case(scenario, answers: bytes, stall: bool, timeout: float):
@@ -108,8 +113,10 @@ def run_adapter_case(scenario, answers: bytes, stall: bool, timeout: float):
     ad.command = "fuzz-adapter"
     proc = _FakeProc(answers, stall)
     ad.proc = proc
-    if hasattr(runner, "DEFAULT_TIMEOUT"):
+    if hasattr(runner, "DEFAULT_TIMEOUT"):  # the reader with a deadline (after issue 17)
         ad.timeout = 2.0
+        ad._buf = b""
+        ad._err = tempfile.TemporaryFile()  # noqa: SIM115
     try:
         with time_limit(timeout):
             runner.run_scenario(ad, scenario, "fuzz")
@@ -118,12 +125,14 @@ def run_adapter_case(scenario, answers: bytes, stall: bool, timeout: float):
         return None, ""
     except Hang:
         return "hang", "hang"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         from tests.cli.hostile_inputs import _where
 
         return f"traceback at {_where(e)}: {e!r}"[:300], _where(e)
     finally:
         proc.close()
+        if hasattr(ad, "_err"):
+            ad._err.close()
 
 
 # ---- the driver --------------------------------------------------------------------------------
@@ -147,9 +156,7 @@ def main() -> int:
         singles = [p for p in traces if p not in cluster]
 
         def record(target: str, what: str, prob: str | None, place: str, code) -> None:
-            s = stats.setdefault(
-                target, {"cases": 0, "problems": 0, "codes": {}, "kinds": {}}
-            )
+            s = stats.setdefault(target, {"cases": 0, "problems": 0, "codes": {}, "kinds": {}})
             s["cases"] += 1
             s["codes"][str(code)] = s["codes"].get(str(code), 0) + 1
             if prob:
@@ -192,9 +199,7 @@ def main() -> int:
         targets = a.targets.split(",")
         t0 = time.perf_counter()
         if "validate" in targets:
-            cli_target(
-                "validate", singles + cluster, lambda p, _w: ["validate", str(p), "--quiet"]
-            )
+            cli_target("validate", singles + cluster, lambda p, _w: ["validate", str(p), "--quiet"])
         if "replay" in targets:
             cli_target("replay", cxs, lambda p, _w: ["replay", str(p)])
         if "explain" in targets:

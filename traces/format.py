@@ -161,10 +161,13 @@ def load_json_line(
     return obj
 
 
-def ndjson_lines(path: str | Path, max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+def ndjson_lines(
+    path: str | Path, max_bytes: int = MAX_LINE_BYTES, keep_torn: bool = False
+) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes without the newline) of each complete non-blank line; a torn last
-    line (no newline: the writer was killed mid-write) is dropped. Memory stays bounded by
-    ``max_bytes`` whatever the file holds. OSError propagates."""
+    line (no newline: the writer was killed mid-write) is dropped, or kept with ``keep_torn``
+    (files written whole, where a missing final newline is an editor's doing). Memory stays
+    bounded by ``max_bytes`` whatever the file holds. OSError propagates."""
     with open(path, "rb") as f:
         ln = 0
         while True:
@@ -175,6 +178,8 @@ def ndjson_lines(path: str | Path, max_bytes: int = MAX_LINE_BYTES) -> Iterator[
             if not line.endswith(b"\n"):
                 if len(line) > max_bytes:
                     raise TraceFormatError(f"{path}:{ln}: line longer than {max_bytes:,} bytes")
+                if keep_torn and line.strip():
+                    yield ln, line
                 return  # torn tail
             body = line.rstrip(b"\r\n")
             if body.strip():
@@ -481,9 +486,11 @@ def _compile(s: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) ->
     if "enum" in s:
         options = s["enum"]
         steps.append(
-            lambda v: None
-            if type(v) is str and v in options
-            else f": {str(v)[:40]!r} is not one of {', '.join(map(str, options))}"
+            lambda v: (
+                None
+                if type(v) is str and v in options
+                else f": {str(v)[:40]!r} is not one of {', '.join(map(str, options))}"
+            )
         )
     if not names or {"integer", "number"} & set(names):
 
@@ -498,9 +505,11 @@ def _compile(s: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) ->
     if "pattern" in s:
         rx = re.compile(s["pattern"])
         steps.append(
-            lambda v: None
-            if type(v) is not str or rx.fullmatch(v)
-            else f": {v[:40]!r} does not match {s['pattern']}"
+            lambda v: (
+                None
+                if type(v) is not str or rx.fullmatch(v)
+                else f": {v[:40]!r} does not match {s['pattern']}"
+            )
         )
     if "object" in names or "properties" in s or "required" in s:
         steps.append(_compile_object(s, root, refs))

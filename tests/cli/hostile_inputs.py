@@ -219,7 +219,7 @@ def run_cli(argv: list[str], timeout: float = 60.0) -> Outcome:
                 code = main(argv)
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-        except Exception as e:  # noqa: BLE001 - the point: any escape is a finding
+        except Exception as e:
             exc = e
     o = Outcome(code, out.getvalue(), err.getvalue(), exc)
     if exc is not None:
@@ -230,9 +230,7 @@ def run_cli(argv: list[str], timeout: float = 60.0) -> Outcome:
 def problem(cmd: str, o: Outcome) -> str | None:
     """What is wrong with an outcome of ``isr CMD`` on hostile input, or None."""
     if o.exc is not None:
-        return f"{'hang' if isinstance(o.exc, Hang) else 'traceback'} at {o.where}: {o.exc!r}"[
-            :300
-        ]
+        return f"{'hang' if isinstance(o.exc, Hang) else 'traceback'} at {o.where}: {o.exc!r}"[:300]
     if o.code not in DOCUMENTED[cmd]:
         return f"exit: {o.code}, not one of {sorted(DOCUMENTED[cmd])}"
     if o.code == 2:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import select
 import shlex
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import format as tformat
 from ..mapping import TraceInputError
 from ..validate import ACCEPTED, REJECTED, UNSUPPORTED, Verdict, validate_events
 from .scenarios import Scenario, ops_strategy, spec_scenarios
@@ -24,52 +28,130 @@ class AdapterError(Exception):
     """The adapter failed or broke the protocol (bad input: exit 2)."""
 
 
+DEFAULT_TIMEOUT = 30.0  # seconds an adapter may take to answer one command (--adapter-timeout)
+MAX_ANSWER_BYTES = 256 * 2**20  # the answer to `trace` holds every event of the run
+
+
 class Adapter:
-    def __init__(self, command: str) -> None:
+    """An adapter process. Its answers are read with a deadline per command (``timeout``
+    seconds): a hung or silent adapter is an AdapterError naming the command, never a hang.
+    Its stderr goes to a temporary file (a pipe nobody drains would block a chatty adapter);
+    the last line is quoted when it dies."""
+
+    def __init__(self, command: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.command = command
+        self.timeout = timeout
+        self._buf = b""
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         try:
             self.proc = subprocess.Popen(
                 shlex.split(command),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                bufsize=1,
+                stderr=self._err,
+                bufsize=0,
             )
-        except OSError as e:
-            raise AdapterError(f"cannot start adapter {command!r}: {e.strerror}") from None
+        except (OSError, ValueError) as e:  # ValueError: shlex on unbalanced quotes
+            self._err.close()
+            raise AdapterError(
+                f"cannot start adapter {command!r}: {getattr(e, 'strerror', None) or e}"
+            ) from None
 
     def request(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._send(cmd)
+        return decode_answer(self._read_line(str(cmd.get("op"))), cmd, self.command)
+
+    def _send(self, cmd: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(json.dumps(cmd) + "\n")
+            self.proc.stdin.write((json.dumps(cmd) + "\n").encode())
             self.proc.stdin.flush()
-        except BrokenPipeError:
+        except (BrokenPipeError, OSError, ValueError):
             raise AdapterError(f"adapter {self.command!r} exited: {self._stderr()}") from None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise AdapterError(f"adapter {self.command!r} exited: {self._stderr()}")
-        try:
-            resp = json.loads(line)
-        except json.JSONDecodeError:
-            raise AdapterError(f"adapter answered a non-JSON line: {line[:80]!r}") from None
-        if not resp.get("ok"):
-            raise AdapterError(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
-        return resp
+
+    def _read_line(self, op: str) -> bytes:
+        """One answer line, within ``timeout`` seconds of asking, at most MAX_ANSWER_BYTES."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self._buf:
+            if len(self._buf) > MAX_ANSWER_BYTES:
+                raise AdapterError(
+                    f"adapter {self.command!r}: the answer to {op} is longer than "
+                    f"{MAX_ANSWER_BYTES:,} bytes"
+                )
+            left = deadline - time.monotonic()
+            ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+            if not ready:
+                raise AdapterError(
+                    f"adapter {self.command!r} gave no answer to {op} within "
+                    f"{self.timeout:g} s (see --adapter-timeout)"
+                )
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise AdapterError(f"adapter {self.command!r} exited: {self._stderr()}")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
 
     def _stderr(self) -> str:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=1)
         try:
-            err = self.proc.stderr.read() if self.proc.stderr else ""
-        except OSError:
+            self._err.seek(0)
+            err = self._err.read()[-4096:].decode("utf-8", "replace")
+        except (OSError, ValueError):
             err = ""
         lines = [x for x in err.strip().splitlines() if x.strip()]
-        return lines[-1] if lines else f"exit code {self.proc.poll()}"
+        return lines[-1][:300] if lines else f"exit code {self.proc.poll()}"
 
     def close(self) -> None:
+        timeout, self.timeout = self.timeout, min(self.timeout, 5.0)
         with contextlib.suppress(AdapterError):
             self.request({"op": "stop"})
+        self.timeout = timeout
         self.proc.terminate()
-        self.proc.wait(timeout=5)
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout, self._err):
+            with contextlib.suppress(OSError):
+                if f is not None:
+                    f.close()
+
+
+def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> dict[str, Any]:
+    """An answer line checked as ADAPTER.md says it is: UTF-8 JSON within the readers' bounds
+    (traces/format.py), an object with a boolean ``ok``; the header of ``start`` and the events
+    of ``trace`` against the trace schema. Anything else is an AdapterError (exit 2)."""
+    op = str(cmd.get("op"))
+    where = f"adapter {command!r}, answer to {op}"
+    try:
+        resp = tformat.load_json_line(raw, where, max_bytes=MAX_ANSWER_BYTES)
+    except tformat.TraceFormatError as e:
+        raise AdapterError(str(e)) from None
+    if not isinstance(resp, dict) or type(resp.get("ok")) is not bool:
+        raise AdapterError(f"{where}: not an object with a boolean 'ok'")
+    if not resp["ok"]:
+        raise AdapterError(f"adapter refused {op}: {str(resp.get('error'))[:300]}")
+    if op == "start":
+        head = resp.get("header")
+        errs = tformat.line_errors(head, "header")
+        if errs:
+            raise AdapterError(f"{where}: header.{errs[0]}")
+        if not isinstance((head.get("cluster") or {}).get("assignments"), dict):
+            raise AdapterError(f"{where}: header.cluster.assignments: missing")
+    if op == "trace":
+        events = resp.get("events")
+        if not isinstance(events, list):
+            raise AdapterError(f"{where}: events: not a list")
+        for i, ev in enumerate(events):
+            errs = tformat.line_errors(ev, "event")
+            if errs:
+                raise AdapterError(f"{where}: events[{i}].{errs[0]}")
+    return resp
 
 
 class InProcess:
@@ -82,9 +164,7 @@ class InProcess:
 
     def request(self, cmd: dict[str, Any]) -> dict[str, Any]:
         resp = self.session.handle(json.loads(json.dumps(cmd)))
-        if not resp.get("ok"):
-            raise AdapterError(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
-        return resp
+        return decode_answer(json.dumps(resp).encode(), cmd, "in-process")
 
     def close(self) -> None:
         pass
@@ -223,6 +303,7 @@ def mutation_score(
 
 __all__ = [
     "ACCEPTED",
+    "DEFAULT_TIMEOUT",
     "REJECTED",
     "UNSUPPORTED",
     "Adapter",
@@ -230,6 +311,7 @@ __all__ = [
     "ConformReport",
     "InProcess",
     "conform",
+    "decode_answer",
     "mutation_score",
     "run_scenario",
 ]
