@@ -57,7 +57,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("chaos", help="kill and restart brokers under an acks=all stream")
+    p = subparsers.add_parser(
+        "chaos",
+        help="kill and restart brokers under an acks=all stream",
+        description="Exit 0: no acknowledged record was lost; 1: acknowledged records were "
+        "lost; 2: bad input or a broken environment (no ZooKeeper, a cluster that will not "
+        "start).",
+    )
     p.add_argument(
         "--duration", type=seconds_in(0, DAY), required=True, help="seconds of faults (<= 1 day)"
     )

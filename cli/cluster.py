@@ -260,12 +260,17 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("cluster", help="run the reference implementation as a real cluster")
+    p = subparsers.add_parser(
+        "cluster",
+        help="run the reference implementation as a real cluster",
+        description="Exit 0: done; 1: `produce` only, some record was not acknowledged; 2: bad "
+        "input or a broken environment (no ZooKeeper, no cluster running in --dir).",
+    )
     sub = p.add_subparsers(dest="cluster_command", metavar="ACTION", parser_class=type(p))
     p.set_defaults(run=lambda a: (p.print_help(), 2)[1])
 
     def add(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
-        q = sub.add_parser(name, help=help_)
+        q = sub.add_parser(name, help=help_, description=p.description)
         q.add_argument("--dir", default=DEFAULT_DIR, help="cluster state directory")
         q.set_defaults(run=fn)
         return q

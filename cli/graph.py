@@ -17,7 +17,7 @@ def register(sub) -> None:
         "graph",
         help="build the reachable state graph; print statistics, export GraphML / DOT",
         description="Statistics: states, edges, SCCs, diameter (largest BFS depth), deadlocks. "
-        "Exit 0, or 3 when the graph exceeds --max-states; 2 on bad input.",
+        "Exit 0: the graph was built; 2: bad input; 3: the graph exceeds --max-states.",
     )
     add_model_args(p)
     p.add_argument("--graphml", metavar="FILE", help="write the graph as GraphML")

@@ -54,8 +54,8 @@ def register(sub) -> None:
         help="the verdict table: every protocol version against every fault mode",
         description="Run every protocol version against every fault mode on the given bounds "
         "and print which properties hold. Cells run in parallel; each is bounded by "
-        "--max-seconds. Exit 0 when every cell completed, 3 when some cell is incomplete "
-        "(violations are the table's content, not an error).",
+        "--max-seconds. Violations are the table's content, not an error. Exit 0: every cell "
+        "completed; 2: bad input; 3: some cell is incomplete.",
     )
     p.add_argument(
         "--replicas",

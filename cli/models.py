@@ -61,7 +61,7 @@ seed_int = int_in(0, 2**63 - 1)
 # module keeps `type=float` and its own `<= 0` check, which lets NaN through: see
 # ``check_run_limits``, called for it from ``model_from_args``).
 positive_seconds = seconds_in(0.0, 365 * DAY)
-MODEL_COUNT = int_in(0, 1000)  # model bounds: parsed as numbers here, judged by refuse_hopeless
+MODEL_COUNT = int_in(0, BIG)  # model bounds: parsed as numbers here, judged by refuse_hopeless
 
 
 # ---- bounds that cannot finish -----------------------------------------------------------------

@@ -28,8 +28,8 @@ def register(sub) -> None:
         "simulate",
         help="run many seeded random walks of the spec and report violations found",
         description="Random walks for configurations too big to exhaust. A simulation never "
-        "proves a property: exit 0 means no violation was found, 1 a property is violated "
-        "(with a real, shrunk counterexample), 2 bad input.",
+        "proves a property. Exit 0: no violation was found; 1: a property is violated (with a "
+        "real, shrunk counterexample); 2: bad input.",
     )
     add_model_args(p)
     add_property_args(p)
