@@ -248,21 +248,13 @@ def trace_samples() -> list[Path]:
 
 def make_counterexamples(out_dir: Path) -> list[Path]:
     """Counterexample files as `isr check --trace-out` and `isr liveness --trace-out` write them
-    (small models, well under a second each)."""
+    (small models, about a second each): a safety violation, then a liveness lasso."""
     out_dir.mkdir(parents=True, exist_ok=True)
     small = ["--replicas", "2", "--records", "1", "--epochs", "2", "--crashes", "2"]
     made = []
     for name, argv in {
         "safety.ndjson": ["check", "--protocol", "hw-truncation", *small, "--quiet"],
-        "action.ndjson": [
-            "check",
-            "--protocol",
-            "hw-truncation",
-            *small,
-            "--quiet",
-            "--invariant",
-            "HwMonotonic",
-        ],
+        "lasso.ndjson": ["liveness", *small[:-2], "--crashes", "1"],
     }.items():
         p = out_dir / name
         if not p.exists():
