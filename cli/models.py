@@ -76,8 +76,8 @@ _PER_RECORD = {2: 7.0, 3: 15.5, 4: 30.0, 5: 60.0}
 _PER_EPOCH = {2: 4.5, 3: 6.0, 4: 8.0, 5: 10.0}
 _PER_CRASH = {2: 5.0, 3: 6.0, 4: 8.0, 5: 10.0}
 _PER_FAULT = 5.0  # each retry, controller failover, session expiry
-EXHAUSTIVE_LIMIT = 1e10  # the sequential engines: ~1e4 states/s, so about two weeks
-SPARK_LIMIT = 1e12
+EXHAUSTIVE_LIMIT = 1e11  # the sequential engines: ~1e4 states/s, so about four months
+SPARK_LIMIT = 1e13
 
 
 def estimate_log10_states(cfg: Config) -> float:
@@ -107,9 +107,10 @@ def refuse_hopeless(cfg: Config, engine: str = "bfs") -> None:
         if est <= math.log10(SPARK_LIMIT)
         else "use `isr simulate` (random walks) instead"
     )
+    size = f"about 10^{est:.0f} states" if est < 100 else "more than 10^100 states"
     raise UsageError(
         f"replicas {cfg.replicas}, records {cfg.records}, epochs {cfg.epochs}, crashes "
-        f"{cfg.crashes}: about 10^{est:.0f} states, beyond what an exhaustive run can finish "
+        f"{cfg.crashes}: {size}, beyond what an exhaustive run can finish "
         f"(limit 10^{math.log10(limit):.0f}{' with --engine spark' if engine == 'spark' else ''}"
         f"); {where}"
     )
