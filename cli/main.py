@@ -46,7 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # a usage error (its line is printed): the code, like any other
+        if e.code == BAD_INPUT:
+            return BAD_INPUT
+        raise  # --help
     if not getattr(args, "run", None):
         parser.print_help()
         return BAD_INPUT
