@@ -8,17 +8,27 @@ dependency is needed to check a trace).
 
 from __future__ import annotations
 
-import functools
 import json
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
+
+from .schemacheck import (
+    MAX_DEPTH,
+    bad_value,
+    first_error,
+    load_schema,
+    schema_errors,
+)
 
 try:  # 2-3 times faster than json on trace lines; JSONDecodeError subclasses json's
     from orjson import loads as parse_line
 except ImportError:  # pragma: no cover - orjson is a dependency; json gives the same values
-    from json import loads as parse_line
+
+    def parse_line(line: bytes | str) -> Any:
+        """json.loads, UTF-8 only (given bytes, json would also guess UTF-16 and UTF-32)."""
+        return json.loads(line.decode("utf-8") if isinstance(line, bytes) else line)
+
 
 FORMAT = "isr-trace"
 VERSION = 1
@@ -71,63 +81,15 @@ class TraceFormatError(ValueError):
     line and the field: ``FILE:LINE: FIELD: problem`` (exit 2 in the CLI)."""
 
 
-# Bounds of what a reader accepts, so that no input can exhaust memory, the stack or the time of
-# the code behind it. Generous: the largest golden line is a few kB, a delta+full line of a long
-# run holds a whole log.
-MAX_LINE_BYTES = 64 * 2**20
-MAX_DEPTH = 24  # nesting of arrays and objects in one line; events use 5
-MAX_INT = 2**53 - 1  # I-JSON (RFC 7493): integers every JSON reader represents exactly
+MAX_LINE_BYTES = 64 * 2**20  # generous: a delta+full line of a long run holds a whole log
 
 
 def check_values(obj: Any, where: str, max_depth: int = MAX_DEPTH) -> None:
-    """Raise TraceFormatError unless every number in ``obj`` is a finite float or an integer of
-    at most ``MAX_INT`` in magnitude, and arrays and objects nest at most ``max_depth`` deep.
-    Iterative: a hostile line must not exhaust the stack of the check meant to stop it."""
-    stack = [(obj, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            if d > max_depth:
-                break
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            if d > max_depth:
-                break
-            stack.extend((x, d + 1) for x in v)
-        elif isinstance(v, bool) or v is None or isinstance(v, str):
-            continue
-        elif isinstance(v, int):
-            if -MAX_INT <= v <= MAX_INT:
-                continue
-            break
-        elif isinstance(v, float):
-            if v == v and abs(v) != float("inf"):
-                continue
-            break
-    else:
-        return
-    path, msg = _first_bad_value(obj, max_depth)
-    raise TraceFormatError(f"{where}: {path or 'the line'}: {msg}")
-
-
-def _first_bad_value(obj: Any, max_depth: int) -> tuple[str, str]:
-    """(field path, problem) of check_values' failure, found again with paths (computed only
-    once a value failed, so the common path stays cheap)."""
-    stack: list[tuple[Any, int, str]] = [(obj, 1, "")]
-    while stack:
-        v, d, path = stack.pop()
-        if isinstance(v, (dict, list)):
-            if d > max_depth:
-                return path, f"nested more than {max_depth} deep"
-            items = v.items() if isinstance(v, dict) else enumerate(v)
-            for k, x in reversed(list(items)):
-                sub = f"{path}.{k}" if isinstance(k, str) else f"{path}[{k}]"
-                stack.append((x, d + 1, sub.lstrip(".")))
-        elif isinstance(v, float) and (v != v or abs(v) == float("inf")):
-            return path, f"{v} is not a finite number"
-        elif isinstance(v, int) and not isinstance(v, bool) and not -MAX_INT <= v <= MAX_INT:
-            return path, f"{v} is beyond +-2^53-1"
-    return "", "bad value"  # pragma: no cover - check_values found one
+    """Raise TraceFormatError unless every number in ``obj`` is finite and every integer within
+    +-MAX_INT, and arrays and objects nest at most ``max_depth`` deep (schemacheck.bad_value)."""
+    bad = bad_value(obj, max_depth)
+    if bad is not None:
+        raise TraceFormatError(f"{where}: {bad[0] or 'the line'}: {bad[1]}")
 
 
 def load_json_line(
@@ -144,16 +106,18 @@ def load_json_line(
     checks them along with the schema (once instead of twice on every trace event)."""
     if len(raw) > max_bytes:
         raise TraceFormatError(f"{where}: line longer than {max_bytes:,} bytes")
-    if isinstance(raw, bytes):
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise TraceFormatError(f"{where}: not UTF-8 (byte {e.start + 1} of the line)") from None
     try:
-        obj = parse_line(raw)
+        obj = parse_line(raw)  # orjson checks the UTF-8 itself: no second pass over the bytes
     except RecursionError:
         raise TraceFormatError(f"{where}: nested more than {max_depth} deep") from None
-    except ValueError as e:  # JSONDecodeError, and json's int digit limit
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, json's int digit limit
+        if isinstance(raw, bytes):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as u:
+                raise TraceFormatError(
+                    f"{where}: not UTF-8 (byte {u.start + 1} of the line)"
+                ) from None
         msg = getattr(e, "msg", None) or str(e).split(":")[0]
         raise TraceFormatError(f"{where}: not JSON: {msg}") from None
     if bounded:
@@ -292,330 +256,12 @@ def logs(events: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], lis
         yield ev, list(log)
 
 
-# ---- validation against the schema (the subset it uses) ----------------------------------------
-_TYPES = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "integer": int,
-    "boolean": bool,
-    "number": (int, float),
-    "null": type(None),
-}
-
-
-def schema_errors(obj: Any, schema: dict[str, Any]) -> list[str]:
-    """Errors of ``obj`` against a JSON Schema, for the subset of keywords our schemas use."""
-    return _check(obj, schema, schema, "$")
-
-
-def _check(v: Any, s: dict[str, Any], root: dict[str, Any], where: str) -> list[str]:
-    if "$ref" in s:
-        s = root["$defs"][s["$ref"].rsplit("/", 1)[1]]
-    errs: list[str] = []
-    if "oneOf" in s:
-        ok = [sub for sub in s["oneOf"] if not _check(v, sub, root, where)]
-        return [] if len(ok) == 1 else [f"{where}: matches {len(ok)} of oneOf"]
-    if "type" in s:
-        types = s["type"] if isinstance(s["type"], list) else [s["type"]]
-        good = any(
-            isinstance(v, _TYPES[t]) and not (t == "integer" and isinstance(v, bool)) for t in types
-        )
-        if not good:
-            return [f"{where}: expected {s['type']}, got {type(v).__name__}"]
-    if "const" in s and v != s["const"]:
-        errs.append(f"{where}: expected {s['const']!r}")
-    if "enum" in s and v not in s["enum"]:
-        errs.append(f"{where}: {v!r} not in {s['enum']}")
-    if "minimum" in s and isinstance(v, int) and v < s["minimum"]:
-        errs.append(f"{where}: {v} < {s['minimum']}")
-    if "maximum" in s and isinstance(v, int) and v > s["maximum"]:
-        errs.append(f"{where}: {v} > {s['maximum']}")
-    if "pattern" in s and isinstance(v, str) and not re.fullmatch(s["pattern"], v):
-        errs.append(f"{where}: {v[:40]!r} does not match {s['pattern']}")
-    if isinstance(v, dict):
-        errs += [f"{where}: missing {k!r}" for k in s.get("required", []) if k not in v]
-        if "propertyNames" in s:
-            for k in v:
-                errs += _check(k, s["propertyNames"], root, f"{where} key")
-        for k, sub in s.get("properties", {}).items():
-            if k in v:
-                errs += _check(v[k], sub, root, f"{where}.{k}")
-        if isinstance(s.get("additionalProperties"), dict):
-            for k, x in v.items():
-                if k not in s.get("properties", {}):
-                    errs += _check(x, s["additionalProperties"], root, f"{where}.{k}")
-    if isinstance(v, list):
-        for i, x in enumerate(v):
-            pre = s.get("prefixItems", [])
-            sub = pre[i] if i < len(pre) else s.get("items")
-            if sub:
-                errs += _check(x, sub, root, f"{where}[{i}]")
-        if "minItems" in s and len(v) < s["minItems"]:
-            errs.append(f"{where}: fewer than {s['minItems']} items")
-        if "maxItems" in s and len(v) > s["maxItems"]:
-            errs.append(f"{where}: more than {s['maxItems']} items")
-    return errs
-
-
 def validate_line(obj: Any) -> list[str]:
     """Errors of one trace line against schema/trace-event.schema.json (empty if valid)."""
-    schema = _schema()
-    return _check(obj, schema, schema, "$")
+    return schema_errors(obj, load_schema(SCHEMA_PATH))
 
 
 def line_errors(obj: Any, kind: str, schema_path: Path = SCHEMA_PATH) -> list[str]:
-    """The first error of ``obj`` against the definition ``kind`` ("header", "event", ...) of
-    a schema, as ``FIELD: problem`` with the field a dotted path (the whole line: ``the line``),
-    or []. Besides the schema, every number must be finite and an integer within +-MAX_INT, and
-    the parts the schema leaves free (``args``, ``config``, unknown fields) are held to the
-    bounds of ``check_values``. Compiled once per definition: this runs on every trace event."""
-    err = _compiled(schema_path, kind)(obj)
-    if err is None:
-        return []
-    where, _, what = err.partition(": ")
-    return [f"{where.lstrip('.') or 'the line'}: {what}"]
-
-
-@functools.cache
-def _schema(path: Path = SCHEMA_PATH) -> dict[str, Any]:
-    return json.loads(path.read_text())
-
-
-# ---- the schema subset compiled to closures ----------------------------------------------------
-# A check returns None, or the first error as PATH-SUFFIX + ": problem" (".state.hw: expected
-# integer, got str"; a leaf returns ": ..."), so the path is only built on the way out of a
-# failure. The interpreter above (``_check``) stays for other schemas (checker/result.schema).
-Check = Callable[[Any], "str | None"]
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "integer": (int,),
-    "boolean": (bool,),
-    "number": (int, float),
-    "null": (type(None),),
-}
-
-
-@functools.cache
-def _compiled(path: Path, kind: str) -> Check:
-    root = _schema(path)
-    return _compile(root["$defs"][kind], root, {})
-
-
-def _free(v: Any) -> str | None:
-    """A value the schema leaves free: only the bounds of ``check_values``."""
-    t = type(v)
-    if t is str or t is bool or v is None:
-        return None
-    if t is int and -MAX_INT <= v <= MAX_INT:
-        return None
-    if t is dict:  # the common case, a flat object of scalars (an event's args)
-        for x in v.values():
-            tx = type(x)
-            if not (tx is str or tx is bool or (tx is int and -MAX_INT <= x <= MAX_INT)):
-                break
-        else:
-            return None
-    try:
-        check_values(v, "")
-    except TraceFormatError:
-        path, msg = _first_bad_value(v, MAX_DEPTH)
-        return f"{'' if not path or path[0] == '[' else '.'}{path}: {msg}"
-    return None
-
-
-def _compile(s: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) -> Check:
-    if "$ref" in s:
-        name = s["$ref"].rsplit("/", 1)[1]
-        if name not in refs:
-            cell: list[Check] = []
-            refs[name] = lambda v: cell[0](v)
-            cell.append(_compile(root["$defs"][name], root, refs))
-        return refs[name]
-    if "oneOf" in s:
-        subs = [_compile(x, root, refs) for x in s["oneOf"]]
-
-        def one_of(v: Any) -> str | None:
-            n = sum(1 for f in subs if f(v) is None)
-            return None if n == 1 else f": matches {n} of oneOf"
-
-        return one_of
-    names = s["type"] if isinstance(s.get("type"), list) else [s["type"]] if "type" in s else []
-    lo = max(s.get("minimum", -MAX_INT), -MAX_INT)
-    hi = min(s.get("maximum", MAX_INT), MAX_INT)
-    if names == ["integer"] and not {"const", "enum"} & set(s):  # the common case, made fast
-
-        def integer(v: Any) -> str | None:
-            if type(v) is int and lo <= v <= hi:
-                return None
-            if type(v) is int:
-                return f": {v} is outside {lo}..{hi}"
-            return f": expected integer, got {_json_type(v)}"
-
-        return integer
-    if names == ["string"] and not {"const", "enum", "pattern"} & set(s):
-        return lambda v: None if type(v) is str else f": expected string, got {_json_type(v)}"
-    if names == ["boolean"]:
-        return lambda v: None if type(v) is bool else f": expected boolean, got {_json_type(v)}"
-    if names in (["object"], ["array"]) and not {"const", "enum"} & set(s):
-        body = (_compile_object if names == ["object"] else _compile_array)(s, root, refs)
-        want = list if names == ["array"] else dict
-
-        def container(v: Any) -> str | None:
-            if type(v) is want:
-                return body(v)
-            return f": expected {names[0]}, got {_json_type(v)}"
-
-        return container
-    steps: list[Check] = []
-    if names:
-        allowed = tuple(t for n in names for t in _PY_TYPES[n])
-        want = "|".join(names)
-
-        def typed(v: Any) -> str | None:
-            if type(v) in allowed:
-                return None
-            return f": expected {want}, got {_json_type(v)}"
-
-        steps.append(typed)
-    if "const" in s:
-        c = s["const"]
-        steps.append(lambda v: None if v == c and type(v) is type(c) else f": expected {c!r}")
-    if "enum" in s:
-        options = s["enum"]
-        steps.append(
-            lambda v: (
-                None
-                if type(v) is str and v in options
-                else f": {str(v)[:40]!r} is not one of {', '.join(map(str, options))}"
-            )
-        )
-    if not names or {"integer", "number"} & set(names):
-
-        def number(v: Any) -> str | None:
-            if type(v) is int:
-                return None if lo <= v <= hi else f": {v} is outside {lo}..{hi}"
-            if type(v) is float and (v != v or v in (float("inf"), float("-inf"))):
-                return f": {v} is not a finite number"
-            return None
-
-        steps.append(number)
-    if "pattern" in s:
-        rx = re.compile(s["pattern"])
-        steps.append(
-            lambda v: (
-                None
-                if type(v) is not str or rx.fullmatch(v)
-                else f": {v[:40]!r} does not match {s['pattern']}"
-            )
-        )
-    if "object" in names or "properties" in s or "required" in s:
-        steps.append(_compile_object(s, root, refs))
-    if "array" in names or "items" in s or "prefixItems" in s:
-        steps.append(_compile_array(s, root, refs))
-    if not names and not {"properties", "items", "prefixItems", "const", "enum"} & set(s):
-        steps.append(_free)  # no constraint at all: a free value
-    elif "object" in names and not {"properties", "additionalProperties"} & set(s):
-        pass  # _compile_object checks the free members
-    if len(steps) == 1:
-        return steps[0]
-
-    def all_of(v: Any) -> str | None:
-        for f in steps:
-            err = f(v)
-            if err is not None:
-                return err
-        return None
-
-    return all_of
-
-
-def _pair_types(s: dict[str, Any] | None) -> tuple[type, type] | None:
-    """(t0, t1) when ``s`` is exactly a pair of two plain strings/integers (a log entry)."""
-    if not s or set(s) - {"type", "prefixItems", "minItems", "maxItems", "description"}:
-        return None
-    pre = s.get("prefixItems", [])
-    if s.get("type") != "array" or len(pre) != 2 or s.get("minItems") != 2 != s.get("maxItems"):
-        return None
-    simple = {"string": str, "integer": int}
-    if any(set(p) != {"type"} or p["type"] not in simple for p in pre):
-        return None
-    return simple[pre[0]["type"]], simple[pre[1]["type"]]
-
-
-def _json_type(v: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(v), "integer" if type(v) is int else "number"
-    )
-
-
-def _compile_object(s: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) -> Check:
-    required = list(s.get("required", []))
-    props = {k: _compile(sub, root, refs) for k, sub in s.get("properties", {}).items()}
-    extra = s.get("additionalProperties")
-    other = _compile(extra, root, refs) if isinstance(extra, dict) else _free
-    key_check = _compile(s["propertyNames"], root, refs) if "propertyNames" in s else None
-
-    get = props.get
-
-    def obj(v: Any) -> str | None:
-        if type(v) is not dict:
-            return None
-        for k in required:
-            if k not in v:
-                return f".{k}: missing"
-        for k, x in v.items():
-            err = get(k, other)(x)
-            if err is not None:
-                return f".{str(k)[:40]}{err}"
-        if key_check is not None:
-            for k in v:
-                err = key_check(k)
-                if err is not None:
-                    return f".{str(k)[:40]}{err.replace(':', ' (the name):', 1)}"
-        return None
-
-    return obj
-
-
-def _compile_array(s: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) -> Check:
-    prefix = [_compile(x, root, refs) for x in s.get("prefixItems", [])]
-    items = _compile(s["items"], root, refs) if "items" in s else _free
-    lo, hi = s.get("minItems", 0), s.get("maxItems")
-    pair = _pair_types(s.get("items"))
-    if pair is not None and not prefix and lo == 0 and hi is None:  # a log: [[rec, epoch], ...]
-        t0, t1 = pair
-
-        def pairs(v: Any) -> str | None:
-            if type(v) is not list:
-                return None
-            for i, x in enumerate(v):
-                if not (
-                    type(x) is list
-                    and len(x) == 2
-                    and type(x[0]) is t0
-                    and type(x[1]) is t1
-                    and (t1 is not int or -MAX_INT <= x[1] <= MAX_INT)
-                    and (t0 is not int or -MAX_INT <= x[0] <= MAX_INT)
-                ):
-                    return f"[{i}]{items(x)}"
-            return None
-
-        return pairs
-
-    def arr(v: Any) -> str | None:
-        if type(v) is not list:
-            return None
-        if len(v) < lo:
-            return f": fewer than {lo} items"
-        if hi is not None and len(v) > hi:
-            return f": more than {hi} items"
-        for i, x in enumerate(v):
-            err = (prefix[i] if i < len(prefix) else items)(x)
-            if err is not None:
-                return f"[{i}]{err}"
-        return None
-
-    return arr
+    """The first error of ``obj`` against the definition ``kind`` of a schema (by default the
+    trace schema: "header", "event"), as ``FIELD: problem``, or [] (schemacheck.first_error)."""
+    return first_error(obj, kind, schema_path)
