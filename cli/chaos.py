@@ -9,19 +9,17 @@ import json
 import sys
 from typing import Any
 
-from .cluster import DEFAULT_DIR, add_cluster_options, check_dir, start
+from .cluster import DEFAULT_DIR, add_cluster_options, open_cluster, start
 from .errors import OK, VIOLATION, UsageError
 from .models import DAY, seconds_in, seed_int
 
 
 def run(args: argparse.Namespace) -> int:
-    from impl.cluster.manager import Cluster
     from impl.cluster.workload import chaos
 
     if args.duration <= 0:
         raise UsageError("--duration must be > 0")
-    check_dir(args.dir)
-    c = Cluster(args.dir)
+    c = open_cluster(args.dir)
     own = not c.running
     if own:
         c = start(args)

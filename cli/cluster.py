@@ -15,10 +15,7 @@ DEFAULT_DIR = "./.isr-cluster"
 
 
 def _cluster(args: argparse.Namespace, must_run: bool = True) -> Any:
-    from impl.cluster.manager import Cluster
-
-    check_dir(args.dir)
-    c = Cluster(args.dir)
+    c = open_cluster(args.dir)
     if must_run and not c.running:
         raise UsageError(f"no cluster running in {args.dir} (start one with: isr cluster up)")
     return c
@@ -39,6 +36,31 @@ def check_dir(path: str) -> None:
     parent = next((q for q in p.absolute().parents if q.exists()), None)
     if not p.exists() and parent is not None and not parent.is_dir():
         raise UsageError(f"--dir {path}: {parent} is not a directory")
+
+
+def open_cluster(path: str) -> Any:
+    """The cluster whose state is in ``path`` (--dir), its cluster.json checked: a file left
+    half-written or edited by hand is a one-line error, not a traceback in a later command."""
+    from impl.cluster.manager import Cluster
+
+    check_dir(path)
+    try:
+        c = Cluster(path)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--dir {path}: cannot read cluster.json: {e}") from None
+    st = c.state
+    ok = isinstance(st, dict) and (
+        not st
+        or (
+            isinstance(st.get("zk"), dict)
+            and type(st["zk"].get("port")) is int
+            and isinstance(st.get("brokers"), dict)
+            and all(isinstance(b, dict) and str(k).isdigit() for k, b in st["brokers"].items())
+        )
+    )
+    if not ok:
+        raise UsageError(f"--dir {path}: cluster.json is not a cluster's state (remove it?)")
+    return c
 
 
 def _config(args: argparse.Namespace) -> Any:

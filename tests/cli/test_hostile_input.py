@@ -315,3 +315,14 @@ def test_configurations_in_use_are_accepted(bounds):
     for mode in (None, *FAULT_MODES):
         cfg = Config(**bounds)
         refuse_hopeless(cfg if mode is None else mode.apply(cfg))
+
+
+@pytest.mark.parametrize(
+    "state", [b"[1]", b'{"zk": {"port": 1}', b"\xff", b'{"zk": 1, "brokers": {}}']
+)
+@pytest.mark.parametrize("argv", [["cluster", "status"], ["chaos", "--duration", "1"]])
+def test_a_broken_cluster_state_file_is_one_line(tmp_path, state, argv):
+    (tmp_path / "cluster.json").write_bytes(state)
+    o = run_cli([*argv, "--dir", str(tmp_path)])
+    assert o.exc is None and o.code == 2, o.where
+    assert len(o.err.strip().splitlines()) == 1 and "cluster.json" in o.err, o.err
