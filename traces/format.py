@@ -150,7 +150,7 @@ def ndjson_lines(
                 yield ln, body
 
 
-def _event_errors(obj: Any) -> list[str]:
+def event_errors(obj: Any) -> list[str]:
     """Schema errors of a trace line that is not a header, plus the rules the schema's subset
     cannot say: an event of a partition names both its topic and its partition."""
     errs = line_errors(obj, "event")
@@ -173,7 +173,7 @@ def parse_trace_lines(
         is_head = isinstance(obj, dict) and "format" in obj
         if head is None and not is_head:
             raise TraceFormatError(f"{where}: not an {FORMAT} file (the first line is no header)")
-        errs = line_errors(obj, "header") if is_head else _event_errors(obj)
+        errs = line_errors(obj, "header") if is_head else event_errors(obj)
         if errs:
             raise TraceFormatError(f"{where}: {errs[0]}")
         if head is None:

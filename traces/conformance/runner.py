@@ -148,7 +148,7 @@ def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> 
         if not isinstance(events, list):
             raise AdapterError(f"{where}: events: not a list")
         for i, ev in enumerate(events):
-            errs = tformat.line_errors(ev, "event")
+            errs = tformat.event_errors(ev)
             if errs:
                 raise AdapterError(f"{where}: events[{i}].{errs[0]}")
     return resp
