@@ -24,7 +24,10 @@ def register(sub) -> None:
     )
     p.add_argument("--adapter", default=None, help=f'adapter command (default: "{REFERENCE}")')
     p.add_argument(
-        "--random", type=int_in(0, 100_000), default=20, help="hypothesis examples (default 20)"
+        "--random",
+        type=int_in(0, 10_000),
+        default=20,
+        help="hypothesis examples (default 20, at most 10,000: each runs a scenario)",
     )
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--protocol", default="kip-320")

@@ -155,7 +155,7 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
                         cfg.validate()
                     except ConfigError as e:
                         raise UsageError(str(e)) from None
-                    refuse_hopeless(cfg)
+                    refuse_hopeless(cfg, per_cell=True)
                     cells.append(
                         {
                             "replicas": n,

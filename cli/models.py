@@ -93,16 +93,18 @@ def estimate_log10_states(cfg: Config) -> float:
     return x
 
 
-def refuse_hopeless(cfg: Config, engine: str = "bfs") -> None:
+def refuse_hopeless(cfg: Config, engine: str = "bfs", per_cell: bool = False) -> None:
     """UsageError, with the estimate and where to go instead, when an exhaustive run of ``cfg``
-    on ``engine`` cannot finish. The one place this rule lives (check, liveness, graph, matrix)."""
-    limit = SPARK_LIMIT if engine == "spark" else EXHAUSTIVE_LIMIT
+    on ``engine`` cannot finish. The one place this rule lives (check, liveness, graph, matrix).
+    ``per_cell``: a cell of `isr matrix`, which a time limit ends anyway: only what not even
+    Spark could finish is refused (such a cell could only ever print `incomplete`)."""
+    limit = SPARK_LIMIT if engine == "spark" or per_cell else EXHAUSTIVE_LIMIT
     est = estimate_log10_states(cfg)
     if est <= math.log10(limit):
         return
     where = (
         "use `isr simulate` (random walks) instead"
-        if engine == "spark"
+        if engine == "spark" or per_cell
         else "use `isr simulate` (random walks) or `isr check --engine spark`"
         if est <= math.log10(SPARK_LIMIT)
         else "use `isr simulate` (random walks) instead"

@@ -24,9 +24,7 @@ def register(sub) -> None:
         "input; 3: z3 answered unknown.",
     )
     p.add_argument("--protocol", default="kip-320", choices=["kip-320", "hw-truncation"])
-    p.add_argument(
-        "--replicas", type=int_in(2, 4), default=2, metavar="N", help="2..4 (default 2)"
-    )
+    p.add_argument("--replicas", type=int_in(2, 4), default=2, metavar="N", help="2..4 (default 2)")
     p.add_argument(
         "--bmc-depth",
         type=int_in(0, MAX_BMC_DEPTH),
