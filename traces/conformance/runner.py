@@ -122,6 +122,11 @@ class Adapter:
                     f.close()
 
 
+def _field(prefix: str, err: str) -> str:
+    """``FIELD: problem`` of a part of the answer, as a field of the whole answer."""
+    return f"{prefix}: {err[10:]}" if err.startswith("the line: ") else f"{prefix}.{err}"
+
+
 def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> dict[str, Any]:
     """An answer line checked as ADAPTER.md says it is: UTF-8 JSON within the readers' bounds
     (traces/format.py), an object with a boolean ``ok``; the header of ``start`` and the events
@@ -140,7 +145,7 @@ def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> 
         head = resp.get("header")
         errs = tformat.line_errors(head, "header")
         if errs:
-            raise AdapterError(f"{where}: header.{errs[0]}")
+            raise AdapterError(f"{where}: {_field('header', errs[0])}")
         if not isinstance((head.get("cluster") or {}).get("assignments"), dict):
             raise AdapterError(f"{where}: header.cluster.assignments: missing")
     if op == "trace":
@@ -150,7 +155,7 @@ def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> 
         for i, ev in enumerate(events):
             errs = tformat.event_errors(ev)
             if errs:
-                raise AdapterError(f"{where}: events[{i}].{errs[0]}")
+                raise AdapterError(f"{where}: {_field(f'events[{i}]', errs[0])}")
     return resp
 
 
