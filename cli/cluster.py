@@ -124,6 +124,8 @@ def start(args: argparse.Namespace) -> Any:
         raise UsageError(str(e)) from None
     except ClusterError as e:
         raise UsageError(str(e)) from None
+    except OSError as e:  # the state directory cannot be made or written
+        raise UsageError(f"--dir {args.dir}: {e.strerror or e}") from None
     return c
 
 
