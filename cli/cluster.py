@@ -9,16 +9,57 @@ import json
 from typing import Any
 
 from .errors import OK, VIOLATION, UsageError
+from .models import int_in
 
 DEFAULT_DIR = "./.isr-cluster"
 
 
 def _cluster(args: argparse.Namespace, must_run: bool = True) -> Any:
-    from impl.cluster.manager import Cluster
-
-    c = Cluster(args.dir)
+    c = open_cluster(args.dir)
     if must_run and not c.running:
         raise UsageError(f"no cluster running in {args.dir} (start one with: isr cluster up)")
+    return c
+
+
+# A cluster runs one process per broker on this machine; more than this is a mistake.
+MAX_BROKERS = 16
+MAX_PARTITIONS = 256
+
+
+def check_dir(path: str) -> None:
+    """--dir: the cluster's state directory: a directory, or a path where one can be made."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--dir {path}: not a directory")
+    parent = next((q for q in p.absolute().parents if q.exists()), None)
+    if not p.exists() and parent is not None and not parent.is_dir():
+        raise UsageError(f"--dir {path}: {parent} is not a directory")
+
+
+def open_cluster(path: str) -> Any:
+    """The cluster whose state is in ``path`` (--dir), its cluster.json checked: a file left
+    half-written or edited by hand is a one-line error, not a traceback in a later command."""
+    from impl.cluster.manager import Cluster
+
+    check_dir(path)
+    try:
+        c = Cluster(path)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--dir {path}: cannot read cluster.json: {e}") from None
+    st = c.state
+    ok = isinstance(st, dict) and (
+        not st
+        or (
+            isinstance(st.get("zk"), dict)
+            and type(st["zk"].get("port")) is int
+            and isinstance(st.get("brokers"), dict)
+            and all(isinstance(b, dict) and str(k).isdigit() for k, b in st["brokers"].items())
+        )
+    )
+    if not ok:
+        raise UsageError(f"--dir {path}: cluster.json is not a cluster's state (remove it?)")
     return c
 
 
@@ -40,17 +81,31 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--brokers", type=int, default=3)
-    p.add_argument("--partitions", type=int, default=1)
-    p.add_argument("--replication", type=int, default=3)
+    p.add_argument("--brokers", type=int_in(1, MAX_BROKERS), default=3, help="1..16 (default 3)")
+    p.add_argument(
+        "--partitions", type=int_in(1, MAX_PARTITIONS), default=1, help="1..256 (default 1)"
+    )
+    p.add_argument(
+        "--replication", type=int_in(1, MAX_BROKERS), default=3, help="at most --brokers"
+    )
     p.add_argument(
         "--protocol", default="kip-320", help="hw-truncation | kip-101 | kip-279 | kip-320"
     )
-    p.add_argument("--min-insync", type=int, default=2)
+    p.add_argument("--min-insync", type=int_in(1, MAX_BROKERS), default=2)
     p.add_argument("--unclean", action="store_true", help="allow unclean leader election")
-    p.add_argument("--lag-time-ms", type=int, default=10_000, help="replica.lag.time.max.ms")
-    p.add_argument("--fetchers", type=int, default=1, help="num.replica.fetchers")
-    p.add_argument("--flush-every", type=int, default=0, help="fsync every N batches (0: never)")
+    p.add_argument(
+        "--lag-time-ms",
+        type=int_in(1, 3_600_000),
+        default=10_000,
+        help="replica.lag.time.max.ms",
+    )
+    p.add_argument("--fetchers", type=int_in(1, 16), default=1, help="num.replica.fetchers, 1..16")
+    p.add_argument(
+        "--flush-every",
+        type=int_in(0, 1_000_000),
+        default=0,
+        help="fsync every N batches (0: never)",
+    )
 
 
 def start(args: argparse.Namespace) -> Any:
@@ -69,6 +124,8 @@ def start(args: argparse.Namespace) -> Any:
         raise UsageError(str(e)) from None
     except ClusterError as e:
         raise UsageError(str(e)) from None
+    except OSError as e:  # the state directory cannot be made or written
+        raise UsageError(f"--dir {args.dir}: {e.strerror or e}") from None
     return c
 
 
@@ -261,12 +318,17 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("cluster", help="run the reference implementation as a real cluster")
+    p = subparsers.add_parser(
+        "cluster",
+        help="run the reference implementation as a real cluster",
+        description="Exit 0: done; 1: `produce` only, some record was not acknowledged; 2: bad "
+        "input or a broken environment (no ZooKeeper, no cluster running in --dir).",
+    )
     sub = p.add_subparsers(dest="cluster_command", metavar="ACTION", parser_class=type(p))
     p.set_defaults(run=lambda a: (p.print_help(), 2)[1])
 
     def add(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
-        q = sub.add_parser(name, help=help_)
+        q = sub.add_parser(name, help=help_, description=p.description)
         q.add_argument("--dir", default=DEFAULT_DIR, help="cluster state directory")
         q.set_defaults(run=fn)
         return q
@@ -279,7 +341,7 @@ def register(subparsers: Any) -> None:
         ("restart", cmd_restart, "restart a killed broker"),
     ):
         q = add(name, fn, h)
-        q.add_argument("broker", type=int)
+        q.add_argument("broker", type=int_in(0, 2**31 - 1))
         if name == "kill":
             q.add_argument(
                 "--anywhere",
@@ -293,24 +355,36 @@ def register(subparsers: Any) -> None:
         cmd_elect_leader,
         "move leadership to each partition's preferred replica, or to --broker (R9)",
     )
-    el.add_argument("--broker", type=int, default=None, help="default: the preferred replica")
-    el.add_argument("--partition", type=int, default=None, help="default: every partition")
+    el.add_argument(
+        "--broker",
+        type=int_in(0, MAX_BROKERS - 1),
+        default=None,
+        help="default: the preferred replica",
+    )
+    el.add_argument(
+        "--partition",
+        type=int_in(0, MAX_PARTITIONS - 1),
+        default=None,
+        help="default: every partition",
+    )
     sd = add(
         "shutdown", cmd_shutdown, "controlled shutdown of a broker: move leadership off it, stop"
     )
-    sd.add_argument("broker", type=int)
+    sd.add_argument("broker", type=int_in(0, MAX_BROKERS - 1))
     sd.add_argument(
         "--keep-running",
         action="store_true",
         help="leave the broker running after the controller moved leadership off it",
     )
     pr = add("produce", cmd_produce, "produce records")
-    pr.add_argument("--count", type=int, default=10)
+    pr.add_argument("--count", type=int_in(1, 10_000_000), default=10)
     pr.add_argument("--acks", default="all")
-    pr.add_argument("--size", type=int, default=100, help="value size in bytes")
+    pr.add_argument(
+        "--size", type=int_in(0, 1_000_000), default=100, help="value size in bytes (<= 1 MB)"
+    )
     pr.add_argument("--value", default=None)
     pr.add_argument("--prefix", default="rec")
-    pr.add_argument("--partition", type=int, default=None)
+    pr.add_argument("--partition", type=int_in(0, MAX_PARTITIONS - 1), default=None)
     co = add("consume", cmd_consume, "read every committed record")
     co.add_argument("--print", action="store_true", help="print partition, offset, record id")
     st = add("status", cmd_status, "leaders, ISR, HW, LEO, under-replicated partitions, metrics")

@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import BAD_INPUT, OK, VIOLATION, UsageError
+from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
+from .models import int_in, positive_seconds, seed_int
 
 REFERENCE = f"{sys.executable} -m impl.adapter"
 COVERAGE_KINDS = ("transitions", "actions", "all")
@@ -27,14 +28,21 @@ def register(sub) -> None:
         "or, with --mutants, a mutant survived; 2: bad input or a broken adapter.",
     )
     p.add_argument("--adapter", default=None, help=f'adapter command (default: "{REFERENCE}")')
-    p.add_argument("--random", type=int, default=20, help="random schedules (default 20)")
-    p.add_argument("--max-ops", type=int, default=24, help="commands per random schedule (24)")
+    p.add_argument(
+        "--random",
+        type=int_in(0, 10_000),
+        default=20,
+        help="random schedules (default 20, at most 10,000: each runs a scenario)",
+    )
+    p.add_argument(
+        "--max-ops", type=int_in(1, 1_000), default=24, help="commands per random schedule (24)"
+    )
     p.add_argument(
         "--no-swarm",
         action="store_true",
         help="every random schedule may use every fault kind (default: each draws a subset)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--protocol", default="kip-320")
     p.add_argument(
         "--mutants",
@@ -59,7 +67,30 @@ def register(sub) -> None:
         help="fail (exit 1) when a spec role transition (or action, or both) was never "
         "exercised by an accepted trace",
     )
+    add_timeout_arg(p)
     p.set_defaults(run=run)
+
+
+def add_timeout_arg(p) -> None:
+    """--adapter-timeout: how long the kit waits for one answer of the adapter (issue 17)."""
+    from traces.conformance.runner import DEFAULT_TIMEOUT
+
+    p.add_argument(
+        "--adapter-timeout",
+        type=positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds to wait for each answer of the adapter (default {DEFAULT_TIMEOUT:g}); "
+        "a silent adapter is then an error (exit 2), not a hang",
+    )
+
+
+def check_protocol(name: str) -> None:
+    """--protocol: one the reference implementation (and so the trace format) knows."""
+    from impl.config import PROTOCOLS
+
+    if name not in PROTOCOLS:
+        raise UsageError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,12 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.random < 0:
         raise UsageError("--random must be >= 0")
-    if args.max_ops < 1:
-        raise UsageError("--max-ops must be >= 1")
-    from spec.config import PROTOCOL_NAMES
-
-    if args.protocol not in PROTOCOL_NAMES:
-        raise UsageError(f"unknown protocol {args.protocol!r} (try `isr protocols`)")
+    check_protocol(args.protocol)
     cmd = args.adapter or REFERENCE
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:
@@ -92,19 +118,21 @@ def run(args: argparse.Namespace) -> int:
             if unknown:
                 raise UsageError(f"unknown mutant {unknown[0]!r} (see impl/mutants.py)")
             t0 = time.perf_counter()
-            ref = Adapter(cmd, stderr_path)
+            ref = Adapter(cmd, stderr_path, timeout=args.adapter_timeout)
             try:
                 base = conform(ref, random_examples=args.random, seed=args.seed, shrink=False)
             finally:
                 ref.close()
             rows = mutation_score(
                 names,
-                lambda mu: Adapter(f"{cmd} --mutant {mu}", stderr_path),
+                lambda mu: Adapter(
+                    f"{cmd} --mutant {mu}", stderr_path, timeout=args.adapter_timeout
+                ),
                 random_examples=args.random,
                 seed=args.seed,
             )
             return _report_mutants(args, base, rows, MUTANTS, time.perf_counter() - t0)
-        ad = Adapter(cmd, stderr_path)
+        ad = Adapter(cmd, stderr_path, timeout=args.adapter_timeout)
         try:
             rep = conform(
                 ad,
@@ -117,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             ad.close()
     except AdapterError as e:
-        print(f"isr: error: {e}", file=sys.stderr)
+        print(f"isr: error: {one_line(str(e))}", file=sys.stderr)
         return BAD_INPUT
     return _report(args, rep)
 

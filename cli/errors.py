@@ -11,3 +11,10 @@ REJECTED = 4  # `isr replay`: a step of the trace is not a transition of the spe
 
 class UsageError(Exception):
     """A mistake in the user's input. The CLI prints `isr: error: <message>` and exits 2."""
+
+
+def one_line(message: str, limit: int = 500) -> str:
+    """``message`` as one printable line: control characters (a hostile file's field names and
+    values reach messages) escaped, whitespace runs folded, long messages cut."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(message.split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."

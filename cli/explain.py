@@ -56,7 +56,8 @@ def register(sub) -> None:
         "explain",
         help="render a counterexample file as a self-contained HTML page",
         description="Reads an NDJSON counterexample written by `isr check --trace-out` or "
-        "`isr liveness --trace-out` and writes one HTML page (no network needed to view it).",
+        "`isr liveness --trace-out` and writes one HTML page (no network needed to view it). "
+        "Exit 0: the page was written; 2: bad input.",
     )
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("--html", required=True, metavar="OUT.html")

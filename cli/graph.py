@@ -9,7 +9,7 @@ import sys
 from checker.graph import GraphLimitError, build_graph, export_dot, export_graphml, graph_stats
 
 from .errors import INCOMPLETE, UsageError
-from .models import add_model_args, model_from_args
+from .models import add_model_args, model_from_args, positive_int
 
 
 def register(sub) -> None:
@@ -17,7 +17,7 @@ def register(sub) -> None:
         "graph",
         help="build the reachable state graph; print statistics, export GraphML / DOT",
         description="Statistics: states, edges, SCCs, diameter (largest BFS depth), deadlocks. "
-        "Exit 0, or 3 when the graph exceeds --max-states; 2 on bad input.",
+        "Exit 0: the graph was built; 2: bad input; 3: the graph exceeds --max-states.",
     )
     add_model_args(p)
     p.add_argument("--graphml", metavar="FILE", help="write the graph as GraphML")
@@ -25,7 +25,7 @@ def register(sub) -> None:
     p.add_argument(
         "--symmetry", action="store_true", help="one state per orbit of replica renaming"
     )
-    p.add_argument("--max-states", type=int, default=500_000, metavar="N")
+    p.add_argument("--max-states", type=positive_int, default=500_000, metavar="N")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(run=run)
 

@@ -13,7 +13,7 @@ from checker.result import CheckResult
 
 from .check import write_trace
 from .errors import UsageError
-from .models import add_model_args, model_from_args
+from .models import add_model_args, model_from_args, positive_int
 from .render import render_result
 
 
@@ -44,7 +44,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--max-states",
-        type=int,
+        type=positive_int,
         default=2_000_000,
         metavar="N",
         help="give up (exit 3) beyond N states (default 2,000,000)",

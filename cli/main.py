@@ -7,7 +7,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import BAD_INPUT, UsageError
+from .errors import BAD_INPUT, UsageError, one_line
 
 # Subcommand modules, in the order `isr --help` lists them.
 COMMANDS = [
@@ -46,14 +46,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # a usage error (its line is printed): the code, like any other
+        if e.code == BAD_INPUT:
+            return BAD_INPUT
+        raise  # --help
     if not getattr(args, "run", None):
         parser.print_help()
         return BAD_INPUT
     try:
         return int(args.run(args) or 0)
     except UsageError as e:
-        print(f"isr: error: {e}", file=sys.stderr)
+        print(f"isr: error: {one_line(str(e))}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
         print("isr: interrupted", file=sys.stderr)

@@ -24,6 +24,7 @@ from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import FAULT_MODE_NAMES, FAULT_MODES
 
 from .errors import INCOMPLETE, OK, UsageError
+from .models import MODEL_COUNT, int_in, positive_int, positive_seconds, refuse_hopeless
 from .render import render_counterexample
 
 NO_FAULT = "none"
@@ -53,28 +54,28 @@ def register(sub) -> None:
         help="the verdict table: every protocol version against every fault mode",
         description="Run every protocol version against every fault mode on the given bounds "
         "and print which properties hold. Cells run in parallel; each is bounded by "
-        "--max-seconds. Exit 0 when every cell completed, 3 when some cell is incomplete "
-        "(violations are the table's content, not an error).",
+        "--max-seconds. Violations are the table's content, not an error. Exit 0: every cell "
+        "completed; 2: bad input; 3: some cell is incomplete.",
     )
     p.add_argument(
         "--replicas",
-        type=int,
+        type=MODEL_COUNT,
         nargs="+",
         default=DEFAULT_BOUNDS["replicas"],
         metavar="N",
         help="replica counts, one block of rows each (default 2)",
     )
-    p.add_argument("--records", type=int, default=DEFAULT_BOUNDS["records"], metavar="N")
-    p.add_argument("--epochs", type=int, default=DEFAULT_BOUNDS["epochs"], metavar="N")
+    p.add_argument("--records", type=MODEL_COUNT, default=DEFAULT_BOUNDS["records"], metavar="N")
+    p.add_argument("--epochs", type=MODEL_COUNT, default=DEFAULT_BOUNDS["epochs"], metavar="N")
     p.add_argument(
         "--crashes",
-        type=int,
+        type=MODEL_COUNT,
         nargs="+",
         default=None,
         metavar="N",
         help="crash budgets f, one block of rows each (default: replicas, so every member may fail)",
     )
-    p.add_argument("--min-isr", type=int, default=DEFAULT_BOUNDS["min_isr"], metavar="N")
+    p.add_argument("--min-isr", type=MODEL_COUNT, default=DEFAULT_BOUNDS["min_isr"], metavar="N")
     p.add_argument(
         "--protocols",
         default=",".join(PROTOCOL_NAMES),
@@ -90,14 +91,20 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--max-seconds",
-        type=float,
+        type=positive_seconds,
         default=60.0,
         metavar="S",
         help="time limit per cell (default 60)",
     )
-    p.add_argument("--max-states", type=int, default=None, metavar="N", help="state limit per cell")
     p.add_argument(
-        "--jobs", type=int, default=None, metavar="N", help="parallel cells (default: all cores)"
+        "--max-states", type=positive_int, default=None, metavar="N", help="state limit per cell"
+    )
+    p.add_argument(
+        "--jobs",
+        type=int_in(1, 1024),
+        default=None,
+        metavar="N",
+        help="parallel cells (default: all cores)",
     )
     p.add_argument("--out", metavar="DIR", help="write matrix.json and matrix.md there")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
@@ -148,6 +155,7 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
                         cfg.validate()
                     except ConfigError as e:
                         raise UsageError(str(e)) from None
+                    refuse_hopeless(cfg, per_cell=True)
                     cells.append(
                         {
                             "replicas": n,

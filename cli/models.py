@@ -1,13 +1,133 @@
-"""Model options shared by every subcommand that builds the ISR spec (check, simulate, ...)."""
+"""Model options shared by every subcommand that builds the ISR spec (check, simulate, ...),
+the option types every subcommand uses for numbers, and the one rule that refuses bounds no
+exhaustive run can finish (``refuse_hopeless``)."""
 
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 
 from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import ACKS
 
 from .errors import UsageError
+
+
+# ---- option types ------------------------------------------------------------------------------
+# argparse turns the ArgumentTypeError into one usage line and exit 2. Every number a user gives
+# goes through one of these: a NaN, an infinity, a negative or absurdly large count is refused
+# before anything runs.
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An integer option within lo..hi."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{v} is outside {lo}..{hi:,}")
+        return v
+
+    parse.__name__ = f"integer {lo}..{hi}"
+    return parse
+
+
+def seconds_in(lo_exclusive: float, hi: float) -> Callable[[str], float]:
+    """A finite number of seconds, > lo_exclusive and <= hi (NaN and infinities refused)."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+        if not math.isfinite(v) or not lo_exclusive < v <= hi:
+            raise argparse.ArgumentTypeError(
+                f"{text[:40]} is not a finite number of seconds in ({lo_exclusive:g}, {hi:g}]"
+            )
+        return v
+
+    parse.__name__ = "seconds"
+    return parse
+
+
+BIG = 10**12  # counts (states, walks, records to produce): more would not finish anyway
+DAY = 86_400.0
+positive_int = int_in(1, BIG)
+nonnegative_int = int_in(0, BIG)
+seed_int = int_in(0, 2**63 - 1)
+# A time limit: finite and positive, at most a year. For `isr check --max-seconds` too (its
+# module keeps `type=float` and its own `<= 0` check, which lets NaN through: see
+# ``check_run_limits``, called for it from ``model_from_args``).
+positive_seconds = seconds_in(0.0, 365 * DAY)
+MODEL_COUNT = int_in(0, BIG)  # model bounds: parsed as numbers here, judged by refuse_hopeless
+
+
+# ---- bounds that cannot finish -----------------------------------------------------------------
+# A rough estimate of the distinct states of a configuration, calibrated on kip-320 runs of the
+# sequential checker (2,1,2,1): 1,287; (2,1,2,2): 8,223; (2,2,2,2): 58,820; (2,1,3,2): 36,327;
+# (2,1,4,2): 143,525; (2,1,2,3): 27,605; (3,1,2,1): 35,653; (3,2,2,1): 554,880; (2,3,3,2):
+# 1,391,444. It is meant to be right within a factor of 10 or so, and the limits below are far
+# above anything a run has finished (the largest listed are ~3e6): only the clearly hopeless is
+# refused, so models that grow (new actions) stay accepted.
+_BASE = {2: 1287, 3: 35_653, 4: 1.0e6, 5: 3.0e7}  # records 1, epochs 2, crashes 1
+_PER_RECORD = {2: 7.0, 3: 15.5, 4: 30.0, 5: 60.0}
+_PER_EPOCH = {2: 4.5, 3: 6.0, 4: 8.0, 5: 10.0}
+_PER_CRASH = {2: 5.0, 3: 6.0, 4: 8.0, 5: 10.0}
+_PER_FAULT = 5.0  # each retry, controller failover, session expiry
+EXHAUSTIVE_LIMIT = 1e11  # the sequential engines: ~1e4 states/s, so about four months
+SPARK_LIMIT = 1e13
+
+
+def estimate_log10_states(cfg: Config) -> float:
+    """log10 of a rough estimate of the distinct states of ``cfg`` (see above)."""
+    r = cfg.replicas
+    x = math.log10(_BASE[r])
+    x += (cfg.records - 1) * math.log10(_PER_RECORD[r]) if cfg.records else -math.log10(18)
+    x += (cfg.epochs - 2) * math.log10(_PER_EPOCH[r])
+    x += (cfg.crashes - 1) * math.log10(_PER_CRASH[r])
+    x += (cfg.retries + cfg.controller_failovers + cfg.session_expiries) * math.log10(_PER_FAULT)
+    x += math.log10(2) * cfg.unclean + math.log10(4) * (cfg.lose_unflushed + cfg.retention)
+    x += math.log10(4) * (cfg.acks == "mixed")
+    return x
+
+
+def refuse_hopeless(cfg: Config, engine: str = "bfs", per_cell: bool = False) -> None:
+    """UsageError, with the estimate and where to go instead, when an exhaustive run of ``cfg``
+    on ``engine`` cannot finish. The one place this rule lives (check, liveness, graph, matrix).
+    ``per_cell``: a cell of `isr matrix`, which a time limit ends anyway: only what not even
+    Spark could finish is refused (such a cell could only ever print `incomplete`)."""
+    limit = SPARK_LIMIT if engine == "spark" or per_cell else EXHAUSTIVE_LIMIT
+    est = estimate_log10_states(cfg)
+    if est <= math.log10(limit):
+        return
+    where = (
+        "use `isr simulate` (random walks) instead"
+        if engine == "spark" or per_cell
+        else "use `isr simulate` (random walks) or `isr check --engine spark`"
+        if est <= math.log10(SPARK_LIMIT)
+        else "use `isr simulate` (random walks) instead"
+    )
+    size = f"about 10^{est:.0f} states" if est < 100 else "more than 10^100 states"
+    raise UsageError(
+        f"replicas {cfg.replicas}, records {cfg.records}, epochs {cfg.epochs}, crashes "
+        f"{cfg.crashes}: {size}, beyond what an exhaustive run can finish "
+        f"(limit 10^{math.log10(limit):.0f}{' with --engine spark' if engine == 'spark' else ''}"
+        f"); {where}"
+    )
+
+
+def check_run_limits(args: argparse.Namespace) -> None:
+    """--max-seconds and --max-states where a subcommand has them: a NaN or an infinity would
+    switch the limit off, a negative one stop at once."""
+    secs = getattr(args, "max_seconds", None)
+    if secs is not None and not (math.isfinite(secs) and secs > 0):
+        raise UsageError(f"--max-seconds must be a finite number > 0, got {secs}")
+    states = getattr(args, "max_states", None)
+    if states is not None and not 0 < states <= BIG:
+        raise UsageError(f"--max-states must be in 1..{BIG:,}, got {states}")
+
 
 DEFAULTS = Config()  # the embedded default model: `isr check` with no options
 
@@ -22,28 +142,28 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--replicas",
-        type=int,
+        type=MODEL_COUNT,
         default=DEFAULTS.replicas,
         metavar="N",
         help=f"assigned replicas, 2..5 (default {DEFAULTS.replicas})",
     )
     g.add_argument(
         "--records",
-        type=int,
+        type=MODEL_COUNT,
         default=DEFAULTS.records,
         metavar="N",
         help=f"records producers may write (default {DEFAULTS.records})",
     )
     g.add_argument(
         "--epochs",
-        type=int,
+        type=MODEL_COUNT,
         default=DEFAULTS.epochs,
         metavar="N",
         help=f"highest leader epoch; the initial leader has epoch 1 (default {DEFAULTS.epochs})",
     )
     g.add_argument(
         "--crashes",
-        type=int,
+        type=MODEL_COUNT,
         default=DEFAULTS.crashes,
         metavar="N",
         help=f"broker crashes per behaviour (default {DEFAULTS.crashes})",
@@ -56,7 +176,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--min-isr",
-        type=int,
+        type=MODEL_COUNT,
         default=DEFAULTS.min_isr,
         metavar="N",
         help=f"min.insync.replicas for acks=all (default {DEFAULTS.min_isr})",
@@ -74,7 +194,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     f.add_argument(
         "--retries",
-        type=int,
+        type=MODEL_COUNT,
         default=DEFAULTS.retries,
         metavar="N",
         help="producer retries per behaviour after a lost reply (R6, R15; default 0)",
@@ -91,14 +211,14 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     f.add_argument(
         "--controller-failovers",
-        type=int,
+        type=MODEL_COUNT,
         default=DEFAULTS.controller_failovers,
         metavar="N",
         help="controller failovers per behaviour; the deposed one's requests linger (R9, R18)",
     )
     f.add_argument(
         "--session-expiries",
-        type=int,
+        type=MODEL_COUNT,
         default=DEFAULTS.session_expiries,
         metavar="N",
         help="session expiries of running brokers per behaviour: zombies (R7, R8, R18)",
@@ -146,5 +266,11 @@ def config_from_args(args: argparse.Namespace) -> Config:
         raise UsageError(str(e)) from None
 
 
-def model_from_args(args: argparse.Namespace) -> IsrSpec:
-    return IsrSpec(config_from_args(args))
+def model_from_args(args: argparse.Namespace, exhaustive: bool = True) -> IsrSpec:
+    """The spec of the options. ``exhaustive``: the run explores every reachable state (check,
+    liveness, graph), so a configuration it cannot finish is refused (``refuse_hopeless``)."""
+    check_run_limits(args)
+    cfg = config_from_args(args)
+    if exhaustive:
+        refuse_hopeless(cfg, getattr(args, "engine", "bfs"))
+    return IsrSpec(cfg)

@@ -11,7 +11,9 @@ from spec.config import FAULT_MODES
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "protocols", help="list the protocol versions of the spec and the fault modes"
+        "protocols",
+        help="list the protocol versions of the spec and the fault modes",
+        description="Exit 0: listed; 2: bad input.",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(run=run)

@@ -9,7 +9,10 @@ import json
 import sys
 import time
 
-from .errors import UsageError
+from .errors import INCOMPLETE, OK, VIOLATION, UsageError
+from .models import int_in
+
+MAX_BMC_DEPTH = 60  # z3's work grows steeply with the unrolling; 60 steps would not finish
 
 
 def register(sub) -> None:
@@ -21,8 +24,14 @@ def register(sub) -> None:
         "input; 3: z3 answered unknown.",
     )
     p.add_argument("--protocol", default="kip-320", choices=["kip-320", "hw-truncation"])
-    p.add_argument("--replicas", type=int, default=2, metavar="N", help="2..4 (default 2)")
-    p.add_argument("--bmc-depth", type=int, default=5, metavar="K", help="0: no BMC (default 5)")
+    p.add_argument("--replicas", type=int_in(2, 4), default=2, metavar="N", help="2..4 (default 2)")
+    p.add_argument(
+        "--bmc-depth",
+        type=int_in(0, MAX_BMC_DEPTH),
+        default=5,
+        metavar="K",
+        help=f"0: no BMC (default 5, at most {MAX_BMC_DEPTH})",
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(run=run)
 
@@ -41,15 +50,7 @@ def run(args: argparse.Namespace) -> int:
         if args.bmc_depth
         else None
     )
-    if ind.inductive:
-        verdict = "StrongIsr, HwAtMostLeo, LeaderInIsr: PROVEN for all log lengths and epochs"
-    elif b is not None and b.violation_depth is None:
-        verdict = f"StrongIsr: NOT PROVEN; holds only up to depth {args.bmc_depth} (BMC)"
-    else:
-        verdict = "StrongIsr: VIOLATED"
-    code = 0 if ind.inductive and (b is None or b.violation_depth is None) else 1
-    if ind.unknown or (b is not None and b.unknown):
-        code = 3
+    verdict, code = decide(ind, b, args.bmc_depth)
     if args.format == "json":
         out = {
             "induction": ind.to_json(),
@@ -75,3 +76,21 @@ def run(args: argparse.Namespace) -> int:
             )
     print(f"verdict: {verdict} (exit {code})")
     return code
+
+
+def decide(ind, b, depth: int) -> tuple[str, int]:
+    """The verdict line and the exit code, as the help documents them: 1 for a BMC violation
+    (a real behaviour breaking StrongIsr, whatever z3 answered elsewhere) or a counterexample
+    to induction; 3 when z3 answered unknown and nothing was found; 0 only when proven and
+    BMC found nothing."""
+    if b is not None and b.violation_depth is not None:
+        return f"StrongIsr: VIOLATED at depth {b.violation_depth} (BMC)", VIOLATION
+    bmc_ok = b is None or not b.unknown
+    if ind.inductive and bmc_ok:
+        return "StrongIsr, HwAtMostLeo, LeaderInIsr: PROVEN for all log lengths and epochs", OK
+    if ind.inductive:
+        return "StrongIsr: PROVEN inductive; BMC undecided (z3 answered unknown)", INCOMPLETE
+    if ind.ctis or not ind.init_ok or not ind.implies_strong_isr:
+        bounded = f"; holds up to depth {depth} (BMC)" if b is not None and bmc_ok else ""
+        return f"StrongIsr: NOT PROVEN (counterexample to induction){bounded}", VIOLATION
+    return "StrongIsr: UNDECIDED (z3 answered unknown)", INCOMPLETE

@@ -10,8 +10,17 @@ from checker.progress import stderr_reporter
 from checker.simulate import simulate
 
 from .errors import OK, VIOLATION, UsageError
-from .models import add_model_args, add_property_args, model_from_args
+from .models import (
+    add_model_args,
+    add_property_args,
+    model_from_args,
+    positive_int,
+    seed_int,
+)
 from .render import render_result
+
+# Walks x depth: the sequential engine takes ~1e4 steps/s, so 1e10 steps is about two weeks.
+MAX_STEPS = 10**10
 
 
 def register(sub) -> None:
@@ -19,17 +28,23 @@ def register(sub) -> None:
         "simulate",
         help="run many seeded random walks of the spec and report violations found",
         description="Random walks for configurations too big to exhaust. A simulation never "
-        "proves a property: exit 0 means no violation was found, 1 a property is violated "
-        "(with a real, shrunk counterexample), 2 bad input.",
+        "proves a property. Exit 0: no violation was found; 1: a property is violated (with a "
+        "real, shrunk counterexample); 2: bad input.",
     )
     add_model_args(p)
     add_property_args(p)
     p.add_argument("--engine", choices=["seq", "spark"], default="seq", help="default seq")
-    p.add_argument("--walks", type=int, default=1000, metavar="N", help="walks (default 1000)")
     p.add_argument(
-        "--depth", type=int, default=100, metavar="N", help="steps per walk at most (default 100)"
+        "--walks", type=positive_int, default=1000, metavar="N", help="walks (default 1000)"
     )
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
+    p.add_argument(
+        "--depth",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="steps per walk at most (default 100)",
+    )
+    p.add_argument("--seed", type=seed_int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument(
         "--master", default=None, help="Spark master URL for --engine spark (default local[*])"
     )
@@ -54,15 +69,18 @@ def header_line(cfg, args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = model_from_args(args)
+    model = model_from_args(args, exhaustive=False)
     names = [p.name for p in model.properties]
     for n in args.properties or []:
         if n not in names:
             raise UsageError(f"unknown property {n!r}; the spec has: {', '.join(names)}")
-    if args.walks <= 0:
-        raise UsageError("--walks must be positive")
-    if args.depth < 0:
-        raise UsageError("--depth must be >= 0")
+    limit = MAX_STEPS * (100 if args.engine == "spark" else 1)
+    if args.walks * args.depth > limit:
+        raise UsageError(
+            f"--walks {args.walks} x --depth {args.depth} = {args.walks * args.depth:.1e} steps, "
+            f"beyond what a simulation can finish (limit {limit:.0e}); use fewer walks"
+            + ("" if args.engine == "spark" else " or --engine spark")
+        )
     if args.master and args.engine != "spark":
         raise UsageError("--master goes with --engine spark")
     kwargs = dict(

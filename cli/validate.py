@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError
+from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
 
 
 def register(sub) -> None:
@@ -93,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
             for name, files in runs
         ]
         summary = None
+    for v in verdicts:  # exit 2 (bad input, unsupported): one line on stderr, whatever the format
+        if v.exit == BAD_INPUT:
+            print(f"isr: error: {one_line(_located(v))}", file=sys.stderr)
     if args.format == "json":
         doc = {"traces": [v.to_json() for v in verdicts]}
         if summary:
@@ -101,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         for v in verdicts:
-            print(render(v))
+            if v.verdict != "bad-input":
+                print(render(v))
         if summary:
             print(
                 "spark: {traces} traces, {events} events in {seconds:.1f}s "
@@ -112,6 +116,12 @@ def run(args: argparse.Namespace) -> int:
         if code in codes:
             return code
     return OK
+
+
+def _located(v) -> str:
+    """An exit-2 verdict's reason, naming the trace unless the reason already does."""
+    reason = v.reason
+    return reason if reason.startswith(v.name) else f"{v.name}: {reason}"
 
 
 def render(v) -> str:

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
+
+from . import format as tformat
 
 FORMAT = "isr-counterexample"
 VERSION = 1
+SCHEMA_PATH = Path(__file__).parent / "schema" / "counterexample.schema.json"
 
 
 class TraceFileError(ValueError):
@@ -43,23 +47,91 @@ def write(
 
 
 def read(path: str) -> CounterexampleTrace:
+    """The file's header, initial state and steps, every line checked against
+    schema/counterexample.schema.json and the bounds of traces/format.py, and the lines against
+    each other (consecutive indexes, the header's config a valid spec.Config, every per-replica
+    map over the config's replicas), so that `isr replay` and `isr explain` can trust what they
+    read. Raises TraceFileError, one line naming the file, the line and the field."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = [ln for ln in f.read().splitlines() if ln.strip()]
+        numbered = list(tformat.ndjson_lines(path, keep_torn=True))
+        objs = [_line(path, ln, raw, k) for k, (ln, raw) in enumerate(numbered)]
     except OSError as e:
-        raise TraceFileError(f"cannot read {path}: {e.strerror}") from None
-    try:
-        objs = [json.loads(ln) for ln in lines]
-    except json.JSONDecodeError as e:
-        raise TraceFileError(f"{path}: not NDJSON ({e.msg} at line {e.lineno})") from None
-    if not objs or objs[0].get("type") != "header" or objs[0].get("format") != FORMAT:
-        raise TraceFileError(f"{path}: not an {FORMAT} file (no header line)")
-    if objs[0].get("version") != VERSION:
-        raise TraceFileError(f"{path}: format version {objs[0].get('version')} is not {VERSION}")
-    if len(objs) < 2 or objs[1].get("type") != "state":
+        raise TraceFileError(f"cannot read {path}: {e.strerror or e}") from None
+    except tformat.TraceFormatError as e:
+        raise TraceFileError(str(e)) from None
+    if not objs:
+        raise TraceFileError(f"{path}: empty file (no header line)")
+    if len(objs) < 2:
         raise TraceFileError(f"{path}: the initial state line is missing")
+    head = objs[0]
+    where = f"{path}:{numbered[0][0]}"
+    replicas = _check_config(head["config"], where)
+    for (ln, _raw), obj in zip(numbered[1:], objs[1:], strict=True):
+        _check_replicas(obj["state"], replicas, f"{path}:{ln}")
+    for k, ((ln, _raw), step) in enumerate(zip(numbered[2:], objs[2:], strict=True), start=1):
+        if step["index"] != k:
+            raise TraceFileError(f"{path}:{ln}: index: {step['index']}, expected {k}")
     steps = objs[2:]
-    for k, s in enumerate(steps, start=1):
-        if s.get("type") != "step" or "action" not in s or "state" not in s:
-            raise TraceFileError(f"{path}: line {k + 2} is not a step")
-    return CounterexampleTrace(objs[0], objs[1]["state"], steps)
+    if head.get("loop_start", 0) > len(steps):
+        raise TraceFileError(f"{where}: loop_start: {head['loop_start']} is past the last step")
+    return CounterexampleTrace(head, objs[1]["state"], steps)
+
+
+def _line(path: str, ln: int, raw: bytes, k: int) -> dict[str, Any]:
+    """Line ``ln`` (the ``k``-th non-blank one) parsed and checked against its definition."""
+    where = f"{path}:{ln}"
+    obj = tformat.load_json_line(raw, where, bounded=False)
+    if k == 0:
+        if not isinstance(obj, dict) or obj.get("format") != FORMAT or obj.get("type") != "header":
+            raise TraceFileError(f"{path}: not an {FORMAT} file (no header line)")
+        if obj.get("version") != VERSION or type(obj.get("version")) is not int:
+            raise TraceFileError(f"{where}: format version {obj.get('version')!r} is not {VERSION}")
+    kind = "header" if k == 0 else "state_line" if k == 1 else "step"
+    errs = tformat.line_errors(obj, kind, SCHEMA_PATH)
+    if errs:
+        what = {"header": "the header", "state_line": "the initial state", "step": "a step"}[kind]
+        raise TraceFileError(f"{where}: {errs[0]} (in {what})")
+    return obj
+
+
+def _check_config(cfg: dict[str, Any], where: str) -> int:
+    """The header's config must be a valid spec.Config: known fields of the right types (a
+    bool is not an int here), then Config.validate. Returns the replica count."""
+    from spec import Config, ConfigError
+
+    types = {f.name: type(f.default) for f in fields(Config)}
+    for k, v in cfg.items():
+        if k not in types:
+            raise TraceFileError(f"{where}: config.{k[:40]}: not a setting of this spec")
+        if type(v) is not types[k]:
+            raise TraceFileError(
+                f"{where}: config.{k}: expected {types[k].__name__}, got {type(v).__name__}"
+            )
+    try:
+        return Config(**cfg).validate().replicas
+    except ConfigError as e:
+        raise TraceFileError(f"{where}: config: {e}") from None
+
+
+# The per-replica maps of a state (each keyed r0..r{R-1}), required or optional.
+PER_REPLICA = (
+    "log",
+    "hw",
+    "hw_checkpoint",
+    "alive",
+    "leader_view",
+    "epoch_view",
+    "isr_view",
+    "truncating",
+    "pending_acks",
+)
+
+
+def _check_replicas(state: dict[str, Any], n: int, where: str) -> None:
+    want = {f"r{i}" for i in range(n)}
+    for key in PER_REPLICA:
+        if key in state and set(state[key]) != want:
+            raise TraceFileError(
+                f"{where}: state.{key}: replicas {sorted(state[key])}, the config has "
+                f"{sorted(want)}"
+            )

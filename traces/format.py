@@ -8,16 +8,27 @@ dependency is needed to check a trace).
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from .schemacheck import (
+    MAX_DEPTH,
+    bad_value,
+    first_error,
+    load_schema,
+    schema_errors,
+)
+
 try:  # 2-3 times faster than json on trace lines; JSONDecodeError subclasses json's
     from orjson import loads as parse_line
 except ImportError:  # pragma: no cover - orjson is a dependency; json gives the same values
-    from json import loads as parse_line
+
+    def parse_line(line: bytes | str) -> Any:
+        """json.loads, UTF-8 only (given bytes, json would also guess UTF-16 and UTF-32)."""
+        return json.loads(line.decode("utf-8") if isinstance(line, bytes) else line)
+
 
 FORMAT = "isr-trace"
 VERSION = 1
@@ -65,26 +76,133 @@ class TraceWriter:
         self._f.close()
 
 
-def read(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Header and events; a torn last line (the process was killed mid-write) is dropped."""
+class TraceFormatError(ValueError):
+    """A trace this version cannot read. ``str()`` is one line for the user naming the file, the
+    line and the field: ``FILE:LINE: FIELD: problem`` (exit 2 in the CLI)."""
+
+
+MAX_LINE_BYTES = 64 * 2**20  # generous: a delta+full line of a long run holds a whole log
+
+
+def check_values(obj: Any, where: str, max_depth: int = MAX_DEPTH) -> None:
+    """Raise TraceFormatError unless every number in ``obj`` is finite and every integer within
+    +-MAX_INT, and arrays and objects nest at most ``max_depth`` deep (schemacheck.bad_value)."""
+    bad = bad_value(obj, max_depth)
+    if bad is not None:
+        raise TraceFormatError(f"{where}: {bad[0] or 'the line'}: {bad[1]}")
+
+
+def load_json_line(
+    raw: bytes | str,
+    where: str,
+    max_bytes: int = MAX_LINE_BYTES,
+    max_depth: int = MAX_DEPTH,
+    bounded: bool = True,
+) -> Any:
+    """One JSON value from one line, or TraceFormatError naming ``where`` (``FILE:LINE``): too
+    long, not UTF-8, not JSON, nested too deep, a number out of range. Every reader of the
+    project's NDJSON files (traces, counterexamples, an adapter's answers) goes through here.
+    ``bounded=False`` leaves the depth and number bounds to the caller's ``line_errors``, which
+    checks them along with the schema (once instead of twice on every trace event)."""
+    if len(raw) > max_bytes:
+        raise TraceFormatError(f"{where}: line longer than {max_bytes:,} bytes")
+    try:
+        obj = parse_line(raw)  # orjson checks the UTF-8 itself: no second pass over the bytes
+    except RecursionError:
+        raise TraceFormatError(f"{where}: nested more than {max_depth} deep") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, json's int digit limit
+        if isinstance(raw, bytes):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as u:
+                raise TraceFormatError(
+                    f"{where}: not UTF-8 (byte {u.start + 1} of the line)"
+                ) from None
+        msg = getattr(e, "msg", None) or str(e).split(":")[0]
+        raise TraceFormatError(f"{where}: not JSON: {msg}") from None
+    if bounded:
+        check_values(obj, where, max_depth)
+    return obj
+
+
+def ndjson_lines(
+    path: str | Path, max_bytes: int = MAX_LINE_BYTES, keep_torn: bool = False
+) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes without the newline) of each complete non-blank line; a torn last
+    line (no newline: the writer was killed mid-write) is dropped, or kept with ``keep_torn``
+    (files written whole, where a missing final newline is an editor's doing). Memory stays
+    bounded by ``max_bytes`` whatever the file holds. OSError propagates."""
+    with open(path, "rb") as f:
+        ln = 0
+        while True:
+            line = f.readline(max_bytes + 2)
+            if not line:
+                return
+            ln += 1
+            if not line.endswith(b"\n"):
+                if len(line) > max_bytes:
+                    raise TraceFormatError(f"{path}:{ln}: line longer than {max_bytes:,} bytes")
+                if keep_torn and line.strip():
+                    yield ln, line
+                return  # torn tail
+            body = line.rstrip(b"\r\n")
+            if body.strip():
+                yield ln, body
+
+
+def event_errors(obj: Any) -> list[str]:
+    """Schema errors of a trace line that is not a header, plus the rules the schema's subset
+    cannot say: an event of a partition names both its topic and its partition."""
+    errs = line_errors(obj, "event")
+    if not errs and ("topic" in obj) != ("partition" in obj):
+        errs.append("topic/partition: an event names both or neither")
+    return errs
+
+
+def parse_trace_lines(
+    lines: Iterable[tuple[int, bytes | str]], name: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Header and events of one trace file from its numbered lines, every line checked against
+    the schema (schema/trace-event.schema.json) and the bounds of ``load_json_line``. A line
+    carrying the header again (a restarted process appends one) is checked and skipped."""
     head: dict[str, Any] | None = None
     events: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break  # torn tail
-            obj = parse_line(line)
-            if head is None:
-                if obj.get("format") != FORMAT:
-                    raise ValueError(f"{path}: not an {FORMAT} file (no header line)")
-                head = obj
-            elif obj.get("format") == FORMAT:
-                continue  # a restarted process appends a new header; events carry on
-            else:
-                events.append(obj)
+    for ln, raw in lines:
+        where = f"{name}:{ln}"
+        obj = load_json_line(raw, where, bounded=False)
+        is_head = isinstance(obj, dict) and "format" in obj
+        if head is None and not is_head:
+            raise TraceFormatError(f"{where}: not an {FORMAT} file (the first line is no header)")
+        errs = line_errors(obj, "header") if is_head else event_errors(obj)
+        if errs:
+            raise TraceFormatError(f"{where}: {errs[0]}")
+        if head is None:
+            head = obj
+        elif not is_head:
+            events.append(obj)
     if head is None:
-        raise ValueError(f"{path}: empty trace")
+        raise TraceFormatError(f"{name}: empty trace (no header line)")
     return head, events
+
+
+def read(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Header and events of a trace file, every line checked (``parse_trace_lines``); a torn
+    last line (the process was killed mid-write) is dropped. Raises TraceFormatError (a
+    ValueError) with one line for the user, or OSError."""
+    return parse_trace_lines(ndjson_lines(path), str(path))
+
+
+def parse_text(text: str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """As ``read``, for the text of a file (the Spark engine ships texts, not paths)."""
+    numbered = ((ln, line) for ln, line in enumerate(text.splitlines(), 1) if line.strip())
+    return parse_trace_lines(numbered, name)
+
+
+def check_run(events: list[dict[str, Any]], name: str) -> None:
+    """A run (one file, or the files of one run together) must hold at least one event: a
+    header alone is no recording of anything."""
+    if not events:
+        raise TraceFormatError(f"{name}: no events after the header")
 
 
 def last_clock(path: str | Path) -> int:
@@ -107,12 +225,16 @@ def merge(streams: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def merge_files(paths: Iterable[str | Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    heads, streams = [], []
+    """Headers and merged events of the files of one run; the run must hold an event."""
+    heads, streams, names = [], [], []
     for p in paths:
         h, evs = read(p)
         heads.append(h)
         streams.append(evs)
-    return heads, merge(streams)
+        names.append(str(p))
+    events = merge(streams)
+    check_run(events, ",".join(names))
+    return heads, events
 
 
 def logs(events: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], list[list[Any]]]]:
@@ -134,71 +256,12 @@ def logs(events: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], lis
         yield ev, list(log)
 
 
-# ---- validation against the schema (the subset it uses) ----------------------------------------
-_TYPES = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "integer": int,
-    "boolean": bool,
-    "number": (int, float),
-    "null": type(None),
-}
-
-
-def schema_errors(obj: Any, schema: dict[str, Any]) -> list[str]:
-    """Errors of ``obj`` against a JSON Schema, for the subset of keywords our schemas use."""
-    return _check(obj, schema, schema, "$")
-
-
-def _check(v: Any, s: dict[str, Any], root: dict[str, Any], where: str) -> list[str]:
-    if "$ref" in s:
-        s = root["$defs"][s["$ref"].rsplit("/", 1)[1]]
-    errs: list[str] = []
-    if "oneOf" in s:
-        ok = [sub for sub in s["oneOf"] if not _check(v, sub, root, where)]
-        return [] if len(ok) == 1 else [f"{where}: matches {len(ok)} of oneOf"]
-    if "type" in s:
-        types = s["type"] if isinstance(s["type"], list) else [s["type"]]
-        good = any(
-            isinstance(v, _TYPES[t]) and not (t == "integer" and isinstance(v, bool)) for t in types
-        )
-        if not good:
-            return [f"{where}: expected {s['type']}, got {type(v).__name__}"]
-    if "const" in s and v != s["const"]:
-        errs.append(f"{where}: expected {s['const']!r}")
-    if "enum" in s and v not in s["enum"]:
-        errs.append(f"{where}: {v!r} not in {s['enum']}")
-    if "minimum" in s and isinstance(v, int) and v < s["minimum"]:
-        errs.append(f"{where}: {v} < {s['minimum']}")
-    if isinstance(v, dict):
-        errs += [f"{where}: missing {k!r}" for k in s.get("required", []) if k not in v]
-        for k, sub in s.get("properties", {}).items():
-            if k in v:
-                errs += _check(v[k], sub, root, f"{where}.{k}")
-        if isinstance(s.get("additionalProperties"), dict):
-            for k, x in v.items():
-                if k not in s.get("properties", {}):
-                    errs += _check(x, s["additionalProperties"], root, f"{where}.{k}")
-    if isinstance(v, list):
-        for i, x in enumerate(v):
-            pre = s.get("prefixItems", [])
-            sub = pre[i] if i < len(pre) else s.get("items")
-            if sub:
-                errs += _check(x, sub, root, f"{where}[{i}]")
-        if "minItems" in s and len(v) < s["minItems"]:
-            errs.append(f"{where}: fewer than {s['minItems']} items")
-        if "maxItems" in s and len(v) > s["maxItems"]:
-            errs.append(f"{where}: more than {s['maxItems']} items")
-    return errs
-
-
 def validate_line(obj: Any) -> list[str]:
     """Errors of one trace line against schema/trace-event.schema.json (empty if valid)."""
-    schema = _schema()
-    return _check(obj, schema, schema, "$")
+    return schema_errors(obj, load_schema(SCHEMA_PATH))
 
 
-@functools.cache
-def _schema() -> dict[str, Any]:
-    return json.loads(SCHEMA_PATH.read_text())
+def line_errors(obj: Any, kind: str, schema_path: Path = SCHEMA_PATH) -> list[str]:
+    """The first error of ``obj`` against the definition ``kind`` of a schema (by default the
+    trace schema: "header", "event"), as ``FIELD: problem``, or [] (schemacheck.first_error)."""
+    return first_error(obj, kind, schema_path)

@@ -297,28 +297,11 @@ def _run_header(heads: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _parse_stream(text: str, name: str) -> tuple[dict[str, Any], list[Event]]:
-    import json
-
-    head = None
-    events: list[Event] = []
-    for ln, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = tformat.parse_line(line)
-        except json.JSONDecodeError as e:
-            raise TraceInputError(f"{name}:{ln}: not JSON: {e.msg}") from None
-        if head is None:
-            if obj.get("format") != tformat.FORMAT:
-                raise TraceInputError(f"{name}: not an {tformat.FORMAT} file (no header line)")
-            head = obj
-        elif obj.get("format") == tformat.FORMAT:
-            continue
-        else:
-            events.append(obj)
-    if head is None:
-        raise TraceInputError(f"{name}: empty trace")
-    return head, events
+    """One file's text, every line checked by the trace reader (traces/format.py)."""
+    try:
+        return tformat.parse_text(text, name)
+    except tformat.TraceFormatError as e:
+        raise TraceInputError(str(e)) from None
 
 
 def parse_text(text: str | list[str], name: str = "trace") -> tuple[dict[str, Any], list[Event]]:
@@ -326,7 +309,10 @@ def parse_text(text: str | list[str], name: str = "trace") -> tuple[dict[str, An
     parsed = [_parse_stream(t, name) for t in ([text] if isinstance(text, str) else text)]
     if not parsed:
         raise TraceInputError(f"{name}: no trace files")
-    return _run_header([h for h, _e in parsed]), tformat.merge([e for _h, e in parsed])
+    events = tformat.merge([e for _h, e in parsed])
+    if not events:
+        raise TraceInputError(f"{name}: no events after the header")
+    return _run_header([h for h, _e in parsed]), events
 
 
 def validate_text(text: str | list[str], name: str = "trace") -> Verdict:

@@ -25,7 +25,6 @@ def parse(argv: list[str]):
         (["cluster", "up", "--replication", "4"], "exceeds --brokers"),
         (["cluster", "up", "--protocol", "kip-999"], "unknown protocol"),
         (["cluster", "up", "--min-insync", "5"], "--min-insync"),
-        (["chaos", "--duration", "0"], "--duration"),
         (["cluster", "elect-leader", "--broker", "1"], "no cluster running"),
         (["cluster", "shutdown", "1"], "no cluster running"),
         (["chaos", "--duration", "5", "--faults", "kill,bogus"], "--faults"),
@@ -37,7 +36,24 @@ def test_user_mistakes_are_usage_errors(tmp_path, argv, message):
         args.run(args)
 
 
-def test_argparse_errors_exit_2():
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["cluster", "kill", "not-a-number"],
+        ["chaos", "--duration", "0"],
+        ["cluster", "up", "--fetchers", "0"],
+        ["cluster", "up", "--brokers", "1000"],
+    ],
+)
+def test_argparse_errors_exit_2(argv):
     with pytest.raises(SystemExit) as e:
-        parse(["cluster", "kill", "not-a-number"])
+        parse(argv)
     assert e.value.code == BAD_INPUT
+
+
+def test_dir_naming_a_file_is_a_usage_error(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    args = parse(["cluster", "up", "--dir", str(f)])
+    with pytest.raises(UsageError, match="not a directory"):
+        args.run(args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shlex
 import subprocess
 import tempfile
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import format as tformat
 from ..validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict, validate_events
 from .scenarios import (
     FAULT_KINDS,
@@ -37,24 +39,38 @@ class CommandUnsupported(AdapterError):
     """The adapter answered ``{"ok": false, "unsupported": true}``: a coverage gap, not a pass."""
 
 
+DEFAULT_TIMEOUT = 30.0  # seconds an adapter may take to answer one command (--adapter-timeout)
+MAX_ANSWER_BYTES = 256 * 2**20  # the answer to `trace` holds every event of the run
+
+
 class Adapter:
-    def __init__(self, command: str, stderr_path: str | Path | None = None) -> None:
+    """An adapter process. Its answers are read with a deadline per command (``timeout``
+    seconds): a hung or silent adapter is an AdapterError naming the command, never a hang.
+    Its stderr goes to a file, never to a pipe nobody reads (an adapter logging more than a pipe
+    buffer would block); the report names the file, and its last line is quoted when the
+    adapter dies."""
+
+    def __init__(
+        self,
+        command: str,
+        stderr_path: str | Path | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         self.command = command
-        # The adapter's stderr goes to a file, never to a pipe nobody reads (an adapter logging
-        # more than a pipe buffer would block); the report names the file.
+        self.timeout = timeout
+        self._buf = b""
         self.stderr_path = Path(stderr_path) if stderr_path else _temp_stderr()
         self._temp = stderr_path is None
-        self.stderr_file = open(self.stderr_path, "a", encoding="utf-8")  # noqa: SIM115
+        self.stderr_file = open(self.stderr_path, "ab")  # noqa: SIM115 - closed in close()
         try:
             self.proc = subprocess.Popen(
                 shlex.split(command),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.stderr_file,
-                text=True,
-                bufsize=1,
+                bufsize=0,
             )
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError) as e:  # ValueError: shlex on unbalanced quotes
             self.stderr_file.close()
             if self._temp:
                 with contextlib.suppress(OSError):
@@ -63,36 +79,71 @@ class Adapter:
             raise AdapterError(f"cannot start adapter {command!r}: {why}") from None
 
     def request(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._send(cmd)
+        return decode_answer(self._read_line(str(cmd.get("op"))), cmd, self.command)
+
+    def _send(self, cmd: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(json.dumps(cmd) + "\n")
+            self.proc.stdin.write((json.dumps(cmd) + "\n").encode())
             self.proc.stdin.flush()
-        except BrokenPipeError:
+        except (BrokenPipeError, OSError, ValueError):
             raise AdapterError(f"adapter {self.command!r} exited: {self._stderr()}") from None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise AdapterError(f"adapter {self.command!r} exited: {self._stderr()}")
-        try:
-            resp = json.loads(line)
-        except json.JSONDecodeError:
-            raise AdapterError(f"adapter answered a non-JSON line: {line[:80]!r}") from None
-        _check_answer(cmd, resp)
-        return resp
+
+    def _read_line(self, op: str) -> bytes:
+        """One answer line, within ``timeout`` seconds of asking, at most MAX_ANSWER_BYTES."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self._buf:
+            if len(self._buf) > MAX_ANSWER_BYTES:
+                raise AdapterError(
+                    f"adapter {self.command!r}: the answer to {op} is longer than "
+                    f"{MAX_ANSWER_BYTES:,} bytes"
+                )
+            left = deadline - time.monotonic()
+            ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+            if not ready:
+                raise AdapterError(
+                    f"adapter {self.command!r} gave no answer to {op} within "
+                    f"{self.timeout:g} s (see --adapter-timeout)"
+                )
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise AdapterError(f"adapter {self.command!r} exited: {self._stderr()}")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
 
     def _stderr(self) -> str:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=1)
         try:
             self.stderr_file.flush()
-            err = self.stderr_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 4096))
+                err = f.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
             err = ""
         lines = [x for x in err.strip().splitlines() if x.strip()]
-        return lines[-1] if lines else f"exit code {self.proc.poll()}"
+        return lines[-1][:300] if lines else f"exit code {self.proc.poll()}"
 
     def close(self) -> None:
+        timeout, self.timeout = self.timeout, min(self.timeout, 5.0)
         with contextlib.suppress(AdapterError):
             self.request({"op": "stop"})
+        self.timeout = timeout
         self.proc.terminate()
-        self.proc.wait(timeout=5)
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                if f is not None:
+                    f.close()
         self.stderr_file.close()
         with contextlib.suppress(OSError):
             if self._temp and self.stderr_path.stat().st_size == 0:
@@ -116,6 +167,38 @@ def _check_answer(cmd: dict[str, Any], resp: Any) -> None:
     raise AdapterError(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
 
 
+def _field(prefix: str, err: str) -> str:
+    """``FIELD: problem`` of a part of the answer, as a field of the whole answer."""
+    return f"{prefix}: {err[10:]}" if err.startswith("the line: ") else f"{prefix}.{err}"
+
+
+def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> dict[str, Any]:
+    """An answer line checked as ADAPTER.md says it is: UTF-8 JSON within the readers' bounds
+    (traces/format.py), an object with a boolean ``ok`` (not ok: unsupported, a coverage gap, or
+    an error); the header of ``start`` against the trace schema, the events of ``trace`` a list.
+    Each event is checked against the schema by the scenario runner (``schema_problem``), so
+    that a trace breaking it is reported as an encoding mismatch of that scenario."""
+    op = str(cmd.get("op"))
+    where = f"adapter {command!r}, answer to {op}"
+    try:
+        resp = tformat.load_json_line(raw, where, max_bytes=MAX_ANSWER_BYTES)
+    except tformat.TraceFormatError as e:
+        raise AdapterError(str(e)) from None
+    if not isinstance(resp, dict) or type(resp.get("ok")) is not bool:
+        raise AdapterError(f"{where}: not an object with a boolean 'ok'")
+    _check_answer(cmd, resp)
+    if op == "start":
+        head = resp.get("header")
+        errs = tformat.line_errors(head, "header")
+        if errs:
+            raise AdapterError(f"{where}: {_field('header', errs[0])}")
+        if not isinstance((head.get("cluster") or {}).get("assignments"), dict):
+            raise AdapterError(f"{where}: header.cluster.assignments: missing")
+    if op == "trace" and not isinstance(resp.get("events"), list):
+        raise AdapterError(f"{where}: events: not a list")
+    return resp
+
+
 class InProcess:
     """The reference adapter without a process (for tests)."""
 
@@ -126,8 +209,7 @@ class InProcess:
 
     def request(self, cmd: dict[str, Any]) -> dict[str, Any]:
         resp = self.session.handle(json.loads(json.dumps(cmd)))
-        _check_answer(cmd, resp)
-        return resp
+        return decode_answer(json.dumps(resp).encode(), cmd, "in-process")
 
     def close(self) -> None:
         pass
@@ -185,16 +267,11 @@ def run_scenario_full(
 
 def schema_problem(head: dict[str, Any], events: list[Any]) -> str:
     """The first line of the trace that breaks traces/schema, naming the field (ADAPTER.md)."""
-    from ..format import _schema, schema_errors
-
-    root = {k: v for k, v in _schema().items() if k != "oneOf"}
-    # each line against its own definition, so an error names the field, not "oneOf"
-    errs = schema_errors(head, {**root, "$ref": "#/$defs/header"})
+    errs = tformat.line_errors(head, "header")
     if errs:
         return f"header: {errs[0]}"
-    ev_schema = {**root, "$ref": "#/$defs/event"}
     for k, ev in enumerate(events):
-        errs = schema_errors(ev, ev_schema)
+        errs = tformat.event_errors(ev)
         if errs:
             act = ev.get("action") if isinstance(ev, dict) else None
             return f"event {k} ({act}): {'; '.join(errs[:2])}"
@@ -362,6 +439,7 @@ def mutation_score(
 
 __all__ = [
     "ACCEPTED",
+    "DEFAULT_TIMEOUT",
     "REJECTED",
     "UNSUPPORTED",
     "Adapter",
@@ -371,6 +449,7 @@ __all__ = [
     "InProcess",
     "Outcome",
     "conform",
+    "decode_answer",
     "mutation_score",
     "run_scenario",
     "run_scenario_full",
