@@ -1,0 +1,352 @@
+"""One worker process of the parallel engine: owns the states whose fingerprint is ``k`` mod
+``n``, expands them level by level, and deduplicates what its peers send it.
+
+Shared-nothing: each worker holds the visited set of its partition (a
+:class:`~checker.fpset.FingerprintTable` with parent links) and its slice of the frontier (the
+canonical states with their fingerprints, kept so they are not hashed again on expansion). A
+successor owned by another worker is appended to that worker's batch; batches are pickled with
+protocol 5 (states are nested tuples of ints and bools: cheap to pickle, and pickle keeps
+subtuples shared between states of one batch shared) and put on the owner's inbox. A worker
+drains its own inbox while it expands (so no one blocks on a full pipe) and, at the end of a
+level, until every peer has sent its end-of-level marker; then it reports to the coordinator.
+
+Messages from the coordinator (over a Pipe): ``("level", LevelOrder)``, ``("save", dir, depth)``,
+``("parent", fp)``, ``("stop",)``. The cyclic GC is off for the worker's whole life
+(:mod:`checker.nogc`: states are acyclic) and SIGINT is ignored: Ctrl-C is the coordinator's to
+handle, it stops the workers itself.
+
+Test hook: ``ISR_PARALLEL_KILL=k:d`` makes worker ``k`` SIGKILL itself when told to expand the
+level at depth ``d`` (tests of the engine-failure path use it; nothing else reads it).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import queue
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from ..fingerprint import fingerprint
+from ..fpset import FingerprintTable
+from ..model import Model, Property, State
+from . import checkpoint as files
+
+BATCH = 1024  # successors per batch sent to one peer
+TICK = 256  # expanded states between looks at the inbox, the shared counters and the clock
+END = b""  # end-of-level marker; a batch is never empty
+KILL_ENV = "ISR_PARALLEL_KILL"
+
+
+@dataclass(frozen=True)
+class LevelOrder:
+    """What the coordinator asks of one level: the properties still open, and the limits."""
+
+    depth: int  # depth of the frontier to expand
+    invariants: tuple[str, ...]
+    actions: tuple[str, ...]
+    some_states: tuple[str, ...]
+    some_trans: tuple[str, ...]
+    deadline: float | None  # time.monotonic() value (one clock for every process on the host)
+    max_states: int | None
+    stop_on_violation: bool
+
+
+def new_report() -> dict[str, Any]:
+    return {
+        "generated": 0,
+        "size": 0,
+        "frontier": 0,
+        "deadlocks": 0,
+        "deadlock": None,
+        "inv": {},
+        "act": {},
+        "wit": {},
+        "fired": 0,
+        "aborted": False,
+    }
+
+
+class Worker:
+    def __init__(self, k, n, model: Model, symmetry, props, conn, inboxes, sizes, abort):
+        self.k = k
+        self.n = n
+        self.model = model
+        self.canon = model.canonicalize if symmetry else None
+        self.by_name: dict[str, Property] = {p.name: p for p in props}
+        self.conn = conn
+        self.inboxes = inboxes
+        self.inbox = inboxes[k]
+        self.sizes = sizes  # shared: distinct states per worker, refreshed every TICK
+        self.abort = abort  # shared flag: stop expanding this level
+        self.ppid = os.getppid()
+        self.seen = FingerprintTable()
+        self.frontier: list[State] = []
+        self.frontier_fps = files.fp_array()
+        self.next: list[State] = []
+        self.next_fps = files.fp_array()
+        self.report = new_report()
+        self.invariants: list[Property] = []
+        self.some_states: list[Property] = []
+        kill = os.environ.get(KILL_ENV, "")
+        self.kill_at = int(kill.split(":")[1]) if kill.split(":")[0] == str(k) else None
+
+    # --- new states (own or received) --------------------------------------------------------
+    def admit(self, fp: int, parent: int, c: State) -> None:
+        if not self.seen.add(fp, parent):
+            return
+        self.next.append(c)
+        self.next_fps.append(fp)
+        rep = self.report
+        if self.invariants:
+            failed = [p for p in self.invariants if not p.check(c)]
+            if failed:
+                for p in failed:
+                    rep["inv"][p.name] = fp
+                self.invariants = [p for p in self.invariants if p.name not in rep["inv"]]
+                if self.stop_on_violation:
+                    self.abort.value = 1
+        if self.some_states:
+            met = [p for p in self.some_states if p.check(c)]
+            if met:
+                for p in met:
+                    rep["wit"][p.name] = fp
+                self.some_states = [p for p in self.some_states if p.name not in rep["wit"]]
+
+    def absorb(self, data: bytes) -> None:
+        items = pickle.loads(data)
+        it = iter(items)
+        admit = self.admit
+        for fp, parent, c in zip(it, it, it, strict=True):
+            admit(fp, parent, c)
+
+    def drain(self) -> None:
+        inbox = self.inbox
+        while True:
+            try:
+                data = inbox.get_nowait()
+            except queue.Empty:
+                return
+            if data == END:  # pragma: no cover - a peer cannot end a level we have not ended
+                raise RuntimeError("end-of-level marker received mid-level")
+            self.absorb(data)
+
+    def check_parent(self) -> None:
+        if os.getppid() != self.ppid:  # the coordinator is gone: do not linger as an orphan
+            os._exit(1)
+
+    # --- one level ----------------------------------------------------------------------------
+    def initial(self) -> None:
+        """Admit the initial states this worker owns (every worker computes them all)."""
+        self.invariants = [p for p in self.by_name.values() if p.kind == "always"]
+        self.some_states = [
+            p for p in self.by_name.values() if p.kind == "sometimes" and not p.on_transitions
+        ]
+        self.stop_on_violation = False
+        canon = self.canon
+        for s in self.model.init_states():
+            c = canon(s) if canon else s
+            fp = fingerprint(c)
+            if fp % self.n == self.k:
+                self.admit(fp, fp, c)  # an initial state is its own parent
+        self.finish_level()
+
+    def finish_level(self) -> None:
+        self.frontier, self.frontier_fps = self.next, self.next_fps
+        self.next, self.next_fps = [], files.fp_array()
+        rep = self.report
+        rep["size"] = len(self.seen)
+        rep["frontier"] = len(self.frontier)
+        self.sizes[self.k] = len(self.seen)
+        self.report = new_report()
+        self.conn.send(("report", rep))
+
+    def level(self, order: LevelOrder) -> None:
+        if self.kill_at == order.depth:
+            os.kill(os.getpid(), signal.SIGKILL)
+        by_name = self.by_name
+        self.invariants = [by_name[n] for n in order.invariants]
+        self.some_states = [by_name[n] for n in order.some_states]
+        self.stop_on_violation = order.stop_on_violation
+        action_props = [by_name[n] for n in order.actions]
+        some_trans = [by_name[n] for n in order.some_trans]
+        rep = self.report
+        model = self.model
+        successors = model.successors
+        within = model.within_boundary
+        canon = self.canon
+        fired = [False] * len(model.action_names)
+        n_workers, me = self.n, self.k
+        admit = self.admit
+        bufs: list[list] = [[] for _ in range(n_workers)]
+        sent: set[int] = set()  # fingerprints already sent to their owner during this level
+        sent_add = sent.add
+        inboxes = self.inboxes
+        limit = 3 * BATCH
+        abort = self.abort
+        sizes = self.sizes
+        deadline, max_states = order.deadline, order.max_states
+        generated = deadlocks = 0
+        deadlock_fp = None
+        frontier, fps = self.frontier, self.frontier_fps
+        self.frontier, self.frontier_fps = [], files.fp_array()
+        counter = 0
+        for idx in range(len(frontier)):
+            s = frontier[idx]
+            frontier[idx] = None  # type: ignore[call-overload]  # free expanded states as we go
+            counter += 1
+            if counter >= TICK:
+                counter = 0
+                self.drain()
+                sizes[me] = len(self.seen)
+                if abort.value:
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    abort.value = 1
+                    break
+                if max_states is not None and sum(sizes) >= max_states:
+                    abort.value = 1
+                    break
+                self.check_parent()
+            if not within(s):
+                continue
+            sfp = fps[idx]
+            n = 0
+            for action, t in successors(s):
+                n += 1
+                fired[action[0]] = True
+                if action_props:
+                    bad = [p for p in action_props if not p.check(s, action, t)]
+                    if bad:
+                        for p in bad:
+                            rep["act"][p.name] = sfp
+                        action_props = [p for p in action_props if p.name not in rep["act"]]
+                        if order.stop_on_violation:
+                            abort.value = 1
+                if some_trans:
+                    met = [p for p in some_trans if p.check(s, action, t)]
+                    if met:
+                        for p in met:
+                            rep["wit"][p.name] = sfp
+                        some_trans = [p for p in some_trans if p.name not in rep["wit"]]
+                c = canon(t) if canon else t
+                fp = fingerprint(c)
+                owner = fp % n_workers
+                if owner == me:
+                    admit(fp, sfp, c)
+                elif fp not in sent:
+                    sent_add(fp)
+                    buf = bufs[owner]
+                    buf.append(fp)
+                    buf.append(sfp)
+                    buf.append(c)
+                    if len(buf) >= limit:
+                        inboxes[owner].put(pickle.dumps(buf, 5))
+                        buf.clear()
+            generated += n
+            if n == 0:
+                deadlocks += 1
+                if deadlock_fp is None:
+                    deadlock_fp = sfp
+        del frontier, fps, sent
+        # End of level: flush, tell every peer, and take in everything they still send.
+        for owner, buf in enumerate(bufs):
+            if owner != me:
+                if buf:
+                    inboxes[owner].put(pickle.dumps(buf, 5))
+                inboxes[owner].put(END)
+        ends = 0
+        while ends < n_workers - 1:
+            try:
+                data = self.inbox.get(timeout=1.0)
+            except queue.Empty:
+                self.check_parent()
+                continue
+            if data == END:
+                ends += 1
+            else:
+                self.absorb(data)
+        rep["generated"] = generated
+        rep["deadlocks"] = deadlocks
+        rep["deadlock"] = deadlock_fp
+        rep["fired"] = sum(1 << i for i, f in enumerate(fired) if f)
+        rep["aborted"] = bool(abort.value)
+        self.finish_level()
+
+    # --- checkpoints --------------------------------------------------------------------------
+    def save(self, directory: str, depth: int) -> None:
+        written = files.write_partition(
+            directory, depth, self.k, self.n, self.seen, self.frontier, self.frontier_fps
+        )
+        self.conn.send(("saved", written))
+
+    def load(self, parts: list[tuple[int, str, str]], old_n: int) -> None:
+        """Take this worker's share of a checkpoint: ``parts`` is [(old worker, visited file,
+        frontier file)]; with the same number of workers only the own files are read."""
+        if old_n == self.n:
+            parts = [p for p in parts if p[0] == self.k]
+        mine = lambda fp: fp % self.n == self.k  # noqa: E731
+        total = files.count_visited([p[1] for p in parts])
+        self.seen = FingerprintTable(total // self.n + 1 if old_n != self.n else total)
+        add = self.seen.add
+        for _, visited, frontier in parts:
+            for fp, parent in files.read_visited(visited):
+                if mine(fp):
+                    add(fp, parent)
+            for fp, state in files.read_frontier(frontier):
+                if mine(fp):
+                    self.frontier.append(state)
+                    self.frontier_fps.append(fp)
+        self.sizes[self.k] = len(self.seen)
+        rep = new_report()
+        rep["size"] = len(self.seen)
+        rep["frontier"] = len(self.frontier)
+        self.conn.send(("report", rep))
+
+    # --- the request loop ---------------------------------------------------------------------
+    def serve(self, resume: tuple[list[tuple[int, str, str]], int] | None) -> None:
+        if resume is None:
+            self.initial()
+        else:
+            self.load(*resume)
+        conn = self.conn
+        while True:
+            while not conn.poll(1.0):
+                self.check_parent()
+            msg = conn.recv()
+            op = msg[0]
+            if op == "level":
+                self.level(msg[1])
+            elif op == "save":
+                self.save(msg[1], msg[2])
+            elif op == "parent":
+                fp = msg[1]
+                conn.send(("parent", self.seen.parent_of(fp) if fp in self.seen else None))
+            elif op == "stop":
+                return
+            else:  # pragma: no cover - a coordinator bug
+                raise RuntimeError(f"unknown request {op!r}")
+
+
+def worker_main(k, n, model, symmetry, props, conn, inboxes, sizes, abort, resume) -> None:
+    """Entry point of a forked worker; never returns (``os._exit``: no atexit handlers or queue
+    flushing of the coordinator's copy of the world run in the child)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.disable()
+    for q in inboxes:
+        q.cancel_join_thread()  # at exit, do not wait for peers to read what is still buffered
+    code = 0
+    try:
+        Worker(k, n, model, symmetry, props, conn, inboxes, sizes, abort).serve(resume)
+    except BaseException as e:  # reported to the coordinator, which fails the run
+        code = 1
+        try:
+            last = traceback.format_exception_only(type(e), e)[-1].strip()
+            conn.send(("error", f"worker {k}: {last}"))
+        except Exception:
+            pass
+    os._exit(code)
