@@ -109,7 +109,7 @@ def write_partition(
     chunks = [
         HEADER.pack(FRONTIER_MAGIC, len(frontier_fps)),
         _le(frontier_fps),
-        marshal.dumps(frontier, 4),
+        marshal.dumps(encode_states(frontier), 4),
     ]
     meta = _write_atomic(front, chunks)
     entries.append({"worker": k, "kind": "frontier", "path": f"{d.name}/{front.name}", **meta})
@@ -158,16 +158,99 @@ def read_frontier(path: str) -> Iterator[tuple[int, State]]:
         raise CheckpointError(f"checkpoint file {path} is truncated")
     fps = _from_le(body[: 8 * count])
     try:
-        states = marshal.loads(body[8 * count :])
+        payload = marshal.loads(body[8 * count :])
     except (EOFError, ValueError, TypeError) as e:
         raise CheckpointError(f"checkpoint file {path}: bad frontier data ({e})") from None
-    if (
-        type(states) is not list
-        or len(states) != count
-        or not all(type(s) is tuple for s in states)
-    ):
+    states = decode_states(payload, path)
+    if len(states) != count:
         raise CheckpointError(f"checkpoint file {path}: the frontier is not a list of states")
     return zip(fps, states, strict=True)
+
+
+# --- states as plain values --------------------------------------------------------------------
+#
+# A state is a nest of tuples of ints, bools and None, some of them tuple subclasses (a spec's
+# NamedTuples), which marshal cannot write. Encoded, a tuple subclass becomes a list
+# ``[type index, *items]`` (states hold no lists) and the frontier ``(type names, states)``.
+# Decoding rebuilds a tuple subclass with ``tuple.__new__`` (no constructor of the class runs)
+# and only for classes already loaded in this process; any other leaf than int, bool or None is
+# refused. Subtuples shared between states stay shared (memoised by identity both ways).
+
+_LEAVES = (int, bool, type(None))
+
+
+def encode_states(states: list[State]) -> tuple[list[str], list[Any]]:
+    types: dict[type, int] = {}
+    memo: dict[int, Any] = {}
+
+    def enc(v: tuple) -> Any:
+        key = id(v)
+        got = memo.get(key)
+        if got is not None:
+            return got
+        items = [enc(x) if isinstance(x, tuple) else x for x in v]
+        cls = type(v)
+        if cls is tuple:
+            out: Any = tuple(items)
+        else:
+            out = [types.setdefault(cls, len(types)), *items]
+        memo[key] = out
+        return out
+
+    encoded = [enc(s) for s in states]
+    names = [f"{cls.__module__}:{cls.__qualname__}" for cls in types]
+    return names, encoded
+
+
+def _resolve(name: Any, path: str) -> type:
+    module, _, qual = name.partition(":") if isinstance(name, str) else ("", "", "")
+    obj: Any = sys.modules.get(module)  # never imports: only classes this process has loaded
+    for part in qual.split("."):
+        obj = getattr(obj, part, None) if obj is not None and part else None
+    if not (isinstance(obj, type) and issubclass(obj, tuple)):
+        raise CheckpointError(f"checkpoint file {path}: unknown state type {name!r}")
+    return obj
+
+
+def decode_states(payload: Any, path: str) -> list[State]:
+    if not (
+        type(payload) is tuple
+        and len(payload) == 2
+        and type(payload[0]) is list
+        and type(payload[1]) is list
+    ):
+        raise CheckpointError(f"checkpoint file {path}: the frontier is not a list of states")
+    types = [_resolve(name, path) for name in payload[0]]
+    memo: dict[int, tuple] = {}
+
+    def dec(v: Any) -> tuple:
+        key = id(v)
+        got = memo.get(key)
+        if got is not None:
+            return got
+        cls = type(v)
+        if cls is list:
+            if not v or type(v[0]) is not int or not 0 <= v[0] < len(types):
+                raise CheckpointError(f"checkpoint file {path}: bad state encoding")
+            items = v[1:]
+        elif cls is tuple:
+            items = v
+        else:
+            raise CheckpointError(f"checkpoint file {path}: a state is not a tuple")
+        out = []
+        for x in items:
+            t = type(x)
+            if t is tuple or t is list:
+                out.append(dec(x))
+            elif t in _LEAVES:
+                out.append(x)
+            else:
+                raise CheckpointError(f"checkpoint file {path}: a state holds a {t.__name__}")
+        made = tuple(out) if cls is tuple else tuple.__new__(types[v[0]], out)
+        memo[key] = made
+        return made
+
+    return [dec(s) for s in payload[1]]
 
 
 # --- the manifest (coordinator side) ---------------------------------------------------------

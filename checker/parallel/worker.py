@@ -1,16 +1,28 @@
-"""One worker process of the parallel engine: owns the states whose fingerprint is ``k`` mod
-``n``, expands them level by level, and deduplicates what its peers send it.
+"""One worker process of the parallel engine: owns the fingerprints that are ``k`` mod ``n``,
+expands its share of each level, and tells its peers which of their successors are new.
 
 Shared-nothing: each worker holds the visited set of its partition (a
-:class:`~checker.fpset.FingerprintTable` with parent links) and its slice of the frontier (the
-canonical states with their fingerprints, kept so they are not hashed again on expansion). A
-successor owned by another worker is appended to that worker's batch; batches are pickled with
-protocol 5 (states are nested tuples of ints and bools: cheap to pickle, and pickle keeps
-subtuples shared between states of one batch shared) and put on the owner's inbox. A worker
-drains its own inbox while it expands (so no one blocks on a full pipe) and, at the end of a
-level, until every peer has sent its end-of-level marker; then it reports to the coordinator.
+:class:`~checker.fpset.FingerprintTable` with parent links) and a share of the frontier (canonical
+states with their fingerprints, kept so they are not hashed again on expansion).
 
-Messages from the coordinator (over a Pipe): ``("level", LevelOrder)``, ``("save", dir, depth)``,
+States never leave the worker that generated them. A successor owned by another worker is kept
+aside and only its fingerprint and its parent's go to the owner, in batches of raw int64 arrays;
+the owner records those it has not seen (with their parents) and answers with one flag byte
+each; the asker then queues the new ones for the next level and checks the state properties on
+them. Why not ship states to their owner: the spec's states are NamedTuples, which pickle
+(protocol 5) and unpickle at about 17 us each way, as much as generating a state; fingerprints
+cost nothing to move. Each state is still expanded once (the owner says "new" to exactly one
+asker), and the frontier stays balanced (a state stays where it was first generated, and
+successors are spread uniformly by their fingerprints).
+
+Messages between workers go through each worker's inbox (a multiprocessing Queue, whose feeder
+thread means a put never blocks): ``R`` (questions), ``A`` (answers, in the order asked) and
+``E`` (no more questions from that peer in this level). A worker reads its inbox while it expands
+and, at the end of a level, until every peer has ended and every question of its own is
+answered; then it reports to the coordinator. Levels cannot mix: no worker starts a level before
+the coordinator has every report of the previous one.
+
+Requests from the coordinator (over a Pipe): ``("level", LevelOrder)``, ``("save", dir, seq)``,
 ``("parent", fp)``, ``("stop",)``. The cyclic GC is off for the worker's whole life
 (:mod:`checker.nogc`: states are acyclic) and SIGINT is ignored: Ctrl-C is the coordinator's to
 handle, it stops the workers itself.
@@ -23,11 +35,13 @@ from __future__ import annotations
 
 import gc
 import os
-import pickle
 import queue
 import signal
+import struct
 import time
 import traceback
+from array import array
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +52,7 @@ from . import checkpoint as files
 
 BATCH = 1024  # successors per batch sent to one peer
 TICK = 256  # expanded states between looks at the inbox, the shared counters and the clock
-END = b""  # end-of-level marker; a batch is never empty
+HEAD = struct.Struct("<I")  # after the one-byte tag of a message: the sending worker
 KILL_ENV = "ISR_PARALLEL_KILL"
 
 
@@ -91,15 +105,18 @@ class Worker:
         self.next_fps = files.fp_array()
         self.report = new_report()
         self.ends = 0  # end-of-level markers received during the current level
+        # per peer: batches of (states, fps) asked about and not yet answered, oldest first
+        self.pending: list[deque[tuple[list[State], array]]] = [deque() for _ in range(n)]
         self.invariants: list[Property] = []
         self.some_states: list[Property] = []
+        self.stop_on_violation = False
         kill = os.environ.get(KILL_ENV, "")
         self.kill_at = int(kill.split(":")[1]) if kill.split(":")[0] == str(k) else None
 
-    # --- new states (own or received) --------------------------------------------------------
-    def admit(self, fp: int, parent: int, c: State) -> None:
-        if not self.seen.add(fp, parent):
-            return
+    # --- new states ------------------------------------------------------------------------------
+    def new_state(self, fp: int, c: State) -> None:
+        """``c`` is new to the whole search and this worker holds it: queue it for the next level
+        and check the state properties on it."""
         self.next.append(c)
         self.next_fps.append(fp)
         rep = self.report
@@ -118,12 +135,32 @@ class Worker:
                     rep["wit"][p.name] = fp
                 self.some_states = [p for p in self.some_states if p.name not in rep["wit"]]
 
-    def absorb(self, data: bytes) -> None:
-        items = pickle.loads(data)
-        it = iter(items)
-        admit = self.admit
-        for fp, parent, c in zip(it, it, it, strict=True):
-            admit(fp, parent, c)
+    # --- messages between workers ----------------------------------------------------------------
+    def ask(self, owner: int, states: list[State], fps: array, parents: array) -> None:
+        """Ask ``owner`` which of ``fps`` are new (it records them with their parents)."""
+        self.inboxes[owner].put(b"R" + HEAD.pack(self.k) + fps.tobytes() + parents.tobytes())
+        self.pending[owner].append((states, fps))
+
+    def handle(self, data: bytes) -> None:
+        tag = data[:1]
+        (peer,) = HEAD.unpack_from(data, 1)
+        body = memoryview(data)[1 + HEAD.size :]
+        if tag == b"R":  # a peer asks about fingerprints this worker owns
+            half = len(body) // 2
+            fps, parents = array("q"), array("q")
+            fps.frombytes(body[:half])
+            parents.frombytes(body[half:])
+            add = self.seen.add
+            flags = bytes([add(fp, parent) for fp, parent in zip(fps, parents, strict=True)])
+            self.inboxes[peer].put(b"A" + HEAD.pack(self.k) + flags)
+        elif tag == b"A":  # the answer to this worker's oldest open question to that peer
+            states, fps = self.pending[peer].popleft()
+            new_state = self.new_state
+            for i, flag in enumerate(body):
+                if flag:
+                    new_state(fps[i], states[i])
+        else:  # b"E": the peer has asked everything it will ask in this level
+            self.ends += 1
 
     def drain(self) -> None:
         inbox = self.inbox
@@ -132,29 +169,25 @@ class Worker:
                 data = inbox.get_nowait()
             except queue.Empty:
                 return
-            if data == END:  # a peer is done with this level (it sends nothing more in it)
-                self.ends += 1
-            else:
-                self.absorb(data)
+            self.handle(data)
 
     def check_parent(self) -> None:
         if os.getppid() != self.ppid:  # the coordinator is gone: do not linger as an orphan
             os._exit(1)
 
-    # --- one level ----------------------------------------------------------------------------
+    # --- levels ----------------------------------------------------------------------------------
     def initial(self) -> None:
-        """Admit the initial states this worker owns (every worker computes them all)."""
+        """Take the initial states this worker owns (every worker computes them all)."""
         self.invariants = [p for p in self.by_name.values() if p.kind == "always"]
         self.some_states = [
             p for p in self.by_name.values() if p.kind == "sometimes" and not p.on_transitions
         ]
-        self.stop_on_violation = False
         canon = self.canon
         for s in self.model.init_states():
             c = canon(s) if canon else s
             fp = fingerprint(c)
-            if fp % self.n == self.k:
-                self.admit(fp, fp, c)  # an initial state is its own parent
+            if fp % self.n == self.k and self.seen.add(fp, fp):  # an initial state: own parent
+                self.new_state(fp, c)
         self.finish_level()
 
     def finish_level(self) -> None:
@@ -183,12 +216,15 @@ class Worker:
         canon = self.canon
         fired = [False] * len(model.action_names)
         n_workers, me = self.n, self.k
-        admit = self.admit
-        bufs: list[list] = [[] for _ in range(n_workers)]
-        sent: set[int] = set()  # fingerprints already sent to their owner during this level
+        add = self.seen.add
+        new_state = self.new_state
+        ask = self.ask
+        # per owner: successors to ask it about (states, fingerprints, parent fingerprints)
+        b_states: list[list[State]] = [[] for _ in range(n_workers)]
+        b_fps = [files.fp_array() for _ in range(n_workers)]
+        b_parents = [files.fp_array() for _ in range(n_workers)]
+        sent: set[int] = set()  # fingerprints already asked about during this level
         sent_add = sent.add
-        inboxes = self.inboxes
-        limit = 3 * BATCH
         abort = self.abort
         sizes = self.sizes
         deadline, max_states = order.deadline, order.max_states
@@ -239,38 +275,41 @@ class Worker:
                 fp = fingerprint(c)
                 owner = fp % n_workers
                 if owner == me:
-                    admit(fp, sfp, c)
+                    if add(fp, sfp):
+                        new_state(fp, c)
                 elif fp not in sent:
                     sent_add(fp)
-                    buf = bufs[owner]
-                    buf.append(fp)
-                    buf.append(sfp)
-                    buf.append(c)
-                    if len(buf) >= limit:
-                        inboxes[owner].put(pickle.dumps(buf, 5))
-                        buf.clear()
+                    states = b_states[owner]
+                    states.append(c)
+                    b_fps[owner].append(fp)
+                    b_parents[owner].append(sfp)
+                    if len(states) >= BATCH:
+                        ask(owner, states, b_fps[owner], b_parents[owner])
+                        b_states[owner] = []
+                        b_fps[owner] = files.fp_array()
+                        b_parents[owner] = files.fp_array()
             generated += n
             if n == 0:
                 deadlocks += 1
                 if deadlock_fp is None:
                     deadlock_fp = sfp
         del frontier, fps, sent
-        # End of level: flush, tell every peer, and take in everything they still send.
-        for owner, buf in enumerate(bufs):
+        # End of level: ask the rest, tell every peer, then answer and hear answers until every
+        # peer has ended and every question of this worker is answered.
+        for owner in range(n_workers):
             if owner != me:
-                if buf:
-                    inboxes[owner].put(pickle.dumps(buf, 5))
-                inboxes[owner].put(END)
-        while self.ends < n_workers - 1:
+                if b_states[owner]:
+                    ask(owner, b_states[owner], b_fps[owner], b_parents[owner])
+                self.inboxes[owner].put(b"E" + HEAD.pack(me))
+        del b_states, b_fps, b_parents
+        pending = self.pending
+        while self.ends < n_workers - 1 or any(pending):
             try:
                 data = self.inbox.get(timeout=1.0)
             except queue.Empty:
                 self.check_parent()
                 continue
-            if data == END:
-                self.ends += 1
-            else:
-                self.absorb(data)
+            self.handle(data)
         self.ends = 0
         rep["generated"] = generated
         rep["deadlocks"] = deadlocks
@@ -348,7 +387,9 @@ def worker_main(k, n, model, symmetry, props, conn, inboxes, sizes, abort, resum
         code = 1
         try:
             last = traceback.format_exception_only(type(e), e)[-1].strip()
-            conn.send(("error", f"worker {k}: {last}"))
+            where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
+            at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
+            conn.send(("error", f"worker {k}: {last}{at}"))
         except Exception:
             pass
     os._exit(code)
