@@ -327,19 +327,22 @@ class Worker:
 
     def load(self, parts: list[tuple[int, str, str]], old_n: int) -> None:
         """Take this worker's share of a checkpoint: ``parts`` is [(old worker, visited file,
-        frontier file)]; with the same number of workers only the own files are read."""
-        if old_n == self.n:
+        frontier file)]. The visited entries it owns; with the same number of workers, its own
+        files (a frontier state stays with the worker that generated it, whoever owns it),
+        otherwise the frontier states it owns."""
+        same = old_n == self.n
+        if same:
             parts = [p for p in parts if p[0] == self.k]
-        mine = lambda fp: fp % self.n == self.k  # noqa: E731
         total = files.count_visited([p[1] for p in parts])
-        self.seen = FingerprintTable(total // self.n + 1 if old_n != self.n else total)
+        self.seen = FingerprintTable(total if same else total // self.n + 1)
         add = self.seen.add
+        n, k = self.n, self.k
         for _, visited, frontier in parts:
             for fp, parent in files.read_visited(visited):
-                if mine(fp):
+                if fp % n == k:
                     add(fp, parent)
             for fp, state in files.read_frontier(frontier):
-                if mine(fp):
+                if same or fp % n == k:
                     self.frontier.append(state)
                     self.frontier_fps.append(fp)
         self.sizes[self.k] = len(self.seen)
