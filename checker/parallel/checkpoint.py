@@ -324,9 +324,10 @@ def read_manifest(directory: str, identity: dict[str, Any]) -> dict[str, Any]:
         manifest["tally"]["generated"]
     except (KeyError, TypeError):
         raise CheckpointError(f"{path}: incomplete manifest") from None
+    if not isinstance(saved, dict) or saved.get("engine") != identity.get("engine"):
+        raise CheckpointError(f"checkpoint in {directory} was not written by the local engine")
     if saved != identity:
-        keys = set(saved) | set(identity) if isinstance(saved, dict) else set(identity)
-        diff = sorted(k for k in keys if (saved or {}).get(k) != identity.get(k))
+        diff = sorted(k for k in set(saved) | set(identity) if saved.get(k) != identity.get(k))
         raise CheckpointError(
             f"checkpoint in {directory} was made for another check (differs in {', '.join(diff)})"
         )

@@ -146,6 +146,7 @@ class _Run:
 
     def identity(self) -> dict[str, Any]:
         return {
+            "engine": "parallel",
             "model": self.model.name,
             "config": self.config,
             "symmetry": self.symmetry,
