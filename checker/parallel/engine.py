@@ -186,6 +186,8 @@ class _Run:
             assert directory is not None
             manifest = ckpt.read_manifest(directory, identity)
             self.t = manifest["tally"]
+            if not isinstance(self.t, dict) or not set(new_tally()) <= set(self.t):
+                raise ckpt.CheckpointError(f"{directory}: the manifest's tally is incomplete")
             resumed_from = self.t["levels_done"]
             resume_arg = (ckpt.parts(directory, manifest), manifest["workers"])
         elif directory is not None:

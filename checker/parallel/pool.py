@@ -49,6 +49,9 @@ class Pool:
                 self.conns.append(mine)
                 self.procs.append(p)
             self._expect(range(n))  # each worker reports once it holds its initial partition
+        except OSError as e:  # fork failed: out of memory or processes
+            self.close(graceful=False)
+            raise EngineFailure(f"cannot start worker processes: {e}") from None
         except BaseException:
             self.close(graceful=False)
             raise
