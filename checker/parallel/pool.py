@@ -4,7 +4,8 @@ send them requests, collect one reply from each while watching for a dead one, s
 Fork, not spawn: the workers inherit the coordinator's model object as it is (a spec model, a toy
 built from closures, anything), so nothing has to rebuild it from a description and nothing of it
 is pickled. A worker that dies (killed, out of memory) or raises turns into
-:class:`EngineFailure` at the next collection; every exit path of :class:`Pool` (normal, error,
+:class:`EngineFailure` at the next collection (a checkpoint file it cannot read into
+:class:`~.checkpoint.CheckpointError`: bad input); every exit path of :class:`Pool` (normal, error,
 Ctrl-C) terminates and reaps all workers, so none is left behind.
 """
 
@@ -15,6 +16,7 @@ import multiprocessing
 from multiprocessing.connection import wait
 from typing import Any
 
+from .checkpoint import CheckpointError
 from .worker import worker_main
 
 STOP_GRACE_SECONDS = 5.0
@@ -107,7 +109,8 @@ class Pool:
     def _take(self, k: int) -> None:
         kind, payload = self.conns[k].recv()
         if kind == "error":
-            raise EngineFailure(payload)
+            what, text = payload
+            raise (CheckpointError if what == "checkpoint" else EngineFailure)(text)
         if k in self._pending:
             self._replies[k] = payload
             self._pending.discard(k)

@@ -110,8 +110,8 @@ class Worker:
         self.invariants: list[Property] = []
         self.some_states: list[Property] = []
         self.stop_on_violation = False
-        kill = os.environ.get(KILL_ENV, "")
-        self.kill_at = int(kill.split(":")[1]) if kill.split(":")[0] == str(k) else None
+        who, _, depth = os.environ.get(KILL_ENV, "").partition(":")
+        self.kill_at = int(depth) if who == str(k) and depth.isdigit() else None
 
     # --- new states ------------------------------------------------------------------------------
     def new_state(self, fp: int, c: State) -> None:
@@ -392,7 +392,10 @@ def worker_main(k, n, model, symmetry, props, conn, inboxes, sizes, abort, resum
             last = traceback.format_exception_only(type(e), e)[-1].strip()
             where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
             at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
-            conn.send(("error", f"worker {k}: {last}{at}"))
+            if isinstance(e, files.CheckpointError):  # bad input, not an engine failure
+                conn.send(("error", ("checkpoint", str(e))))
+            else:
+                conn.send(("error", ("failure", f"worker {k}: {last}{at}")))
         except Exception:
             pass
     os._exit(code)

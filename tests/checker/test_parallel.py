@@ -201,7 +201,7 @@ def test_frontier_files_hold_plain_values_only(tmp_path):
         if e["path"].endswith(path.name):
             e["sha256"] = hashlib.sha256(data).hexdigest()
     (d / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(EngineFailure, match="holds a float"):
+    with pytest.raises(CheckpointError, match="holds a float"):
         check_parallel(model, workers=1, resume=str(d))
     assert no_workers_left()
 
