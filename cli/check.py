@@ -31,7 +31,8 @@ def register(sub) -> None:
         "check",
         help="explore every reachable state of the spec and check its properties",
         description="Exhaustive model checking of the ISR spec. Exit 0: every checked property "
-        "holds and the search completed; 1: a property is violated; 2: bad input; 3: incomplete.",
+        "holds and the search completed; 1: a property is violated; 2: bad input; 3: incomplete; "
+        "5: engine failure (a worker process died).",
     )
     add_model_args(p)
     add_property_args(p)
