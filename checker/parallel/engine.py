@@ -251,7 +251,17 @@ class _Run:
                 stop_on_violation=self.stop_at_first,
             )
             pool.ask_all(("level", order))
-            reports = pool.collect()
+
+            def in_level(t0=t0, earlier=earlier, shared=pool.shared) -> None:
+                self.reporter.maybe_report(
+                    earlier + time.perf_counter() - t0,
+                    t["generated"] + sum(shared.generated),
+                    sum(shared.sizes),
+                    t["frontier"],
+                    max(t["depth"], 0),
+                )
+
+            reports = pool.collect(idle=in_level)
             absorb(t, reports, t["depth"])
             if any(r["aborted"] for r in reports):
                 stop = self.why_aborted(deadline)

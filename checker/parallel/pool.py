@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import Any
 
 from .checkpoint import CheckpointError
-from .worker import worker_main
+from .worker import Shared, worker_main
 
 STOP_GRACE_SECONDS = 5.0
 
@@ -34,8 +35,8 @@ class Pool:
             raise EngineFailure("--workers needs the fork start method (Linux, macOS)") from None
         self.n = n
         self.inboxes = [ctx.Queue() for _ in range(n)]
-        self.sizes = ctx.RawArray("q", n)
-        self.abort = ctx.RawValue("b", 0)
+        self.shared = Shared(ctx.RawArray("q", n), ctx.RawArray("q", n), ctx.RawValue("b", 0))
+        self.abort = self.shared.abort
         self.conns = []
         self.procs = []
         self._pending: set[int] = set()
@@ -43,7 +44,7 @@ class Pool:
         try:
             for k in range(n):
                 mine, theirs = ctx.Pipe()
-                args = (k, n, model, symmetry, props, theirs, self.inboxes, self.sizes, self.abort)
+                args = (k, n, model, symmetry, props, theirs, self.inboxes, self.shared)
                 p = ctx.Process(target=worker_main, args=(*args, resume), name=f"isr-worker-{k}")
                 p.daemon = True  # a coordinator that exits without close() still takes them along
                 p.start()
@@ -80,14 +81,18 @@ class Pool:
             self.procs[k].join(0.1)
             raise EngineFailure(f"worker {k} died (exit {self.procs[k].exitcode})") from None
 
-    def collect(self) -> list[Any]:
-        """The replies to the last request (one per worker asked). Resumable: a signal handler
-        that raises leaves the replies gathered so far in place."""
+    def collect(self, idle: Callable[[], None] | None = None, every: float = 1.0) -> list[Any]:
+        """The replies to the last request (one per worker asked), calling ``idle`` every
+        ``every`` seconds while waiting. Resumable: a signal handler that raises leaves the
+        replies gathered so far in place."""
         by_sentinel = {p.sentinel: k for k, p in enumerate(self.procs)}
         by_conn = {id(c): k for k, c in enumerate(self.conns)}
         while self._pending:
             watch = [self.conns[k] for k in sorted(self._pending)] + list(by_sentinel)
-            for ready in wait(watch):
+            ready_list = wait(watch, None if idle is None else every)
+            if not ready_list and idle is not None:
+                idle()
+            for ready in ready_list:
                 if isinstance(ready, int):  # a worker exited: only "stop" may end one
                     k = by_sentinel[ready]
                     try:

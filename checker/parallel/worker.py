@@ -57,6 +57,16 @@ KILL_ENV = "ISR_PARALLEL_KILL"
 
 
 @dataclass(frozen=True)
+class Shared:
+    """Shared memory between the coordinator and the workers (each worker writes only its own
+    slots, every TICK states: aligned 8-byte stores, so readers see whole values)."""
+
+    sizes: Any  # RawArray q[n]: distinct states each worker owns
+    generated: Any  # RawArray q[n]: states each worker generated in the current level so far
+    abort: Any  # RawValue b: stop expanding this level
+
+
+@dataclass(frozen=True)
 class LevelOrder:
     """What the coordinator asks of one level: the properties still open, and the limits."""
 
@@ -86,7 +96,7 @@ def new_report() -> dict[str, Any]:
 
 
 class Worker:
-    def __init__(self, k, n, model: Model, symmetry, props, conn, inboxes, sizes, abort):
+    def __init__(self, k, n, model: Model, symmetry, props, conn, inboxes, shared: Shared):
         self.k = k
         self.n = n
         self.model = model
@@ -95,8 +105,9 @@ class Worker:
         self.conn = conn
         self.inboxes = inboxes
         self.inbox = inboxes[k]
-        self.sizes = sizes  # shared: distinct states per worker, refreshed every TICK
-        self.abort = abort  # shared flag: stop expanding this level
+        self.sizes = shared.sizes
+        self.generated = shared.generated
+        self.abort = shared.abort
         self.ppid = os.getppid()
         self.seen = FingerprintTable()
         self.frontier: list[State] = []
@@ -197,6 +208,7 @@ class Worker:
         rep["size"] = len(self.seen)
         rep["frontier"] = len(self.frontier)
         self.sizes[self.k] = len(self.seen)
+        self.generated[self.k] = 0  # counted in the report from now on
         self.report = new_report()
         self.conn.send(("report", rep))
 
@@ -227,6 +239,7 @@ class Worker:
         sent_add = sent.add
         abort = self.abort
         sizes = self.sizes
+        level_generated = self.generated
         deadline, max_states = order.deadline, order.max_states
         generated = deadlocks = 0
         deadlock_fp = None
@@ -241,6 +254,7 @@ class Worker:
                 counter = 0
                 self.drain()
                 sizes[me] = len(self.seen)
+                level_generated[me] = generated
                 if abort.value:
                     break
                 if deadline is not None and time.monotonic() >= deadline:
@@ -376,7 +390,7 @@ class Worker:
                 raise RuntimeError(f"unknown request {op!r}")
 
 
-def worker_main(k, n, model, symmetry, props, conn, inboxes, sizes, abort, resume) -> None:
+def worker_main(k, n, model, symmetry, props, conn, inboxes, shared, resume) -> None:
     """Entry point of a forked worker; never returns (``os._exit``: no atexit handlers or queue
     flushing of the coordinator's copy of the world run in the child)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -385,7 +399,7 @@ def worker_main(k, n, model, symmetry, props, conn, inboxes, sizes, abort, resum
         q.cancel_join_thread()  # at exit, do not wait for peers to read what is still buffered
     code = 0
     try:
-        Worker(k, n, model, symmetry, props, conn, inboxes, sizes, abort).serve(resume)
+        Worker(k, n, model, symmetry, props, conn, inboxes, shared).serve(resume)
     except BaseException as e:  # reported to the coordinator, which fails the run
         code = 1
         try:
