@@ -93,6 +93,31 @@ def absorb(t: dict[str, Any], reports: list[dict[str, Any]], source_depth: int) 
     t["frontier"] = sum(r["frontier"] for r in reports)
 
 
+def balance_plan(holding: list[int]) -> list[tuple[int, int, int]]:
+    """Moves (from, to, count) that even out the frontier between workers. A state stays with
+    the worker that generated it (only fingerprints travel), so without moves the worker that
+    holds the initial state would keep everything; after the first levels the shares stay close
+    by themselves and little moves. Imbalances below 2% of the frontier (or 8 states) stay."""
+    n, total = len(holding), sum(holding)
+    target = [total // n + (1 if k < total % n else 0) for k in range(n)]
+    slack = max(8, total // 50)
+    if all(abs(h - g) <= slack for h, g in zip(holding, target, strict=True)):
+        return []
+    give = [[k, h - g] for k, (h, g) in enumerate(zip(holding, target, strict=True)) if h > g]
+    take = [[k, g - h] for k, (h, g) in enumerate(zip(holding, target, strict=True)) if h < g]
+    plan = []
+    while give and take:
+        count = min(give[0][1], take[0][1])
+        plan.append((give[0][0], take[0][0], count))
+        give[0][1] -= count
+        take[0][1] -= count
+        if give[0][1] == 0:
+            give.pop(0)
+        if take[0][1] == 0:
+            take.pop(0)
+    return plan
+
+
 @gc_paused
 def check_parallel(
     model: Model,
@@ -217,6 +242,7 @@ class _Run:
                 f"checkpoint in {directory} holds {sum(r['size'] for r in reports)} states, "
                 f"its manifest says {t['distinct']}"
             )
+        holding = [r["frontier"] for r in reports]  # frontier states each worker holds
         earlier = t["seconds"]
         limits = self.limits
         deadline = None if limits.max_seconds is None else time.monotonic() + limits.max_seconds
@@ -238,6 +264,11 @@ class _Run:
                 stop = INTERRUPTED
                 break
             start = time.perf_counter()
+            plan = balance_plan(holding)
+            moved = sum(count for _, _, count in plan)
+            if plan:
+                pool.ask_all(("balance", plan))
+                holding = pool.collect()
             generated_before, distinct_before = t["generated"], t["distinct"]
             pool.abort.value = 1 if self.interrupted else 0
             order = LevelOrder(
@@ -263,6 +294,7 @@ class _Run:
 
             reports = pool.collect(idle=in_level)
             absorb(t, reports, t["depth"])
+            holding = [r["frontier"] for r in reports]
             if any(r["aborted"] for r in reports):
                 stop = self.why_aborted(deadline)
                 break
@@ -275,6 +307,9 @@ class _Run:
                     "new": t["distinct"] - distinct_before,
                     "generated": t["generated"] - generated_before,
                     "seconds": round(time.perf_counter() - start, 3),
+                    "moved": moved,  # frontier states moved between workers before the level
+                    "cpu_max": round(max(r["cpu"] for r in reports), 3),
+                    "cpu_sum": round(sum(r["cpu"] for r in reports), 3),
                 }
             )
             if directory is not None:
@@ -368,6 +403,10 @@ class _Run:
                     "workers": self.n,
                     "resumed_from_level": resumed_from,
                     "levels": t["levels"],
+                    # the busiest worker's CPU, summed over levels: the run's wall time on
+                    # cores of its own, but for synchronisation (load-independent, for sizing)
+                    "cpu_critical_path": round(sum(v.get("cpu_max", 0) for v in t["levels"]), 2),
+                    "cpu_workers": round(sum(v.get("cpu_sum", 0) for v in t["levels"]), 2),
                 }
             },
         )

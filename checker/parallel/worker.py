@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
 import queue
 import signal
 import struct
@@ -92,6 +93,7 @@ def new_report() -> dict[str, Any]:
         "wit": {},
         "fired": 0,
         "aborted": False,
+        "cpu": 0.0,
     }
 
 
@@ -109,6 +111,7 @@ class Worker:
         self.generated = shared.generated
         self.abort = shared.abort
         self.ppid = os.getppid()
+        self.cpu_mark = time.process_time()
         self.seen = FingerprintTable()
         self.frontier: list[State] = []
         self.frontier_fps = files.fp_array()
@@ -207,6 +210,9 @@ class Worker:
         rep = self.report
         rep["size"] = len(self.seen)
         rep["frontier"] = len(self.frontier)
+        now = time.process_time()  # CPU since the last report: this level and its balancing
+        rep["cpu"] = now - self.cpu_mark
+        self.cpu_mark = now
         self.sizes[self.k] = len(self.seen)
         self.generated[self.k] = 0  # counted in the report from now on
         self.report = new_report()
@@ -332,6 +338,37 @@ class Worker:
         rep["aborted"] = bool(abort.value)
         self.finish_level()
 
+    # --- balance ---------------------------------------------------------------------------------
+    def balance(self, plan: list[tuple[int, int, int]]) -> None:
+        """Move frontier states as ``plan`` says: (from worker, to worker, how many). States are
+        pickled (protocol 5; trusted: between the processes of one run) in batches."""
+        me, inboxes = self.k, self.inboxes
+        for src, dst, count in plan:
+            if src != me:
+                continue
+            states = self.frontier[-count:]
+            fps = self.frontier_fps[-count:]
+            del self.frontier[-count:]
+            del self.frontier_fps[-count:]
+            for i in range(0, count, BATCH):
+                part = (fps[i : i + BATCH].tobytes(), states[i : i + BATCH])
+                inboxes[dst].put(b"S" + HEAD.pack(me) + pickle.dumps(part, 5))
+            inboxes[dst].put(b"M" + HEAD.pack(me))
+        expected = sum(1 for _, dst, _ in plan if dst == me)
+        while expected:
+            try:
+                data = self.inbox.get(timeout=1.0)
+            except queue.Empty:
+                self.check_parent()
+                continue
+            if data[:1] == b"M":
+                expected -= 1
+                continue
+            fps_bytes, states = pickle.loads(memoryview(data)[1 + HEAD.size :])
+            self.frontier_fps.frombytes(fps_bytes)
+            self.frontier.extend(states)
+        self.conn.send(("balanced", len(self.frontier)))
+
     # --- checkpoints --------------------------------------------------------------------------
     def save(self, directory: str, depth: int) -> None:
         written = files.write_partition(
@@ -379,6 +416,8 @@ class Worker:
             op = msg[0]
             if op == "level":
                 self.level(msg[1])
+            elif op == "balance":
+                self.balance(msg[1])
             elif op == "save":
                 self.save(msg[1], msg[2])
             elif op == "parent":
