@@ -243,6 +243,7 @@ class _Run:
                 f"its manifest says {t['distinct']}"
             )
         holding = [r["frontier"] for r in reports]  # frontier states each worker holds
+        t["expanded"] = [0] * self.n  # states each worker expanded (in this run)
         earlier = t["seconds"]
         limits = self.limits
         deadline = None if limits.max_seconds is None else time.monotonic() + limits.max_seconds
@@ -295,6 +296,7 @@ class _Run:
             reports = pool.collect(idle=in_level)
             absorb(t, reports, t["depth"])
             holding = [r["frontier"] for r in reports]
+            t["expanded"] = [a + r["expanded"] for a, r in zip(t["expanded"], reports, strict=True)]
             if any(r["aborted"] for r in reports):
                 stop = self.why_aborted(deadline)
                 break
@@ -406,6 +408,7 @@ class _Run:
                     # the busiest worker's CPU, summed over levels: the run's wall time on
                     # cores of its own, but for synchronisation (load-independent, for sizing)
                     "cpu_critical_path": round(sum(v.get("cpu_max", 0) for v in t["levels"]), 2),
+                    "expanded": t["expanded"],
                     "cpu_workers": round(sum(v.get("cpu_sum", 0) for v in t["levels"]), 2),
                 }
             },

@@ -10,10 +10,11 @@ aside and only its fingerprint and its parent's go to the owner, in batches of r
 the owner records those it has not seen (with their parents) and answers with one flag byte
 each; the asker then queues the new ones for the next level and checks the state properties on
 them. Why not ship states to their owner: the spec's states are NamedTuples, which pickle
-(protocol 5) and unpickle at about 17 us each way, as much as generating a state; fingerprints
-cost nothing to move. Each state is still expanded once (the owner says "new" to exactly one
-asker), and the frontier stays balanced (a state stays where it was first generated, and
-successors are spread uniformly by their fingerprints).
+(protocol 5) and unpickle at about 17 us each way, a quarter of the cost of a distinct state;
+fingerprints cost nothing to move. Each state is still expanded once (the owner says "new" to
+exactly one asker). Since a worker keeps what it generates, the frontier would stay wherever the
+initial states were: before each level the coordinator has the fullest workers hand states to
+the emptiest (``balance``; pickled, protocol 5), which after the first levels moves few states.
 
 Messages between workers go through each worker's inbox (a multiprocessing Queue, whose feeder
 thread means a put never blocks): ``R`` (questions), ``A`` (answers, in the order asked) and
@@ -22,8 +23,8 @@ and, at the end of a level, until every peer has ended and every question of its
 answered; then it reports to the coordinator. Levels cannot mix: no worker starts a level before
 the coordinator has every report of the previous one.
 
-Requests from the coordinator (over a Pipe): ``("level", LevelOrder)``, ``("save", dir, seq)``,
-``("parent", fp)``, ``("stop",)``. The cyclic GC is off for the worker's whole life
+Requests from the coordinator (over a Pipe): ``("balance", plan)``, ``("level", LevelOrder)``,
+``("save", dir, seq)``, ``("parent", fp)``, ``("stop",)``. The cyclic GC is off for the worker's whole life
 (:mod:`checker.nogc`: states are acyclic) and SIGINT is ignored: Ctrl-C is the coordinator's to
 handle, it stops the workers itself.
 
@@ -84,6 +85,7 @@ class LevelOrder:
 def new_report() -> dict[str, Any]:
     return {
         "generated": 0,
+        "expanded": 0,
         "size": 0,
         "frontier": 0,
         "deadlocks": 0,
@@ -252,6 +254,7 @@ class Worker:
         frontier, fps = self.frontier, self.frontier_fps
         self.frontier, self.frontier_fps = [], files.fp_array()
         counter = 0
+        expanded = 0
         for idx in range(len(frontier)):
             s = frontier[idx]
             frontier[idx] = None  # type: ignore[call-overload]  # free expanded states as we go
@@ -270,6 +273,7 @@ class Worker:
                     abort.value = 1
                     break
                 self.check_parent()
+            expanded = idx + 1
             if not within(s):
                 continue
             sfp = fps[idx]
@@ -332,6 +336,7 @@ class Worker:
             self.handle(data)
         self.ends = 0
         rep["generated"] = generated
+        rep["expanded"] = expanded
         rep["deadlocks"] = deadlocks
         rep["deadlock"] = deadlock_fp
         rep["fired"] = sum(1 << i for i, f in enumerate(fired) if f)

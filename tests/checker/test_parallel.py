@@ -21,6 +21,7 @@ from checker.parallel import (
     EngineFailure,
     check_parallel,
 )
+from checker.parallel.engine import balance_plan
 from checker.result import CheckResult
 from spec import Config, IsrSpec
 from spec.protocols import PROTOCOLS
@@ -80,6 +81,24 @@ def test_toy_counts_are_the_known_ones():
     assert (res.distinct_states, res.states_generated, res.depth, res.deadlocks) == (25, 41, 8, 1)
     steps = check_parallel(with_dec(5), workers=2).properties[0].counterexample.steps
     assert [s.action for s in steps] == ["Inc", "Inc", "Inc", "Dec"]  # replayed, a real path
+
+
+def test_balance_plan_evens_out_the_frontier():
+    assert balance_plan([1, 0]) == []  # within the slack
+    assert balance_plan([100, 0]) == [(0, 1, 50)]
+    assert balance_plan([0, 90, 0]) == [(1, 0, 30), (1, 2, 30)]
+    assert balance_plan([70, 10, 10, 10]) == [(0, 1, 15), (0, 2, 15), (0, 3, 15)]
+    assert balance_plan([1000, 990]) == []  # less than 2% apart
+
+
+def test_work_is_shared_between_workers():
+    """One initial state: without moving frontier states, the worker holding it would expand
+    every state. Balancing keeps each worker within 2% (or 8 states) of half of each level."""
+    res = check_parallel(isr("kip-320", ep=3), workers=2)
+    extra = res.extra["parallel"]
+    assert sum(level["moved"] for level in extra["levels"]) > 0
+    assert sum(extra["expanded"]) == res.distinct_states
+    assert min(extra["expanded"]) > 0.4 * res.distinct_states
 
 
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
