@@ -78,8 +78,7 @@ class Pool:
         try:
             self.conns[k].send(msg)
         except OSError:
-            self.procs[k].join(0.1)
-            raise EngineFailure(f"worker {k} died (exit {self.procs[k].exitcode})") from None
+            raise self._died(k) from None
 
     def collect(self, idle: Callable[[], None] | None = None, every: float = 1.0) -> list[Any]:
         """The replies to the last request (one per worker asked), calling ``idle`` every
@@ -100,16 +99,21 @@ class Pool:
                             self._take(k)
                     except (EOFError, OSError):
                         pass
-                    self.procs[k].join(0.1)
-                    code = self.procs[k].exitcode
-                    how = f"killed by signal {-code}" if code and code < 0 else f"exit {code}"
-                    raise EngineFailure(f"worker {k} died ({how})")
+                    raise self._died(k)
                 k = by_conn[id(ready)]
                 try:
                     self._take(k)
-                except (EOFError, OSError):
-                    raise EngineFailure(f"worker {k} died mid-reply") from None
+                except (EOFError, OSError):  # its end of the pipe closed: it is exiting
+                    raise self._died(k) from None
         return self._replies
+
+    def _died(self, k: int) -> EngineFailure:
+        self.procs[k].join(STOP_GRACE_SECONDS)
+        code = self.procs[k].exitcode
+        if code is None:  # pragma: no cover - closed its pipe but did not exit
+            return EngineFailure(f"worker {k} stopped answering")
+        how = f"killed by signal {-code}" if code < 0 else f"exit {code}"
+        return EngineFailure(f"worker {k} died ({how})")
 
     def _take(self, k: int) -> None:
         kind, payload = self.conns[k].recv()
