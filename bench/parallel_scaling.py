@@ -24,6 +24,9 @@ measures the share of the machine a run got, so two load-independent figures are
 
 * ``cpu_bound_speedup``: total CPU of 1 worker / (total CPU of N workers / N), i.e. perfect
   balance assumed, the CPU overhead of running in parallel alone;
+* ``available_parallelism`` (before and after the runs): how much faster N spinning processes
+  get through N units of work than one through one. N on idle cores; when other jobs keep the
+  cores busy it can be near 1, and no engine's wall-clock speed-up can exceed it;
 * ``critical_path_speedup``: 1 worker's CPU / the CPU of the busiest worker summed over levels
   (each level waits for its slowest worker): what N dedicated cores give, but for the time
   spent passing messages at the barriers.
@@ -127,6 +130,28 @@ print(json.dumps({
 
 DEFAULT = {"protocol": "kip-320", "replicas": 3, "records": 2, "epochs": 2, "crashes": 1}
 
+SPIN = (
+    "import time\nt = time.perf_counter()\nx = 0\nfor i in range(20_000_000):\n    x += i\n"
+    "print(time.perf_counter() - t)"
+)
+
+
+def available_parallelism(n: int) -> float:
+    """How much faster ``n`` CPU-bound processes get through ``n`` units of work together than one
+    process through one unit, right now: ``n`` on idle cores, less on a loaded machine. (With
+    other jobs on the machine a run's wall-clock speed-up cannot exceed this.)"""
+    one = float(
+        subprocess.run(
+            [sys.executable, "-c", SPIN], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True)
+        for _ in range(n)
+    ]
+    slowest = max(float(p.communicate()[0]) for p in procs)
+    return round(n * one / slowest, 2)
+
 
 def machine() -> dict:
     cpu = ""
@@ -182,6 +207,8 @@ def main() -> int:
     counts = [int(x) for x in args.workers.split(",")]
     info = machine()
     print(f"machine: {info['cpus']} cpus, {info['cpu_model']}, load {os.getloadavg()}")
+    calibration = {"before": available_parallelism(max(counts))}
+    print(f"available parallelism for {max(counts)} processes: {calibration['before']}")
     runs = []
     if not args.no_bfs:
         runs.append(run("bfs", cfg))
@@ -190,6 +217,8 @@ def main() -> int:
         for n in counts if i % 2 == 0 else reversed(counts):
             runs.append(run(str(n), cfg))
             show(runs[-1])
+    calibration["after"] = available_parallelism(max(counts))
+    print(f"available parallelism for {max(counts)} processes: {calibration['after']}")
     par = [r for r in runs if r["engine"] == "parallel"]
     answers = {
         (r["distinct_states"], r["states_generated"], r["depth"], json.dumps(r["verdicts"]))
@@ -214,7 +243,13 @@ def main() -> int:
             if not args.no_bfs:
                 summary[f"speedup_{n}_vs_bfs_wall"] = round(runs[0]["wall_s"] / r["wall_s"], 2)
     print(json.dumps(summary))
-    out = {"config": cfg, "machine": info, "runs": runs, "summary": summary}
+    out = {
+        "config": cfg,
+        "machine": info,
+        "available_parallelism": calibration,
+        "runs": runs,
+        "summary": summary,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     return 0
