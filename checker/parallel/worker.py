@@ -34,7 +34,6 @@ level at depth ``d`` (tests of the engine-failure path use it; nothing else read
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import queue
@@ -50,6 +49,7 @@ from typing import Any
 from ..fingerprint import fingerprint
 from ..fpset import FingerprintTable
 from ..model import Model, Property, State
+from ..nogc import paused_gc
 from . import checkpoint as files
 
 BATCH = 1024  # successors per batch sent to one peer
@@ -438,12 +438,12 @@ def worker_main(k, n, model, symmetry, props, conn, inboxes, shared, resume) -> 
     """Entry point of a forked worker; never returns (``os._exit``: no atexit handlers or queue
     flushing of the coordinator's copy of the world run in the child)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    gc.disable()
     for q in inboxes:
         q.cancel_join_thread()  # at exit, do not wait for peers to read what is still buffered
     code = 0
     try:
-        Worker(k, n, model, symmetry, props, conn, inboxes, shared).serve(resume)
+        with paused_gc():  # for the worker's whole life (checker.nogc: states are acyclic)
+            Worker(k, n, model, symmetry, props, conn, inboxes, shared).serve(resume)
     except BaseException as e:  # reported to the coordinator, which fails the run
         code = 1
         try:
