@@ -1,9 +1,10 @@
 """Level-synchronous BFS on several local cores: ``check_parallel``, the coordinator.
 
-States are partitioned by fingerprint (worker ``fp mod N`` owns ``fp``); each worker process
-(:mod:`.worker`) expands its slice of a level and sends each successor, with its parent's
-fingerprint, to the successor's owner, which deduplicates it against its visited set and checks
-invariants on it. The coordinator only orders levels and merges the workers' small reports.
+The visited set is partitioned by fingerprint (worker ``fp mod N`` owns ``fp`` and its parent
+link). Each worker process (:mod:`.worker`) expands its share of a level and asks the owners of
+its successors' fingerprints which are new; it keeps the new states and checks the state
+properties on them. The coordinator orders levels, evens out the frontier between workers
+before each one (:func:`balance_plan`), and merges the workers' small reports.
 
 Same answers as :func:`checker.bfs.check_bfs` on a complete run: the same canonicalisation and
 fingerprints give the same distinct states, states generated, depth, deadlocks and verdicts, and
