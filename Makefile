@@ -32,6 +32,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/checker_throughput.py
 	$(PY) bench/spark_scaling.py
+	$(PY) bench/parallel_scaling.py
 	$(PY) bench/validate_throughput.py
 
 clean:

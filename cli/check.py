@@ -14,7 +14,7 @@ from checker.progress import stderr_reporter
 from checker.result import CheckResult, Counterexample
 from traces import counterexample as cxfile
 
-from .errors import UsageError
+from .errors import ENGINE_FAILURE, UsageError
 from .models import add_model_args, add_property_args, model_from_args
 from .render import render_result
 
@@ -31,7 +31,8 @@ def register(sub) -> None:
         "check",
         help="explore every reachable state of the spec and check its properties",
         description="Exhaustive model checking of the ISR spec. Exit 0: every checked property "
-        "holds and the search completed; 1: a property is violated; 2: bad input; 3: incomplete.",
+        "holds and the search completed; 1: a property is violated; 2: bad input; 3: incomplete; "
+        "5: engine failure (a worker process died).",
     )
     add_model_args(p)
     add_property_args(p)
@@ -45,13 +46,20 @@ def register(sub) -> None:
         "--checkpoint",
         metavar="DIR",
         default=None,
-        help="--engine spark: write the frontier and visited set to DIR after each level",
+        help="write the frontier and visited set to DIR after each level",
     )
     p.add_argument(
         "--resume",
         metavar="DIR",
         default=None,
-        help="--engine spark: continue the run checkpointed in DIR (and keep checkpointing there)",
+        help="continue the run checkpointed in DIR (and keep checkpointing there)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="--engine bfs: worker processes, one per core (default 1; exit 5 if one dies)",
     )
     p.add_argument(
         "--no-symmetry",
@@ -117,10 +125,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--max-seconds must be positive")
     if args.master and args.engine != "spark":
         raise UsageError("--master goes with --engine spark")
-    for flag, value in (("--checkpoint", args.checkpoint), ("--resume", args.resume)):
-        if value and args.engine != "spark":
-            raise UsageError(f"{flag} goes with --engine spark")
-    engine = resolve_engine(args.engine)
+    local = parallel_engine(args)
+    engine = local or resolve_engine(args.engine)
     kwargs = dict(
         symmetry=args.symmetry,
         limits=Limits(args.max_states, args.max_seconds),
@@ -139,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
             res = engine(model, **kwargs)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
+    elif local is not None:
+        res = run_parallel(engine, model, args, kwargs)
+        if isinstance(res, int):
+            return res
     else:
         res = engine(model, **kwargs)
     res.config = model.config.to_json()
@@ -152,6 +162,46 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_result(res, header_line(model.config)))
     return res.exit_code()
+
+
+def parallel_engine(args: argparse.Namespace) -> Callable[..., CheckResult] | None:
+    """check_parallel when --workers N > 1, --checkpoint or --resume asks for it with the local
+    engine; None for check_bfs or Spark. Warns when N exceeds the cores."""
+    import os
+
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.engine != "bfs":
+        if args.workers != 1:
+            raise UsageError("--workers goes with --engine bfs")
+        return None
+    if args.workers == 1 and not args.checkpoint and not args.resume:
+        return None
+    cores = os.cpu_count() or 1
+    if args.workers > cores:
+        print(
+            f"isr: warning: --workers {args.workers} is more than the {cores} cores here",
+            file=sys.stderr,
+        )
+    from checker.parallel import check_parallel
+
+    return check_parallel
+
+
+def run_parallel(engine, model, args: argparse.Namespace, kwargs: dict) -> CheckResult | int:
+    """Run the parallel engine: a bad checkpoint is bad input (exit 2), a dead worker an engine
+    failure (exit 5, one line)."""
+    from checker.parallel import CheckpointError, EngineFailure
+
+    try:
+        return engine(
+            model, workers=args.workers, checkpoint=args.checkpoint, resume=args.resume, **kwargs
+        )
+    except CheckpointError as e:
+        raise UsageError(str(e)) from None
+    except EngineFailure as e:
+        print(f"isr: engine failure: {e}", file=sys.stderr)
+        return ENGINE_FAILURE
 
 
 def full_states(cx: Counterexample) -> list[dict]:

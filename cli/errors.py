@@ -7,6 +7,7 @@ VIOLATION = 1  # a property is violated (or a trace/implementation rejected)
 BAD_INPUT = 2  # the user's input is wrong: one line on stderr, no traceback
 INCOMPLETE = 3  # a time or state limit ended the run before it could decide
 REJECTED = 4  # `isr replay`: a step of the trace is not a transition of the spec
+ENGINE_FAILURE = 5  # `isr check --workers`: a worker process died; the run has no verdict
 
 
 class UsageError(Exception):

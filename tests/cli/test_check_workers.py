@@ -1,0 +1,68 @@
+"""`isr check --workers N` and `--checkpoint/--resume` with the local engine: the same JSON
+answers as one core, exit 2 for bad input or a bad checkpoint, exit 5 when a worker dies."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from cli.main import main
+
+SMALL = ["--protocol", "kip-320", "--replicas", "2", "--records", "1", "--epochs", "2"]
+SMALL += ["--crashes", "1"]
+
+
+def run_json(capsys, *argv):
+    code = main(["check", *SMALL, *argv, "--format", "json", "--quiet"])
+    captured = capsys.readouterr()
+    return code, (json.loads(captured.out) if captured.out else None), captured.err
+
+
+def same_answers(a: dict, b: dict) -> bool:
+    keys = ("distinct_states", "states_generated", "depth", "complete", "deadlocks")
+    verdicts = lambda out: [(p["name"], p["holds"]) for p in out["properties"]]  # noqa: E731
+    return all(a[k] == b[k] for k in keys) and verdicts(a) == verdicts(b)
+
+
+def test_workers_give_the_same_answers(capsys):
+    code1, one, _ = run_json(capsys)
+    code2, two, err = run_json(capsys, "--workers", "2")
+    assert code1 == code2 == 0 and one["engine"] == "bfs" and two["engine"] == "parallel"
+    assert same_answers(one, two) and two["distinct_states"] == 1287
+    assert two["parallel"]["workers"] == 2 and err == ""
+
+
+def test_more_workers_than_cores_warns(capsys):
+    n = (os.cpu_count() or 1) + 1
+    code, out, err = run_json(capsys, "--workers", str(n))
+    assert code == 0 and out["distinct_states"] == 1287
+    assert err.splitlines() == [f"isr: warning: --workers {n} is more than the {n - 1} cores here"]
+
+
+def test_bad_worker_counts_exit_2(capsys):
+    for argv in (["--workers", "0"], ["--workers", "2", "--engine", "spark"]):
+        code, out, err = run_json(capsys, *argv)
+        assert code == 2 and out is None and len(err.splitlines()) == 1, argv
+        assert err.startswith("isr: error: --workers")
+
+
+def test_checkpoint_and_resume_with_the_local_engine(capsys, tmp_path):
+    d = str(tmp_path / "ck")
+    code, part, _ = run_json(capsys, "--max-states", "400", "--checkpoint", d)
+    assert code == 3 and part["stop_reason"] == "max-states"
+    code, full, _ = run_json(capsys, "--workers", "2", "--resume", d)
+    _, ref, _ = run_json(capsys)
+    assert code == 0 and same_answers(full, ref)
+    assert full["parallel"]["resumed_from_level"] == len(part["parallel"]["levels"])
+    code, out, err = run_json(capsys, "--resume", d, "--replicas", "3")
+    assert code == 2 and out is None
+    assert err.startswith("isr: error: checkpoint in ") and "differs in config" in err
+    code, out, err = run_json(capsys, "--resume", str(tmp_path / "none"))
+    assert code == 2 and "no checkpoint to resume" in err
+
+
+def test_a_dead_worker_exits_5(capsys, monkeypatch):
+    monkeypatch.setenv("ISR_PARALLEL_KILL", "0:2")
+    code, out, err = run_json(capsys, "--workers", "2")
+    assert code == 5 and out is None
+    assert err == "isr: engine failure: worker 0 died (killed by signal 9)\n"
