@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import copy
 import importlib
+import inspect
 import json
 import sys
 from collections.abc import Callable
 
 from checker.bfs import Limits
+from checker.paths import ReplayError
 from checker.progress import stderr_reporter
 from checker.result import CheckResult, Counterexample
 from traces import counterexample as cxfile
 
-from .errors import UsageError
+from .errors import INCOMPLETE, UsageError
 from .models import add_model_args, add_property_args, model_from_args
 from .render import render_result
 
@@ -31,7 +33,10 @@ def register(sub) -> None:
         "check",
         help="explore every reachable state of the spec and check its properties",
         description="Exhaustive model checking of the ISR spec. Exit 0: every checked property "
-        "holds and the search completed; 1: a property is violated; 2: bad input; 3: incomplete.",
+        "holds (the search completed, or stopped early once every checked property was "
+        "decided); 1: a property is violated; 2: bad input; 3: incomplete (--max-states, "
+        "--max-seconds or Ctrl-C stopped the search before it could decide; the partial "
+        "statistics and any violation found so far are printed).",
     )
     add_model_args(p)
     add_property_args(p)
@@ -64,14 +69,24 @@ def register(sub) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="stop after N distinct states (the run is then incomplete, exit 3)",
+        help="stop after N distinct states (the run is then incomplete, exit 3, unless a "
+        "property is violated: exit 1)",
     )
     p.add_argument(
         "--max-seconds",
         type=float,
         default=None,
         metavar="S",
-        help="stop after S seconds (the run is then incomplete, exit 3)",
+        help="stop after S seconds (the run is then incomplete, exit 3, unless a property is "
+        "violated: exit 1)",
+    )
+    p.add_argument(
+        "--stop-at-first-violation",
+        action="store_true",
+        help="end the search at the first violation of an invariant or action property (TLC's "
+        "default; its -continue is this tool's default of deciding every property). The "
+        "counterexample is still a shortest one; the other properties are reported as checked "
+        "up to the depth reached",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument(
@@ -89,6 +104,20 @@ def resolve_engine(name: str) -> Callable[..., CheckResult]:
         return getattr(importlib.import_module(module), fn)
     except ImportError as e:
         raise UsageError(f"engine {name!r} is not available: {e}") from None
+
+
+def accepts(fn: Callable, kwarg: str) -> bool:
+    try:
+        return kwarg in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def replay_failed(e: ReplayError) -> int:
+    """An engine could not rebuild a path it found (the engines turn this into a note on the
+    property; this is the last resort): one line, no traceback, exit 3 (no verdict)."""
+    print(f"isr: error: a counterexample path could not be rebuilt: {e}", file=sys.stderr)
+    return INCOMPLETE
 
 
 def header_line(cfg) -> str:
@@ -121,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
         if value and args.engine != "spark":
             raise UsageError(f"{flag} goes with --engine spark")
     engine = resolve_engine(args.engine)
+    if args.stop_at_first_violation and not accepts(engine, "stop_at_first_violation"):
+        raise UsageError(f"--stop-at-first-violation does not go with --engine {args.engine}")
     kwargs = dict(
         symmetry=args.symmetry,
         limits=Limits(args.max_states, args.max_seconds),
@@ -128,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         progress=None if args.quiet else stderr_reporter(),
         config=model.config.to_json(),
     )
+    if args.stop_at_first_violation:
+        kwargs["stop_at_first_violation"] = True
     if args.engine == "spark":
         from checker.spark.checkpoint import CheckpointError
         from checker.spark.progress import level_reporter
@@ -139,8 +172,13 @@ def run(args: argparse.Namespace) -> int:
             res = engine(model, **kwargs)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
+        except ReplayError as e:
+            return replay_failed(e)
     else:
-        res = engine(model, **kwargs)
+        try:
+            res = engine(model, **kwargs)
+        except ReplayError as e:
+            return replay_failed(e)
     res.config = model.config.to_json()
     if args.trace_out:
         write_trace(args.trace_out, model, res)
