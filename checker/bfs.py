@@ -5,19 +5,33 @@ holds 64-bit fingerprints with their parent fingerprints in a flat open-addressi
 (:mod:`checker.fpset`); counterexamples are rebuilt from it by replay. The frontier holds
 canonical states only (a fingerprint is recomputed when its state is expanded: cheaper than
 keeping it).
+
+The search ends when the state space is exhausted, when every checked property is decided, at
+the first violation when asked (``stop_at_first_violation``, TLC's default), at a limit, or on
+Ctrl-C; in each case it returns what it found (violations with their counterexamples, and how far
+the properties still undecided were checked).
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .fingerprint import collision_probability, fingerprint
 from .fpset import FingerprintTable, ParentMap
 from .model import Action, Model, State
 from .nogc import gc_paused
-from .paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
+from .paths import (
+    ReplayError,
+    extend_with_transition,
+    fingerprint_chain,
+    replay_chain,
+    to_counterexample,
+)
 from .progress import Progress, ProgressReporter
 from .result import CheckResult
 from .verdicts import property_results
@@ -35,6 +49,42 @@ def _identity(state: State) -> State:
     return state
 
 
+class _StopEarly(Exception):
+    """Raised inside the search loop to stop at once (at the first violation, when asked), so
+    that the hot path tests nothing for it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@contextmanager
+def sigint_sets(flag: list[bool]) -> Iterator[None]:
+    """While the block runs, Ctrl-C (SIGINT) sets ``flag[0]`` instead of raising: an engine polls
+    the flag where it is safe to stop (between two expansions, never halfway through an insert
+    into the visited set) and returns its partial result as "interrupted". A second Ctrl-C raises
+    KeyboardInterrupt as usual. Signal handlers can only be set from the main thread; elsewhere,
+    and when SIGINT is ignored or handled outside Python, this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None or previous is signal.SIG_IGN:
+        yield
+        return
+
+    def handler(signum, frame):
+        if flag[0]:
+            raise KeyboardInterrupt
+        flag[0] = True
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @gc_paused
 def check_bfs(
     model: Model,
@@ -44,10 +94,15 @@ def check_bfs(
     properties: list[str] | None = None,
     progress: ProgressReporter | None = None,
     config: dict | None = None,
+    stop_at_first_violation: bool = False,
 ) -> CheckResult:
     """Explore every reachable state of ``model`` and check its properties, with the cyclic
     garbage collector paused (see checker.nogc). ``properties`` restricts the check to the named
-    properties (all when None).
+    properties (all when None). ``stop_at_first_violation``: end the search as soon as one
+    `always` or `action` property is violated (it is still a shortest counterexample; the other
+    properties are reported as checked up to the depth reached). Otherwise the search goes on until
+    every checked property is decided. Ctrl-C ends the search early with what it found so far
+    (stop_reason "interrupted").
     """
     t0 = time.perf_counter()
     canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
@@ -59,9 +114,11 @@ def check_bfs(
     violation: dict[str, int] = {}  # property -> fingerprint of the violating (or witnessing) state
     witnessed: dict[str, int] = {}
     action_violation: dict[str, int] = {}  # property -> fingerprint of the transition's source
+    found: dict[str, tuple[float, int]] = {}  # property -> (seconds, distinct states) when violated
     successors = model.successors
     within = model.within_boundary
     fired = [False] * len(model.action_names)
+    stop_first = stop_at_first_violation
 
     seen = FingerprintTable()
     add = seen.add
@@ -73,9 +130,11 @@ def check_bfs(
         for p in invariants:
             if not p.check(state):
                 violation[p.name] = fp
+                found[p.name] = (time.perf_counter() - t0, len(seen))
                 failed = True
         if failed:
             invariants[:] = [p for p in invariants if p.name not in violation]
+            decided()
         if some_states:
             met = False
             for p in some_states:
@@ -84,17 +143,16 @@ def check_bfs(
                     met = True
             if met:
                 some_states[:] = [p for p in some_states if p.name not in witnessed]
+                decided()
 
-    for s in model.init_states():
-        c = canon(s)
-        fp = fingerprint(c)
-        generated += 1
-        if not add(fp, fp):  # an initial state is its own parent
-            continue
-        check_new_state(fp, c)
-        frontier.append(c)
+    def decided() -> None:
+        """A property was just decided: stop here if it is the first violation and the user asked
+        to stop there. (Once every property is decided the search stops at the end of the level,
+        as the other engines do, so that they agree on the statistics.)"""
+        if stop_first and (violation or action_violation):
+            raise _StopEarly("first-violation")
 
-    depth = 0 if frontier else -1
+    depth = -1
     stop_reason = "exhausted"
     deadlocks = 0
     deadlock_fp: int | None = None
@@ -103,71 +161,123 @@ def check_bfs(
     deadline = None if limits.max_seconds is None else t0 + limits.max_seconds
     check_every = 256
     counter = 0
+    levels: list[int] = []  # the size of each level, the last being expanded
+    idx = 0  # the frontier index being expanded
+    next_frontier: list[State] = []
+    unexpanded = 0  # states left in the queue when the search stops early
+    interrupted = [False]
 
     def all_decided() -> bool:
         return not invariants and not action_props and not some_states and not some_trans
 
-    while frontier:
-        if props and all_decided():
-            stop_reason = "all-properties-decided"
-            break
-        next_frontier: list[State] = []
-        for idx in range(len(frontier)):
-            s = frontier[idx]
-            frontier[idx] = None  # type: ignore[call-overload]  # free expanded states as we go
-            counter += 1
-            if counter >= check_every:
-                counter = 0
-                now = time.perf_counter()
-                if deadline is not None and now >= deadline:
-                    stop_reason = "max-seconds"
-                    break
-                reporter.maybe_report(now - t0, generated, len(seen), len(next_frontier), depth)
-            if not within(s):
-                continue
-            sfp = fingerprint(s)
-            n = 0
-            for action, t in successors(s):
-                n += 1
-                fired[action[0]] = True
-                if action_props:
-                    for p in action_props:
-                        if not p.check(s, action, t):
-                            action_violation[p.name] = sfp
-                    if action_violation:
-                        action_props[:] = [
-                            p for p in action_props if p.name not in action_violation
-                        ]
-                if some_trans:
-                    for p in some_trans:
-                        if p.check(s, action, t):
-                            witnessed[p.name] = sfp
-                    if witnessed:
-                        some_trans[:] = [p for p in some_trans if p.name not in witnessed]
-                c = canon(t)
+    with sigint_sets(interrupted):
+        try:
+            for s in model.init_states():
+                c = canon(s)
                 fp = fingerprint(c)
-                if not add(fp, sfp):
+                generated += 1
+                if not add(fp, fp):  # an initial state is its own parent
                     continue
-                if invariants or some_states:
-                    check_new_state(fp, c)
-                next_frontier.append(c)
-            generated += n
-            if n == 0:
-                deadlocks += 1
-                if deadlock_fp is None:
-                    deadlock_fp = sfp
-            if max_states is not None and len(seen) >= max_states:
-                stop_reason = "max-states"
-                break
-        if stop_reason != "exhausted":
-            break
-        frontier = next_frontier
-        if frontier:
-            depth += 1
+                frontier.append(c)
+                check_new_state(fp, c)
+            depth = 0 if frontier else -1
+
+            while frontier:
+                if props and all_decided():
+                    stop_reason = "all-properties-decided"
+                    unexpanded = len(frontier)
+                    break
+                levels.append(len(frontier))
+                next_frontier = []
+                for idx in range(len(frontier)):
+                    s = frontier[idx]
+                    frontier[idx] = None  # type: ignore[call-overload]  # free expanded states
+                    counter += 1
+                    if counter >= check_every:
+                        counter = 0
+                        now = time.perf_counter()
+                        if interrupted[0]:
+                            stop_reason = "interrupted"
+                        elif deadline is not None and now >= deadline:
+                            stop_reason = "max-seconds"
+                        if stop_reason != "exhausted":
+                            unexpanded = len(frontier) - idx + len(next_frontier)
+                            break
+                        reporter.maybe_report(
+                            now - t0,
+                            generated,
+                            len(seen),
+                            len(frontier) - idx + len(next_frontier),
+                            depth,
+                            levels,
+                            idx,
+                        )
+                    if not within(s):
+                        continue
+                    sfp = fingerprint(s)
+                    n = 0
+                    for action, t in successors(s):
+                        n += 1
+                        fired[action[0]] = True
+                        if action_props:
+                            hit = False
+                            for p in action_props:
+                                if not p.check(s, action, t):
+                                    action_violation[p.name] = sfp
+                                    found[p.name] = (time.perf_counter() - t0, len(seen))
+                                    hit = True
+                            if hit:
+                                action_props[:] = [
+                                    p for p in action_props if p.name not in action_violation
+                                ]
+                                decided()
+                        if some_trans:
+                            hit = False
+                            for p in some_trans:
+                                if p.check(s, action, t):
+                                    witnessed[p.name] = sfp
+                                    hit = True
+                            if hit:
+                                some_trans[:] = [p for p in some_trans if p.name not in witnessed]
+                                decided()
+                        c = canon(t)
+                        fp = fingerprint(c)
+                        if not add(fp, sfp):
+                            continue
+                        next_frontier.append(c)
+                        if invariants or some_states:
+                            check_new_state(fp, c)
+                    generated += n
+                    if n == 0:
+                        deadlocks += 1
+                        if deadlock_fp is None:
+                            deadlock_fp = sfp
+                    if max_states is not None and len(seen) >= max_states:
+                        stop_reason = "max-states"
+                        unexpanded = len(frontier) - idx - 1 + len(next_frontier)
+                        break
+                if stop_reason != "exhausted":
+                    break
+                frontier = next_frontier
+                next_frontier = []
+                if frontier:
+                    depth += 1
+        except _StopEarly as e:
+            stop_reason = e.reason
+            if levels:  # halfway through expanding frontier[idx]
+                generated += n
+                unexpanded = len(frontier) - idx - 1 + len(next_frontier)
+            else:  # among the initial states
+                unexpanded = len(frontier)
+        except KeyboardInterrupt:  # raised by the model code, or a second Ctrl-C
+            stop_reason = "interrupted"
+            left = len(frontier) - idx - 1 if levels else len(frontier)
+            unexpanded = max(left, 0) + len(next_frontier)
 
     seconds = time.perf_counter() - t0
     complete = stop_reason == "exhausted"
-    reporter.final(seconds, generated, len(seen), depth)
+    depth = max(depth, 0)
+    reporter.final(seconds, generated, len(seen), depth, 0 if complete else unexpanded, stop_reason)
 
     parent_of = ParentMap(seen)
 
@@ -181,11 +291,23 @@ def check_bfs(
             model, path_to(fp), check
         )
     results = property_results(
-        model, props, complete=complete, violations=violations, witnessed=witnessed
+        model,
+        props,
+        complete=complete,
+        violations=violations,
+        witnessed=witnessed,
+        found=found,
+        checked_to_depth=depth,
     )
+    extra: dict = {}
+    if not complete:
+        extra["unexplored"] = unexpanded
     deadlock_example = None
     if deadlock_fp is not None:
-        deadlock_example = to_counterexample(model, path_to(deadlock_fp))
+        try:
+            deadlock_example = to_counterexample(model, path_to(deadlock_fp))
+        except ReplayError as e:
+            extra["deadlock_example_error"] = str(e)
     return CheckResult(
         model=model.name,
         engine="bfs",
@@ -194,7 +316,7 @@ def check_bfs(
         stop_reason=stop_reason,
         distinct_states=len(seen),
         states_generated=generated,
-        depth=max(depth, 0),
+        depth=depth,
         seconds=seconds,
         properties=results,
         actions_never_fired=[n for n, f in zip(model.action_names, fired, strict=True) if not f]
@@ -204,7 +326,8 @@ def check_bfs(
         deadlock_example=deadlock_example,
         collision_probability=collision_probability(len(seen)),
         symmetry=symmetry,
+        extra=extra,
     )
 
 
-__all__ = ["Action", "Limits", "check_bfs"]
+__all__ = ["Action", "Limits", "check_bfs", "sigint_sets"]

@@ -12,7 +12,20 @@ The design follows stateright's `Model` trait and TLC's separation of spec, stat
 * ``canonicalize(state)`` — symmetry reduction: map a state to a representative of its orbit
   under the model's symmetry group (identity when the model has none). It must return a state in
   the same orbit; it need not pick the same representative for every member of the orbit (that
-  loses some reduction, never soundness).
+  loses some reduction, never soundness). So two states of one orbit may have different
+  representatives, and a concrete state's successors need not canonicalize to the
+  representatives the search stored: counterexamples are rebuilt along the representatives the
+  search expanded (:func:`checker.paths.replay_chain`), never by canonicalizing concrete states.
+* Optional, for counterexamples that are concrete paths under symmetry reduction:
+  ``canonicalize_with_permutation(state) -> (canonicalize(state), perm)`` and
+  ``permute(state, perm) -> state`` with ``permute(state, perm) == canonicalize(state)``. A
+  ``perm`` is a tuple of ints, a permutation of ``range(k)`` over the model's symmetric ids:
+  ``permute(s, perm)`` renames id ``perm[j]`` to ``j`` everywhere in ``s`` (so renamings compose
+  as ``permute(permute(s, p), q) == permute(s, tuple(p[j] for j in q))``). The model's successors
+  must commute with ``permute`` (that is what makes the symmetry reduction sound): the successors
+  of ``permute(s, p)`` are the successors of ``s``, each permuted by ``p``, equal as values. A
+  model without them (engines look them up with ``getattr``; ``None`` counts as absent) gets its
+  counterexamples as paths of representatives, each step shown up to a renaming.
 * ``describe_action(action)`` / ``state_to_json(state)`` — for counterexamples people read.
 
 States are immutable values made only of ints, bools, ``None`` and tuples (sets as sorted tuples
@@ -114,6 +127,9 @@ class SimpleModel:
     boundary: Callable[[State], bool] | None = None
     canon: Callable[[State], State] | None = None
     fairness: Sequence[Fairness] = field(default_factory=tuple)
+    # The optional protocol members (see the module docstring), as plain functions or None.
+    canonicalize_with_permutation: Callable[[State], tuple[State, tuple[int, ...]]] | None = None
+    permute: Callable[[State, tuple[int, ...]], State] | None = None
 
     def init_states(self) -> Sequence[State]:
         return self.init()

@@ -1,5 +1,6 @@
 """Counterexamples as paths: engines keep only fingerprints and parent links; the path is
-rebuilt here by replaying the model, so every step shown is a real transition of the spec."""
+rebuilt here by replaying the model, so every step shown is a real transition of the spec, from a
+real initial state (with symmetry reduction too: see :func:`replay_chain`)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ def fingerprint_chain(target: int, parent_of: Mapping[int, int]) -> list[int]:
     chain = [target]
     fp = target
     while True:
-        parent = parent_of[fp]
+        try:
+            parent = parent_of[fp]
+        except KeyError:
+            raise ReplayError(f"fingerprint {fp} has no parent link") from None
         if parent == fp:
             break
         chain.append(parent)
@@ -34,25 +38,131 @@ def fingerprint_chain(target: int, parent_of: Mapping[int, int]) -> list[int]:
     return chain
 
 
-def replay_chain(model: Model, canon: Canon, chain: Sequence[int]) -> list[tuple[Action, State]]:
-    """Concrete states along a chain of canonical fingerprints: [(None-action, init), (a1, s1)...].
+class ReplayedPath(list):
+    """``[(action, state), ...]`` from an initial state; the first action is ``INIT``.
 
-    With symmetry reduction the stored states are canonical representatives; the concrete path
-    follows, at each step, the successor whose canonical form has the next fingerprint."""
+    ``concrete``: every state is a real state of the spec and every step a real transition, from
+    a real initial state. It is False only for a symmetric model without
+    ``canonicalize_with_permutation``: the states are then the representatives the search
+    expanded, and each step is a transition followed by a renaming of symmetric ids.
+
+    ``last_canonical`` / ``last_perm``: for a path rebuilt through permutations, the
+    representative the search expanded last and the renaming from the path's last (concrete)
+    state to it (``permute(path[-1][1], last_perm) == last_canonical``)."""
+
+    concrete: bool = True
+    last_canonical: State | None = None
+    last_perm: tuple[int, ...] | None = None
+
+    def extended(self, action: Action, state: State) -> ReplayedPath:
+        out = ReplayedPath([*self, (action, state)])
+        out.concrete = self.concrete
+        return out
+
+
+INIT: Action = (-1, ())
+
+Perm = tuple[int, ...]
+
+
+def compose(p: Perm, q: Perm) -> Perm:
+    """The renaming ``r`` with ``permute(s, r) == permute(permute(s, p), q)`` for renamings in
+    the model protocol's form (``permute(s, p)`` renames element ``p[k]`` to ``k``)."""
+    return tuple([p[j] for j in q])
+
+
+def _permutations(model: Model, canon: Canon):
+    """The model's (canonicalize_with_permutation, permute) when ``canon`` is its symmetry
+    reduction and it offers them; else None."""
+    cwp = getattr(model, "canonicalize_with_permutation", None)
+    permute = getattr(model, "permute", None)
+    if cwp is None or permute is None or canon != getattr(model, "canonicalize", None):
+        return None
+    return cwp, permute
+
+
+def replay_chain(model: Model, canon: Canon, chain: Sequence[int]) -> ReplayedPath:
+    """Rebuild the path behind a chain of canonical fingerprints (``fingerprint_chain``):
+    ``[(INIT, init), (a1, s1), ...]``, as long as the chain.
+
+    The search stored, for each representative it reached, the fingerprint of the representative
+    it expanded to get there. So the replay walks those representatives: from ``c_i``, some
+    successor ``t`` has ``fingerprint(canon(t)) == chain[i+1]`` (that is how the link was made),
+    and ``c_{i+1} = canon(t)``. (Walking concrete states and canonicalizing their successors
+    instead is unsound: ``canonicalize`` need not map every member of an orbit to the same
+    representative, so a concrete state's successors may all canonicalize to other ones.)
+
+    The concrete path follows alongside through the renamings: with ``c_i = permute(s_i, P_i)``
+    and the model's successors symmetric, ``s_i`` has a successor ``u`` with
+    ``permute(u, P_i) == t``; that is ``s_{i+1}``, reached by the concrete action, and
+    ``P_{i+1} = P_i`` then the renaming that canonicalized ``t``. Models without
+    ``canonicalize_with_permutation``/``permute`` get the path of representatives (``concrete``
+    False unless every representative on it equals the state it came from)."""
+    perms = _permutations(model, canon)
+    if perms is not None:
+        return _replay_with_permutations(model, perms[0], perms[1], chain)
+    return _replay_representatives(model, canon, chain)
+
+
+def _replay_with_permutations(model: Model, cwp, permute, chain: Sequence[int]) -> ReplayedPath:
+    successors = model.successors
     for s in model.init_states():
-        if fingerprint(canon(s)) == chain[0]:
+        c, perm = cwp(s)
+        if fingerprint(c) == chain[0]:
             break
     else:
         raise ReplayError("no initial state has the first fingerprint of the path")
-    path: list[tuple[Action, State]] = [((-1, ()), s)]
-    for want in chain[1:]:
-        for action, t in model.successors(s):
-            if fingerprint(canon(t)) == want:
-                path.append((action, t))
-                s = t
+    path = ReplayedPath([(INIT, s)])
+    for step, want in enumerate(chain[1:], start=1):
+        for _, t in successors(c):
+            c2, q = cwp(t)
+            if fingerprint(c2) == want:
                 break
         else:
-            raise ReplayError(f"no successor matches fingerprint {want} at step {len(path)}")
+            raise ReplayError(
+                f"no successor of the representative at step {step - 1} has fingerprint {want} "
+                "(a fingerprint collision, or successors that are not a function of the state)"
+            )
+        step_taken = next(((a, u) for a, u in successors(s) if permute(u, perm) == t), None)
+        if step_taken is None:
+            raise ReplayError(
+                f"step {step}: the concrete state has no successor matching the representative's "
+                "(the model's successors are not symmetric under its permutations)"
+            )
+        action, u = step_taken
+        perm = compose(perm, q)
+        path.append((action, u))
+        s, c = u, c2
+    path.last_canonical = c
+    path.last_perm = perm
+    return path
+
+
+def _replay_representatives(model: Model, canon: Canon, chain: Sequence[int]) -> ReplayedPath:
+    successors = model.successors
+    for s in model.init_states():
+        c = canon(s)
+        if fingerprint(c) == chain[0]:
+            break
+    else:
+        raise ReplayError("no initial state has the first fingerprint of the path")
+    concrete = c == s
+    path = ReplayedPath([(INIT, c)])
+    for step, want in enumerate(chain[1:], start=1):
+        for a, t in successors(c):
+            c2 = canon(t)
+            if fingerprint(c2) == want:
+                action = a
+                break
+        else:
+            raise ReplayError(
+                f"no successor of the state at step {step - 1} has fingerprint {want} "
+                "(a fingerprint collision, or successors that are not a function of the state)"
+            )
+        concrete = concrete and c2 == t
+        path.append((action, c2))
+        c = c2
+    path.concrete = concrete
     return path
 
 
@@ -83,16 +193,40 @@ def to_counterexample(model: Model, path: Sequence[tuple[Action, State]]) -> Cou
         desc = model.describe_action(action)
         steps.append(Step(i, desc["action"], desc["args"], diff_vars(prev, cur)))
         prev = cur
-    return Counterexample(initial=first, steps=steps)
+    cx = Counterexample(initial=first, steps=steps)
+    if not getattr(path, "concrete", True):
+        cx.note = UP_TO_SYMMETRY
+    return cx
+
+
+UP_TO_SYMMETRY = (
+    "shown up to symmetry: the states are the representatives the search expanded, so a step "
+    "may also rename symmetric ids (the model has no canonicalize_with_permutation)"
+)
 
 
 def extend_with_transition(
     model: Model, path: list[tuple[Action, State]], check: Callable[[State, Action, State], bool]
-) -> list[tuple[Action, State]]:
+) -> ReplayedPath:
     """For an action-property violation: append the violating transition out of the path's last
-    state (it exists there by symmetry even when it was first seen from another representative)."""
+    state. The search found it out of the representative it expanded (``last_canonical`` of a
+    path rebuilt through permutations): the transition is taken there and renamed back onto the
+    concrete state, so the violation shown is the one found, on a real path."""
+    if not isinstance(path, ReplayedPath):
+        path = ReplayedPath(path)
     s = path[-1][1]
-    for action, t in model.successors(s):
-        if not check(s, action, t):
-            return [*path, (action, t)]
+    successors = model.successors
+    c = path.last_canonical
+    permute = getattr(model, "permute", None)
+    if c is not None and permute is not None:
+        perm = path.last_perm
+        for a, t in successors(c):
+            if check(c, a, t):
+                continue
+            for action, u in successors(s):
+                if not check(s, action, u) and permute(u, perm) == t:
+                    return path.extended(action, u)
+    for action, u in successors(s):
+        if not check(s, action, u):
+            return path.extended(action, u)
     raise ReplayError("the violating transition is not enabled in the replayed state")

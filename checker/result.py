@@ -7,6 +7,13 @@ from typing import Any
 
 RESULT_FORMAT_VERSION = 1
 
+# CheckResult.stop_reason values of the exhaustive engines. "exhausted" is the only complete one.
+# The early stops end the search on purpose once it has its answer: every checked property
+# decided, or (when asked, as TLC does by default) the first violation. The rest are limits or an
+# interruption, which leave the properties not yet decided undecided.
+EARLY_STOPS = ("all-properties-decided", "first-violation")
+STOP_REASONS = ("exhausted", *EARLY_STOPS, "max-states", "max-seconds", "interrupted")
+
 
 @dataclass
 class Step:
@@ -26,6 +33,7 @@ class Counterexample:
     initial: dict[str, Any]
     steps: list[Step]
     loop_start: int | None = None
+    note: str = ""  # e.g. a path shown up to symmetry (checker.paths.UP_TO_SYMMETRY)
 
     @property
     def length(self) -> int:
@@ -37,6 +45,7 @@ class Counterexample:
             "initial": self.initial,
             "steps": [asdict(s) for s in self.steps],
             **({"loop_start": self.loop_start} if self.loop_start is not None else {}),
+            **({"note": self.note} if self.note else {}),
         }
 
 
@@ -48,6 +57,12 @@ class PropertyResult:
     counterexample: Counterexample | None = None
     description: str = ""
     note: str = ""
+    # A violation: when the engine found it (wall seconds since the start, distinct states then).
+    found_after_seconds: float | None = None
+    found_after_states: int | None = None
+    # Undecided by an incomplete search: every state (transition) within this many steps of an
+    # initial state was checked without a violation (an `always`/`action` property) or a witness.
+    checked_to_depth: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +73,19 @@ class PropertyResult:
             if self.counterexample is None
             else self.counterexample.to_json(),
             **({"note": self.note} if self.note else {}),
+            **(
+                {
+                    "found_after_seconds": round(self.found_after_seconds, 3),
+                    "found_after_states": self.found_after_states,
+                }
+                if self.found_after_seconds is not None
+                else {}
+            ),
+            **(
+                {"checked_to_depth": self.checked_to_depth}
+                if self.checked_to_depth is not None
+                else {}
+            ),
         }
 
 
@@ -67,7 +95,9 @@ class CheckResult:
     engine: str
     config: dict[str, Any]
     complete: bool
-    stop_reason: str  # "exhausted", "max-states", "max-seconds", "all-properties-decided"
+    # Why the search ended (STOP_REASONS): "exhausted" (complete), an early stop that still decides
+    # ("all-properties-decided", "first-violation"), or a limit or an interruption (undecided).
+    stop_reason: str
     distinct_states: int
     states_generated: int
     depth: int
@@ -88,15 +118,23 @@ class CheckResult:
     def states_per_second(self) -> float:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def stopped_early(self) -> bool:
+        """The search stopped before exhausting the state space but decided what it was asked:
+        every checked property was decided, or it stopped at the first violation."""
+        return self.stop_reason in EARLY_STOPS
+
     def exit_code(self) -> int:
-        """0 all checked properties hold and the search completed; 1 a property is violated;
-        3 incomplete. (2, bad input, is the CLI's.) A violation found by an incomplete search is
-        still a violation; a `sometimes` not yet met by an incomplete search is only incomplete."""
+        """0 every checked property holds (and the search completed, or stopped once each was
+        decided); 1 a property is violated; 3 incomplete (a limit or an interruption stopped the
+        search before it could decide). (2, bad input, is the CLI's.) A violation found by an
+        incomplete search is still a violation; a `sometimes` not yet met by an incomplete search
+        is only incomplete."""
         if any(
             p.holds is False and (p.kind != "sometimes" or self.complete) for p in self.properties
         ):
             return 1
-        return 0 if self.complete else 3
+        return 0 if self.complete or self.stopped_early else 3
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -5,17 +5,26 @@ from __future__ import annotations
 import argparse
 import copy
 import importlib
+import inspect
 import json
 import sys
 from collections.abc import Callable
 
 from checker.bfs import Limits
+from checker.paths import ReplayError
 from checker.progress import stderr_reporter
 from checker.result import CheckResult, Counterexample
 from traces import counterexample as cxfile
 
-from .errors import ENGINE_FAILURE, UsageError
-from .models import add_model_args, add_property_args, model_from_args
+from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError
+from .models import (
+    add_model_args,
+    add_property_args,
+    int_in,
+    model_from_args,
+    positive_int,
+    positive_seconds,
+)
 from .render import render_result
 
 # Engines by name: (module, function). Each takes the model and the same keyword arguments as
@@ -31,8 +40,11 @@ def register(sub) -> None:
         "check",
         help="explore every reachable state of the spec and check its properties",
         description="Exhaustive model checking of the ISR spec. Exit 0: every checked property "
-        "holds and the search completed; 1: a property is violated; 2: bad input; 3: incomplete; "
-        "5: engine failure (a worker process died).",
+        "holds (the search completed, or stopped early once every checked property was "
+        "decided); 1: a property is violated; 2: bad input; 3: incomplete (--max-states, "
+        "--max-seconds or Ctrl-C stopped the search before it could decide; the partial "
+        "statistics and any violation found so far are printed); 5: engine failure (a worker "
+        "process died).",
     )
     add_model_args(p)
     add_property_args(p)
@@ -56,7 +68,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=int_in(1, 256),
         default=1,
         metavar="N",
         help="--engine bfs: worker processes, one per core (default 1; exit 5 if one dies)",
@@ -69,17 +81,27 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--max-states",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
-        help="stop after N distinct states (the run is then incomplete, exit 3)",
+        help="stop after N distinct states (the run is then incomplete, exit 3, unless a "
+        "property is violated: exit 1)",
     )
     p.add_argument(
         "--max-seconds",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="S",
-        help="stop after S seconds (the run is then incomplete, exit 3)",
+        help="stop after S seconds (the run is then incomplete, exit 3, unless a property is "
+        "violated: exit 1)",
+    )
+    p.add_argument(
+        "--stop-at-first-violation",
+        action="store_true",
+        help="end the search at the first violation of an invariant or action property (TLC's "
+        "default; its -continue is this tool's default of deciding every property). The "
+        "counterexample is still a shortest one; the other properties are reported as checked "
+        "up to the depth reached",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument(
@@ -97,6 +119,20 @@ def resolve_engine(name: str) -> Callable[..., CheckResult]:
         return getattr(importlib.import_module(module), fn)
     except ImportError as e:
         raise UsageError(f"engine {name!r} is not available: {e}") from None
+
+
+def accepts(fn: Callable, kwarg: str) -> bool:
+    try:
+        return kwarg in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def replay_failed(e: ReplayError) -> int:
+    """An engine could not rebuild a path it found (the engines turn this into a note on the
+    property; this is the last resort): one line, no traceback, exit 3 (no verdict)."""
+    print(f"isr: error: a counterexample path could not be rebuilt: {e}", file=sys.stderr)
+    return INCOMPLETE
 
 
 def header_line(cfg) -> str:
@@ -127,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--master goes with --engine spark")
     local = parallel_engine(args)
     engine = local or resolve_engine(args.engine)
+    if args.stop_at_first_violation and not accepts(engine, "stop_at_first_violation"):
+        raise UsageError(f"--stop-at-first-violation does not go with --engine {args.engine}")
     kwargs = dict(
         symmetry=args.symmetry,
         limits=Limits(args.max_states, args.max_seconds),
@@ -134,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
         progress=None if args.quiet else stderr_reporter(),
         config=model.config.to_json(),
     )
+    if args.stop_at_first_violation:
+        kwargs["stop_at_first_violation"] = True
     if args.engine == "spark":
         from checker.spark.checkpoint import CheckpointError
         from checker.spark.progress import level_reporter
@@ -145,12 +185,20 @@ def run(args: argparse.Namespace) -> int:
             res = engine(model, **kwargs)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
+        except ReplayError as e:
+            return replay_failed(e)
     elif local is not None:
-        res = run_parallel(engine, model, args, kwargs)
+        try:
+            res = run_parallel(engine, model, args, kwargs)
+        except ReplayError as e:
+            return replay_failed(e)
         if isinstance(res, int):
             return res
     else:
-        res = engine(model, **kwargs)
+        try:
+            res = engine(model, **kwargs)
+        except ReplayError as e:
+            return replay_failed(e)
     res.config = model.config.to_json()
     if args.trace_out:
         write_trace(args.trace_out, model, res)

@@ -32,42 +32,84 @@ def render_counterexample(cx: Counterexample, indent: str = "  ") -> list[str]:
     return lines
 
 
-def verdict_word(p) -> str:
+def verdict_word(p, distinct: int | None = None) -> str:
+    """A property's verdict as the text output shows it. ``distinct``: the run's distinct states,
+    quoted for a property an incomplete search left undecided."""
     if p.holds is True:
         return "holds" if p.kind != "sometimes" else "reached"
     if p.holds is None:
-        return "not checked here (isr liveness)" if p.kind == "eventually" else "undecided"
+        if p.kind == "eventually":
+            return "not checked here (isr liveness)"
+        if p.checked_to_depth is None:
+            return "undecided"
+        what = "not reached" if p.kind == "sometimes" else "no violation"
+        states = "" if distinct is None else f" ({distinct:,} distinct states)"
+        return f"{what} up to depth {p.checked_to_depth}{states}"
     if p.kind == "sometimes":
         return "NEVER REACHED"
-    n = p.counterexample.length if p.counterexample else "?"
-    return f"VIOLATED ({n} steps)"
+    n = f"{p.counterexample.length} steps" if p.counterexample else "no counterexample"
+    if p.found_after_seconds is not None:
+        n += (
+            f", found after {p.found_after_seconds:.1f} s at "
+            f"{p.found_after_states:,} distinct states"
+        )
+    return f"VIOLATED ({n})"
+
+
+STOP_LABELS = {
+    "exhausted": "complete",
+    "all-properties-decided": "stopped early: every checked property decided",
+    "first-violation": "stopped early: at the first violation",
+    "max-states": "INCOMPLETE: --max-states reached",
+    "max-seconds": "INCOMPLETE: --max-seconds reached",
+    "interrupted": "INCOMPLETE: interrupted",
+}
+
+
+def stop_label(res: CheckResult) -> str:
+    if res.complete:
+        return "complete"
+    return STOP_LABELS.get(res.stop_reason, f"INCOMPLETE: {res.stop_reason}")
 
 
 def render_result(res: CheckResult, header: str) -> str:
     out = [header]
     out.append(f"engine {res.engine}, symmetry {'on' if res.symmetry else 'off'}")
-    state = "complete" if res.complete else f"INCOMPLETE ({res.stop_reason})"
     out.append(
-        f"{state}: {res.distinct_states:,} distinct states, {res.states_generated:,} generated, "
-        f"depth {res.depth}, {res.seconds:.1f} s ({res.states_per_second:,.0f} distinct/s)"
+        f"{stop_label(res)} ({res.distinct_states:,} distinct states, "
+        f"{res.states_generated:,} generated, depth {res.depth}, {res.seconds:.1f} s, "
+        f"{res.states_per_second:,.0f} distinct/s)"
     )
+    if not res.complete and res.extra.get("unexplored"):
+        out.append(f"states left unexplored in the queue: {res.extra['unexplored']:,}")
     out.append(f"fingerprint collision probability {res.collision_probability:.1e} (optimistic)")
     out.append("")
     width = max((len(p.name) for p in res.properties), default=10)
     for p in res.properties:
-        out.append(f"  {p.name:<{width}}  {p.kind:<10}  {verdict_word(p)}")
+        out.append(f"  {p.name:<{width}}  {p.kind:<10}  {verdict_word(p, res.distinct_states)}")
     out.append("")
     if res.complete:
         never = ", ".join(res.actions_never_fired) or "none"
         out.append(f"actions never fired: {never}")
     out.append(f"terminal states (no action enabled): {res.deadlocks:,}")
+    if res.extra.get("deadlock_example_error"):
+        out.append(f"(no example of one: {res.extra['deadlock_example_error']})")
     for p in res.properties:
         if p.counterexample is not None:
             out.append("")
             out.append(f"Counterexample for {p.name} ({p.counterexample.length} steps):")
+            if p.counterexample.note:
+                out.append(f"  ({p.counterexample.note})")
             out.extend(render_counterexample(p.counterexample))
+        elif p.holds is False and p.note and p.kind != "sometimes":
+            out.append("")
+            out.append(f"{p.name}: {p.note}")
     out.append("")
     code = res.exit_code()
-    word = {0: "all properties hold", 1: "VIOLATED", 3: "INCOMPLETE"}[code]
+    word = {
+        0: "all checked properties hold" if res.stopped_early else "all properties hold",
+        1: "VIOLATED",
+        3: "INCOMPLETE",
+    }[code]
     out.append(f"verdict: {word} (exit {code})")
     return "\n".join(out)

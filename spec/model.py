@@ -62,6 +62,26 @@ class IsrSpec:
         then rename every id in the state accordingly. Replicas with equal keys keep their
         relative order, so two members of an orbit may keep different representatives (less
         reduction, never unsound: the representative is always in the orbit)."""
+        order = self._order(s)
+        if order == self._ident:
+            return s
+        return permute(s, order, self._mask_tables)
+
+    def canonicalize_with_permutation(self, s: State) -> tuple[State, tuple[int, ...]]:
+        """``(canonicalize(s), order)`` with ``permute(s, order) == canonicalize(s)``: the
+        renaming the representative was made with (for rebuilding concrete counterexamples, see
+        checker.paths)."""
+        order = self._order(s)
+        if order == self._ident:
+            return s, tuple(order)
+        return permute(s, order, self._mask_tables), tuple(order)
+
+    def permute(self, s: State, order: tuple[int, ...]) -> State:
+        """The state with replica ``order[k]`` renamed ``k`` (the model protocol's ``permute``)."""
+        return permute(s, list(order), self._mask_tables)
+
+    def _order(self, s: State) -> list[int]:
+        """The canonical order of the replicas: ``order[k]`` is the replica renamed ``k``."""
         reps = s.replicas
         c = s.coord
         cl = c.leader
@@ -96,10 +116,7 @@ class IsrSpec:
                 for i in range(len(reps))
             ]
             keys = [(k, e) for k, e in zip(keys, extra, strict=True)]
-        order = sorted(self._ident, key=keys.__getitem__)
-        if order == self._ident:
-            return s
-        return permute(s, order, self._mask_tables)
+        return sorted(self._ident, key=keys.__getitem__)
 
     def describe_action(self, action: tuple) -> dict[str, Any]:
         kind, args = action

@@ -55,7 +55,7 @@ def test_violation_exit_1_with_a_readable_counterexample(capsys):
 def test_text_output_names_verdicts(capsys):
     assert main(["check", "--protocol", "hw-truncation", *SMALL, "--quiet"]) == 1
     text = capsys.readouterr().out
-    assert "NoCommittedLoss" in text and "VIOLATED (6 steps)" in text
+    assert "NoCommittedLoss" in text and "VIOLATED (6 steps, found after " in text
     assert "Counterexample for StrongIsr (5 steps)" in text
     assert "verdict: VIOLATED (exit 1)" in text
 
@@ -63,6 +63,106 @@ def test_text_output_names_verdicts(capsys):
 def test_limits_exit_3(capsys):
     code, out = run_json(capsys, "--protocol", "kip-320", *SMALL, "--max-states", "50")
     assert code == 3 and out["complete"] is False and out["stop_reason"] == "max-states"
+
+
+def test_violations_say_when_they_were_found(capsys):
+    code, out = run_json(capsys, "--protocol", "hw-truncation", *SMALL)
+    assert code == 1
+    by = {p["name"]: p for p in out["properties"]}
+    for p in out["properties"]:
+        if p["holds"] is False and p["kind"] != "sometimes":
+            assert p["found_after_seconds"] >= 0 and 0 < p["found_after_states"] <= 8620
+        else:
+            assert "found_after_seconds" not in p and "found_after_states" not in p
+    assert by["StrongIsr"]["found_after_states"] < by["NoPhantomRead"]["found_after_states"]
+
+
+def test_stop_at_first_violation(capsys):
+    code, out = run_json(capsys, "--protocol", "hw-truncation", *SMALL, "--stop-at-first-violation")
+    assert code == 1 and out["stop_reason"] == "first-violation" and out["complete"] is False
+    violated = [p for p in out["properties"] if p["holds"] is False]
+    # StrongIsr and WeakIsr fail in the same state, the first violating state found
+    assert {p["name"] for p in violated} == {"StrongIsr", "WeakIsr"}
+    assert all(p["counterexample"]["length"] == 5 for p in violated)
+    full = run_json(capsys, "--protocol", "hw-truncation", *SMALL)[1]
+    assert out["distinct_states"] == violated[0]["found_after_states"] < full["distinct_states"]
+    # the others: checked to the depth reached, not decided
+    rest = [p for p in out["properties"] if p["kind"] == "always" and p["holds"] is None]
+    assert rest and all(p["checked_to_depth"] == 4 for p in rest)
+    assert main(["check", "--protocol", "hw-truncation", *SMALL, "--quiet",
+                 "--stop-at-first-violation"]) == 1  # fmt: skip
+    text = capsys.readouterr().out
+    assert "stopped early: at the first violation" in text and "INCOMPLETE" not in text
+    assert "no violation up to depth 4 (" in text
+
+
+def test_all_properties_decided_is_not_incomplete(capsys):
+    argv = ["check", "--protocol", "hw-truncation", *SMALL, "--quiet", "--invariant", "StrongIsr"]
+    assert main(argv) == 1
+    text = capsys.readouterr().out
+    assert "stopped early: every checked property decided" in text
+    assert "INCOMPLETE" not in text and "verdict: VIOLATED (exit 1)" in text
+    # every checked property decided and none violated: exit 0
+    argv = [
+        "check",
+        "--protocol",
+        "kip-320",
+        *SMALL,
+        "--quiet",
+        "--invariant",
+        "SometimesCommitted",
+    ]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "stopped early: every checked property decided" in text
+    assert "verdict: all checked properties hold (exit 0)" in text
+
+
+def test_limits_report_how_far_undecided_properties_were_checked(capsys):
+    code, out = run_json(capsys, "--protocol", "kip-320", *SMALL, "--max-states", "2000")
+    assert code == 3 and out["stop_reason"] == "max-states" and out["unexplored"] > 0
+    depth = out["depth"]
+    for p in out["properties"]:
+        if p["kind"] in ("always", "action"):
+            assert p["holds"] is None and p["checked_to_depth"] == depth
+    assert main(["check", "--protocol", "kip-320", *SMALL, "--quiet", "--max-states", "2000"]) == 3
+    text = capsys.readouterr().out
+    assert f"no violation up to depth {depth} ({out['distinct_states']:,} distinct states)" in text
+    assert "INCOMPLETE: --max-states reached" in text and "verdict: INCOMPLETE (exit 3)" in text
+
+
+def test_ctrl_c_prints_the_partial_result():
+    """SIGINT to a running `isr check` (the default model runs ~30-60 s): exit 3, the partial
+    statistics and the properties checked so far; the last progress line keeps its queue."""
+    import os
+    import select
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "check"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        # wait for the first progress line (after ~3 s), not a fixed time
+        ready, _, _ = select.select([proc.stderr], [], [], 120)
+        assert ready, "no progress line in 120 s"
+        first = proc.stderr.readline()
+        assert first.startswith("[progress]"), first
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, (out, err)
+    assert "Traceback" not in err
+    assert "INCOMPLETE: interrupted (" in out and "distinct states" in out
+    assert "no violation up to depth" in out and "verdict: INCOMPLETE (exit 3)" in out
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("[stopped: interrupted]") and " queue 0 " not in last, last
+    assert "peak RSS" in first
 
 
 def test_single_invariant(capsys):
@@ -143,8 +243,13 @@ def test_json_result_matches_its_schema(capsys):
     schema = json.loads(
         (pathlib.Path(__file__).parents[2] / "checker/result.schema.json").read_text()
     )
-    for protocol in ("kip-320", "hw-truncation"):
-        _, out = run_json(capsys, "--protocol", protocol, *SMALL)
+    for protocol, *more in (
+        ("kip-320",),
+        ("hw-truncation",),
+        ("hw-truncation", "--stop-at-first-violation"),
+        ("kip-320", "--max-states", "500"),
+    ):
+        _, out = run_json(capsys, "--protocol", protocol, *SMALL, *more)
         assert schema_errors(out, schema) == []
     broken = {**out, "properties": [{"name": "X", "kind": "bogus", "holds": 1}]}
     assert schema_errors(broken, schema)  # the check can fail

@@ -1,0 +1,67 @@
+"""Kafka's three-replica history, found with no crash at all: leadership moved off live leaders
+(preferred elections, controlled shutdown, R9) is enough to break KIP-101, KIP-279 and KIP-320's
+first design, and the released KIP-320 fences the same path. The public TLA+ specification
+(hachikuji/kafka-specification, modules Kip279 and Kip320FirstTry, 3 replicas) shows the same
+story; README's "What the checker finds" tells it. TLC's bound is two records; one is enough for
+the hole and keeps this test fast (bench/tla_side_by_side.py runs the two-record bound)."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.bfs import check_bfs
+from spec import Config, IsrSpec
+
+
+def model(protocol: str, records: int = 1) -> IsrSpec:
+    return IsrSpec(Config(protocol=protocol, replicas=3, records=records, epochs=3, crashes=0))
+
+
+def strong_isr(protocol: str):
+    res = check_bfs(model(protocol), symmetry=True, properties=["StrongIsr"])
+    (p,) = res.properties
+    return res, p
+
+
+@pytest.mark.parametrize("protocol", ["kip-279", "kip-320-first-try"])
+def test_strong_isr_falls_to_moves_without_a_crash(protocol):
+    res, p = strong_isr(protocol)
+    assert p.holds is False
+    cx = p.counterexample
+    assert cx.length == 9  # shortest: BFS, the same length with and without symmetry
+    actions = [s.action for s in cx.steps]
+    assert "BrokerCrash" not in actions
+    # a leader move, a would-be leader applying its stale request late, and the truncation
+    # of the committed record against it
+    assert {"ControllerMoveLeader", "ControllerShutdownBroker"} & set(actions)
+    assert actions[-1] == "FollowerTruncate"
+
+
+def _replay(m: IsrSpec, steps) -> list[str]:
+    """Replay a counterexample's steps by action name and arguments; the names of the steps the
+    model allows, up to the first it does not."""
+    s = m.init_states()[0]
+    done = []
+    for st in steps:
+        nxt = [
+            t
+            for a, t in m.successors(s)
+            if m.action_names[a[0]] == st.action and m.describe_action(a)["args"] == st.args
+        ]
+        if not nxt:
+            break
+        s = nxt[0]
+        done.append(st.action)
+    return done
+
+
+def test_kip_320_fences_the_kip_279_path():
+    """The released KIP-320 on KIP-279's counterexample: the follower still at epoch 1 cannot
+    fetch from the leader at epoch 3 (FENCED_LEADER_EPOCH), so the path stops there."""
+    _, p = strong_isr("kip-279")
+    steps = p.counterexample.steps
+    done = _replay(model("kip-279"), steps)
+    assert len(done) == len(steps)  # the replay itself is faithful
+    fenced = _replay(model("kip-320"), steps)
+    assert len(fenced) < len(steps)
+    assert steps[len(fenced)].action == "FollowerFetch"
