@@ -7,6 +7,8 @@ the hole and keeps this test fast (bench/tla_side_by_side.py runs the two-record
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from checker.bfs import check_bfs
@@ -17,6 +19,7 @@ def model(protocol: str, records: int = 1) -> IsrSpec:
     return IsrSpec(Config(protocol=protocol, replicas=3, records=records, epochs=3, crashes=0))
 
 
+@functools.cache
 def strong_isr(protocol: str):
     res = check_bfs(model(protocol), symmetry=True, properties=["StrongIsr"])
     (p,) = res.properties
@@ -25,7 +28,7 @@ def strong_isr(protocol: str):
 
 @pytest.mark.parametrize("protocol", ["kip-279", "kip-320-first-try"])
 def test_strong_isr_falls_to_moves_without_a_crash(protocol):
-    res, p = strong_isr(protocol)
+    _, p = strong_isr(protocol)
     assert p.holds is False
     cx = p.counterexample
     assert cx.length == 9  # shortest: BFS, the same length with and without symmetry
