@@ -122,28 +122,27 @@ class Kip320(Kip279):
         """Truncation is computed against a leader that already presumes leadership in the
         request's epoch. (The ``leader = None`` disjunct is unreachable: leader ranges over
         Replicas.)"""
-        n, EP, LDR, HW = self.n, self.EP, self.LDR, self.HW
+        n, EP, LDR, HW, REQ = self.n, self.EP, self.LDR, self.HW, self.REQ
         mask = self.all_replicas
-        for leader in self.replicas:
-            leader_ok = s[LDR + leader] == leader
+        # Requests first: the leader must already presume leadership in the request's epoch,
+        # which rules out most (leader, request) pairs before the replica loop. Same bindings.
+        for e in range(s[self.NLE]):
+            code = s[REQ + e]
+            leader = (code >> n) - 1
+            if leader == NONE or s[LDR + leader] != leader or s[EP + leader] != e:
+                continue
             for replica in self.replicas:
-                if leader == replica:
+                if replica == leader or not e > s[EP + replica]:
                     continue
-                for e in range(s[EP + replica] + 1, s[self.NLE]):
-                    code = s[self.REQ + e]
-                    if (code >> n) - 1 != leader:
-                        continue
-                    if not (leader_ok and s[EP + leader] == e):
-                        continue
-                    off = self.FirstNonMatchingOffsetFromTail(s, leader, replica)
-                    new_log = self.log.truncate[s[replica]][off]
-                    if new_log is None:
-                        continue
-                    hw = s[HW + replica]
-                    t = list(s)
-                    t[replica] = new_log
-                    t[EP + replica] = e
-                    t[LDR + replica] = leader
-                    t[self.ISR + replica] = code & mask
-                    t[HW + replica] = off if off < hw else hw
-                    out.append(((kind, (leader, replica, e)), tuple(t)))
+                off = self.FirstNonMatchingOffsetFromTail(s, leader, replica)
+                new_log = self.log.truncate[s[replica]][off]
+                if new_log is None:
+                    continue
+                hw = s[HW + replica]
+                t = list(s)
+                t[replica] = new_log
+                t[EP + replica] = e
+                t[LDR + replica] = leader
+                t[self.ISR + replica] = code & mask
+                t[HW + replica] = off if off < hw else hw
+                out.append(((kind, (leader, replica, e)), tuple(t)))

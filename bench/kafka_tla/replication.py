@@ -385,21 +385,19 @@ class KafkaReplication:
         """Structural TypeOk: every field in its TLA+ set, and the request slots consistent with
         the epoch sequence (the encoding's own invariant)."""
         n, E = self.n, self.max_leader_epoch
-        if len(s) != self.width or not all(type(v) is int for v in s):
+        if len(s) != self.width:
             return False
         if not 0 <= s[self.NLE] <= E + 1 or not 0 <= s[self.NRID] <= self.max_records:
             return False
+        logs, lsize, amask = self.log.count, self.log_size, self.all_replicas
         for r in self.replicas:
-            log = s[self.LOG + r]
-            if not 0 <= log < self.log.count:
-                return False
-            if not 0 <= s[self.HW + r] <= self.log_size:
-                return False
-            if not NIL <= s[self.EP + r] <= E:
-                return False
-            if not NONE <= s[self.LDR + r] < n:
-                return False
-            if not 0 <= s[self.ISR + r] <= self.all_replicas:
+            if not (
+                0 <= s[r] < logs  # an interned log: records in LogRecords, Nil above endOffset
+                and 0 <= s[self.HW + r] <= lsize
+                and NIL <= s[self.EP + r] <= E
+                and NONE <= s[self.LDR + r] < n
+                and 0 <= s[self.ISR + r] <= amask
+            ):
                 return False
         for e in range(E + 1):
             code = s[self.REQ + e]
@@ -408,11 +406,7 @@ class KafkaReplication:
                     return False
             elif code != -1:
                 return False
-        return (
-            NIL <= s[self.QEP] <= E
-            and NONE <= s[self.QLDR] < n
-            and 0 <= s[self.QISR] <= self.all_replicas
-        )
+        return NIL <= s[self.QEP] <= E and NONE <= s[self.QLDR] < n and 0 <= s[self.QISR] <= amask
 
     def LeaderInIsr(self, s: tuple) -> bool:
         ql = s[self.QLDR]
