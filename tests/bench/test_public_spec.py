@@ -17,7 +17,6 @@ from bench.kafka_tla import MODULES, make_model
 from checker.bfs import check_bfs
 from checker.fingerprint import check_hashable_value
 
-
 # module: (distinct, generated, TLC depth) of the complete two-replica run (TLC with no INVARIANT
 # for the modules that violate the ISR properties, so that it does not stop), then the length of
 # TLC's shortest counterexample to WeakIsr and to StrongIsr (None: holds).
