@@ -68,6 +68,8 @@ t0 = time.perf_counter()
 c0 = time.process_time()
 sys.path.insert(0, sys.argv[1])
 args = json.loads(sys.argv[2])
+if args["checker_root"]:
+    sys.path.insert(0, args["checker_root"])
 from bench.kafka_tla import make_model
 from checker.bfs import Limits, check_bfs
 model = make_model(args["module"], args["replicas"])
@@ -91,21 +93,30 @@ print(json.dumps({
 """
 
 
-def parallel_available() -> bool:
-    try:
-        from checker.parallel import check_parallel  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def parallel_available(checker_root: str | None) -> bool:
+    """Whether checker.parallel imports (in a child, so that --checker-root applies)."""
+    path = [checker_root] if checker_root else []
+    code = "import sys; sys.path[:0] = sys.argv[1:]; from checker.parallel import check_parallel"
+    probe = subprocess.run(
+        [sys.executable, "-c", code, *path, ROOT], capture_output=True, check=False
+    )
+    return probe.returncode == 0
 
 
-def run_ours(module: str, replicas: int, workers: int, max_seconds: float | None) -> dict:
+def run_ours(
+    module: str,
+    replicas: int,
+    workers: int,
+    max_seconds: float | None,
+    checker_root: str | None = None,
+) -> dict:
     """One run in a fresh interpreter (workers = 0: check_bfs)."""
     args = {
         "module": module,
         "replicas": replicas,
         "workers": workers,
         "max_seconds": max_seconds,
+        "checker_root": checker_root,
     }
     out = subprocess.run(
         [sys.executable, "-c", CHILD, ROOT, json.dumps(args)],
@@ -229,7 +240,7 @@ def load() -> list[float]:
 
 def fmt_row(module: str, replicas: int, engine: str, r: dict) -> str:
     if "error" in r:
-        return f"{module:29s} {replicas}  {engine:13s} ERROR {r['error']}"
+        return f"{module:29s} {replicas}  {engine:15s} ERROR {r['error']}"
     verdict = {True: "holds", False: "VIOLATED", None: "?"}[r.get("strong_isr")]
     cx = "" if r.get("cx_length") is None else f"len {r['cx_length']}"
     rate = r["distinct"] / r["seconds"] if r["seconds"] else 0.0
@@ -240,7 +251,7 @@ def fmt_row(module: str, replicas: int, engine: str, r: dict) -> str:
     else:
         inner = ""
     return (
-        f"{module:29s} {replicas}  {engine:13s} {verdict:8s} {cx:7s} {r['distinct']:>9,} "
+        f"{module:29s} {replicas}  {engine:15s} {verdict:8s} {cx:7s} {r['distinct']:>9,} "
         f"{r['generated']:>10,} {r['depth_tlc'] if r['depth_tlc'] is not None else '-':>5} "
         f"{r['seconds']:8.2f} {rate:>10,.0f}   load {r['load_before'][0]:.2f}{inner}"
     )
@@ -256,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-seconds", type=float, default=None, help="per run (both engines)")
     ap.add_argument("--no-parallel", action="store_true", help="skip the all-core columns")
     ap.add_argument(
+        "--checker-root",
+        help="take the checker package from this directory instead of this checkout "
+        "(to measure an engine that is not merged yet); the models still come from here",
+    )
+    ap.add_argument(
         "--json", default=os.path.join(ROOT, "bench", "results", "tla_side_by_side.json")
     )
     args = ap.parse_args(argv)
@@ -270,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         print("TLC column skipped: give --tla2tools and --spec-dir to run TLC alongside.")
     engines: list[tuple[str, str, int]] = [("ours-bfs", "ours", 0)]
     if not args.no_parallel and cores > 1:
-        if parallel_available():
+        if parallel_available(args.checker_root):
             engines.append((f"ours-parallel{cores}", "ours", cores))
         else:
             print("ours-parallel skipped: checker.parallel is not importable.")
@@ -286,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"bounds: {BOUNDS}, no symmetry, INVARIANT StrongIsr")
     print(
-        f"{'module':29s} R  {'engine':13s} {'StrongIsr':16s} {'distinct':>9s} "
+        f"{'module':29s} R  {'engine':15s} {'StrongIsr':16s} {'distinct':>9s} "
         f"{'generated':>10s} {'depth':>5s} {'seconds':>8s} {'states/s':>10s}"
     )
     results = []
@@ -295,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, kind, workers in engines:
             before = load()
             if kind == "ours":
-                r = run_ours(module, replicas, workers, args.max_seconds)
+                r = run_ours(module, replicas, workers, args.max_seconds, args.checker_root)
             else:
                 r = run_tlc(
                     args.tla2tools, args.spec_dir, module, replicas, workers, args.max_seconds
@@ -319,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         "bounds": BOUNDS,
         "invariant": "StrongIsr",
         "symmetry": False,
+        "checker_root": args.checker_root,
         "rows": results,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
