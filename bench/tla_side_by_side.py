@@ -17,7 +17,8 @@ ship them). Each run is its own process, and seconds are the process's wall time
 JVM start, parsing or model building, and the search. TLC stops at the first violating state;
 check_bfs finishes the BFS level it found it in (same shortest length, a few more states).
 
-Depth is given in TLC's convention (the initial states are level 1; checker results count
+CPU seconds are those of the run's whole process tree (JVM threads, forked workers): on a shared
+machine they are the fairer figure. Depth is given in TLC's convention (the initial states are level 1; checker results count
 from 0). Results go to bench/results/tla_side_by_side.json, with the machine and its load
 average before and after every run: the machine is shared, so read times next to the load.
 """
@@ -29,6 +30,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -118,15 +120,20 @@ def run_ours(
         "max_seconds": max_seconds,
         "checker_root": checker_root,
     }
+    t0 = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", CHILD, ROOT, json.dumps(args)],
         capture_output=True,
         text=True,
         check=False,
     )
+    seconds = time.perf_counter() - t0
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr else "failed"}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res["in_process_s"] = res.pop("seconds")
+    res["seconds"] = seconds  # the process's wall time, interpreter start included, as TLC's
+    return res
 
 
 def tlc_config(replicas: int) -> str:
@@ -211,6 +218,14 @@ def run_tlc(
         shutil.rmtree(work, ignore_errors=True)
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every finished child process so far, grandchildren
+    included (TLC's JIT and GC threads, the parallel engine's workers): on a shared machine
+    this is fairer than wall time."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def machine() -> dict:
     cpu = ""
     try:
@@ -253,7 +268,7 @@ def fmt_row(module: str, replicas: int, engine: str, r: dict) -> str:
     return (
         f"{module:29s} {replicas}  {engine:15s} {verdict:8s} {cx:7s} {r['distinct']:>9,} "
         f"{r['generated']:>10,} {r['depth_tlc'] if r['depth_tlc'] is not None else '-':>5} "
-        f"{r['seconds']:8.2f} {rate:>10,.0f}   load {r['load_before'][0]:.2f}{inner}"
+        f"{r['seconds']:8.2f} {r['cpu_s']:8.2f} {rate:>10,.0f}   load {r['load_before'][0]:.2f}{inner}"
     )
 
 
@@ -303,19 +318,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bounds: {BOUNDS}, no symmetry, INVARIANT StrongIsr")
     print(
         f"{'module':29s} R  {'engine':15s} {'StrongIsr':16s} {'distinct':>9s} "
-        f"{'generated':>10s} {'depth':>5s} {'seconds':>8s} {'states/s':>10s}"
+        f"{'generated':>10s} {'depth':>5s} {'seconds':>8s} {'cpu s':>8s} {'states/s':>10s}"
     )
     results = []
     for module, replicas in rows:
         row: dict = {"module": module, "replicas": replicas, "engines": {}}
         for name, kind, workers in engines:
             before = load()
+            cpu0 = children_cpu()
             if kind == "ours":
                 r = run_ours(module, replicas, workers, args.max_seconds, args.checker_root)
             else:
                 r = run_tlc(
                     args.tla2tools, args.spec_dir, module, replicas, workers, args.max_seconds
                 )
+            r["cpu_s"] = children_cpu() - cpu0
             r["load_before"] = before
             r["load_after"] = load()
             row["engines"][name] = r
@@ -354,6 +371,10 @@ def ratios(engines: dict, cores: int) -> dict:
 
     if ok("ours-bfs") and ok("tlc-1"):
         out["tlc-1 s / ours-bfs s"] = engines["tlc-1"]["seconds"] / engines["ours-bfs"]["seconds"]
+        if engines["ours-bfs"].get("cpu_s"):
+            out["tlc-1 cpu s / ours-bfs cpu s"] = (
+                engines["tlc-1"]["cpu_s"] / engines["ours-bfs"]["cpu_s"]
+            )
     par, tlcn = f"ours-parallel{cores}", f"tlc-{cores}"
     if ok(par) and ok(tlcn):
         out[f"{tlcn} s / {par} s"] = engines[tlcn]["seconds"] / engines[par]["seconds"]
