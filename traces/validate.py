@@ -51,6 +51,7 @@ from .mapping import (
     part_key,
 )
 from .partition import PartitionValidator
+from .wellformed import EventChecker
 
 __all__ = [
     "ACCEPTED",
@@ -195,7 +196,9 @@ def validate_events(
         if not (header.get("cluster") or {}).get("assignments"):
             header = {**header, "cluster": {"assignments": derive_assignments(events)}}
         _check_header(header)
+        chk = EventChecker(header)
         for idx, ev in enumerate(events):
+            chk.check(idx, ev)
             mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
             if mode:
                 raise Unsupported(mode, idx)
@@ -379,11 +382,16 @@ class OnlineValidator:
             )
             self.parts[key] = PartitionValidator(pm, spec)
         self.seen = 0
+        self.checker = EventChecker(header)
 
     def feed(self, events: list[Event]) -> None:
         """Advance by ``events``; raises Rejection or Unsupported at the first bad one."""
         for ev in events:
             self.seen += 1
+            try:
+                self.checker.check(self.seen - 1, ev)
+            except TraceInputError as e:
+                raise Unsupported("malformed-event", self.seen - 1, str(e)) from None
             mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
             if mode:
                 raise Unsupported(mode, self.seen - 1)
