@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -697,6 +698,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--metrics", default="")
     p.add_argument("--profile", default="", help="write cProfile stats here on exit")
     a = p.parse_args(argv)
+    # warnings of the storage (a corrupt checkpoint, a stray file) and the wire (a rejected
+    # frame) go to broker.log, one line each
+    logging.basicConfig(
+        level=logging.WARNING,
+        format=f"%(asctime)s broker {a.id} %(levelname)s %(name)s: %(message)s",
+    )
     asyncio.run(BrokerProcess(a).run())
     return 0
 

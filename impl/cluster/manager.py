@@ -34,6 +34,10 @@ class ClusterError(RuntimeError):
     pass
 
 
+class BrokerDown(ClusterError):
+    """A broker started but did not come up (it exited, or never registered): issue 17."""
+
+
 def _read_exactly(sk: socket.socket, n: int) -> bytes:
     buf = b""
     while len(buf) < n:
@@ -107,8 +111,13 @@ class Cluster:
                 # preferred replicas (R1) and every replica starts in the ISR.
                 deadline = time.monotonic() + wait_s
                 while zkcoord.live_brokers(zk) != set(ids):
+                    for b in ids:
+                        if not self.pid_alive(self.state["brokers"][str(b)]["pid"]):
+                            raise BrokerDown(
+                                f"broker {b} exited while starting: {self._last_log_line(b)}"
+                            )
                     if time.monotonic() > deadline:
-                        raise ClusterError("brokers did not register; see broker-*/broker.log")
+                        raise BrokerDown("brokers did not register; see broker-*/broker.log")
                     time.sleep(0.1)
                 zkcoord.create_topic(zk, topic, assign(ids, partitions, replication))
             finally:
@@ -337,11 +346,36 @@ class Cluster:
             self.kill(b, between_steps=True)
         return list(ans.get("remaining", []))
 
-    def restart(self, b: int) -> None:
+    def restart(self, b: int, wait_s: float = 60.0) -> None:
+        """Start broker ``b`` again and wait until it is up: its log recovered (R13) and its
+        registration made (its metrics file names the new process). A broker that exits
+        first, or is not up in ``wait_s``, is a ``BrokerDown`` naming the last line of its
+        log (issue 17: never "restarted" for a broker that did not come back)."""
         info = self._broker(b)
         if self.pid_alive(info.get("pid")):
             raise ClusterError(f"broker {b} is running (kill it first)")
-        self.start_broker(b)
+        pid = self.start_broker(b)
+        self.wait_broker_up(b, pid, wait_s)
+
+    def wait_broker_up(self, b: int, pid: int, wait_s: float = 60.0) -> None:
+        metrics = self.dir / "metrics" / f"broker-{b}.json"
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if not self.pid_alive(pid):
+                raise BrokerDown(f"broker {b} exited while starting: {self._last_log_line(b)}")
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads(metrics.read_text()).get("pid") == pid:
+                    return
+            time.sleep(0.1)
+        raise BrokerDown(f"broker {b} not up after {wait_s:.0f} s: {self._last_log_line(b)}")
+
+    def _last_log_line(self, b: int) -> str:
+        p = self.dir / f"broker-{b}" / "broker.log"
+        try:
+            lines = [ln for ln in p.read_text(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            return f"no log at {p}"
+        return f"{lines[-1].strip()} (see {p})" if lines else f"empty log {p}"
 
     def _broker(self, b: int) -> dict[str, Any]:
         if not self.running:
