@@ -57,6 +57,16 @@ class Cluster:
             self.state = json.loads(self.state_path.read_text())
 
     @property
+    def secret(self) -> bytes | None:
+        """The cluster's secret (issue 17), made at ``up``: frames of members and the
+        ZooKeeper ACLs. None for a cluster started before there was one."""
+        p = self.dir / wire.SECRET_FILE
+        return wire.load_secret(p) if p.exists() else None
+
+    def zk(self) -> Any:
+        return zkcoord.connect(self.zk_hosts, secret=self.secret)
+
+    @property
     def running(self) -> bool:
         return bool(self.state)
 
@@ -86,6 +96,7 @@ class Cluster:
             )
         config = config or Config()
         self.dir.mkdir(parents=True, exist_ok=True)
+        wire.new_secret(self.dir)  # before any process that needs it starts
         (self.dir / "traces").mkdir(exist_ok=True)
         (self.dir / "metrics").mkdir(exist_ok=True)
         pid, port = zkserver.start(self.dir / "zookeeper")
@@ -105,7 +116,7 @@ class Cluster:
             ids = list(range(brokers))
             for b in ids:
                 self.start_broker(b)
-            zk = zkcoord.connect(self.zk_hosts)
+            zk = self.zk()
             try:
                 # Create the topic once every broker is registered, so the first leaders are the
                 # preferred replicas (R1) and every replica starts in the ISR.
@@ -144,6 +155,7 @@ class Cluster:
             "--session-timeout", str(self.state["session_timeout_s"]),
             "--trace-dir", str(self.dir / "traces"),
             "--metrics", str(self.dir / "metrics" / f"broker-{b}.json"),
+            "--secret-file", str(self.dir / wire.SECRET_FILE),
         ]  # fmt: skip
         if os.environ.get("ISR_BROKER_PROFILE_DIR"):  # bench: cProfile every broker
             cmd += [
@@ -258,7 +270,7 @@ class Cluster:
             return True
 
     def _publish_clock(self, clock: int) -> None:
-        zk = zkcoord.connect(self.zk_hosts)
+        zk = self.zk()
         try:
             zkcoord.raise_clock(zk, clock)
         finally:
@@ -270,13 +282,13 @@ class Cluster:
         """One runtime request to broker ``b`` over its TCP port, and its answer."""
         info = self._broker(b)
         with socket.create_connection(("127.0.0.1", info["port"]), timeout=timeout_s) as sk:
-            sk.sendall(wire.encode({**frame, "id": 1}))
+            sk.sendall(wire.encode({**frame, "id": 1}, self.secret))
             head = _read_exactly(sk, wire.LEN.size)
             (n,) = wire.LEN.unpack(head)
             return json.loads(_read_exactly(sk, n))
 
     def controller_id(self) -> int:
-        zk = zkcoord.connect(self.zk_hosts)
+        zk = self.zk()
         try:
             data, _ = zk.get("/controller")
             return int(json.loads(data)["brokerid"])
@@ -404,7 +416,7 @@ class Cluster:
 
     # ---- views --------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        zk = zkcoord.connect(self.zk_hosts)
+        zk = self.zk()
         try:
             return zkcoord.describe(zk)
         finally:
