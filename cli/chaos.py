@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
                 log=log,
                 between_steps=not args.anywhere,
                 kinds=kinds,
+                idempotence=not args.no_idempotence,
             )
         )
     finally:
@@ -81,6 +82,13 @@ def register(subparsers: Any) -> None:
         help="comma-separated fault kinds drawn at random: kill (SIGKILL), shutdown (controlled "
         "shutdown, then stop), elect (move leadership to a random broker), preferred "
         "(preferred-replica election); default: kill",
+    )
+    p.add_argument(
+        "--no-idempotence",
+        action="store_true",
+        help="non-idempotent producers (before Kafka 3.0): a retry after a lost answer may "
+        "append a batch twice, which the report counts as duplicated (R15). Default: idempotent "
+        "(a producer id and per-partition sequence numbers; the leader drops a duplicate)",
     )
     p.add_argument("--json", action="store_true")
     add_cluster_options(p)
