@@ -385,13 +385,11 @@ class OnlineValidator:
         self.checker = EventChecker(header)
 
     def feed(self, events: list[Event]) -> None:
-        """Advance by ``events``; raises Rejection or Unsupported at the first bad one."""
+        """Advance by ``events``; raises Rejection or Unsupported at the first bad one, and
+        TraceInputError at a malformed one (``wellformed.py``)."""
         for ev in events:
             self.seen += 1
-            try:
-                self.checker.check(self.seen - 1, ev)
-            except TraceInputError as e:
-                raise Unsupported("malformed-event", self.seen - 1, str(e)) from None
+            self.checker.check(self.seen - 1, ev)  # TraceInputError: bad input, not a step
             mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
             if mode:
                 raise Unsupported(mode, self.seen - 1)

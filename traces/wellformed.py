@@ -2,7 +2,8 @@
 
 An event that contradicts itself or its header is bad input (exit 2), never a step the
 validator explains: ``node`` must name a broker of the cluster (a non-negative int, not a bool,
-a string, a list or a float), every observed key the header declares must be present on a
+a string, a list or a float; ``"network"`` for a lost message, ``"controller"`` for a decision
+of a controller that is no broker), every observed key the header declares must be present on a
 broker's partition state and well-typed, ``log_start`` is 0 (the spec has no retention: a log
 starts at offset 0, R2) and a ``ProducerSend``'s ``args.leader`` is its ``node`` (R5: the
 leader appends, FORMAT.md). VALIDATION.md, "Well-formed events".
@@ -16,8 +17,10 @@ from .mapping import Event, TraceInputError
 
 # Keys every live broker's partition state carries when the header declares them (FORMAT.md,
 # "State"); ``log`` only with ``log_encoding`` delta+full; ``remote_leo`` only on a leader's;
-# ``coord`` only on the controller's decisions.
-BROKER_KEYS = ("alive", "role", "leader", "leader_epoch", "isr", "hw", "hw_checkpoint", "leo")
+# ``coord`` only on the controller's decisions; ``isr`` and ``remote_leo`` on a leader's.
+BROKER_KEYS = ("alive", "role", "leader", "leader_epoch", "hw", "hw_checkpoint", "leo")
+# on a leader's state only (a follower's ISR view is not compared, VALIDATION.md decision 5)
+LEADER_KEYS = ("isr", "remote_leo")
 CONTROLLER_ACTIONS = frozenset(
     {"ControllerElectLeader", "ControllerShrinkIsr", "ControllerMoveLeader",
      "ControllerShutdownBroker"}
@@ -63,6 +66,8 @@ class EventChecker:
         node = ev.get("node")
         if act in NETWORK_ACTIONS and node == "network":
             pass
+        elif act in CONTROLLER_ACTIONS and node == "controller":
+            pass  # a controller that is no broker (an adapter's abstract controller, ADAPTER.md)
         elif not _nat(node):
             raise bad(f"node {node!r} is not a broker id (a non-negative integer)")
         elif node not in self.brokers:
@@ -112,9 +117,8 @@ class EventChecker:
         missing = [k for k in BROKER_KEYS if k in self.observed and k not in st]
         if self.full_log and "log" in self.observed and "log" not in st:
             missing.append("log")
-        leader = st.get("role") == "leader" and act != "BrokerRestart"
-        if "remote_leo" in self.observed and leader and "remote_leo" not in st:
-            missing.append("remote_leo")
+        if st.get("role") == "leader" and act != "BrokerRestart":
+            missing += [k for k in LEADER_KEYS if k in self.observed and k not in st]
         if missing:
             raise bad(f"the header declares {missing} observed, the event omits them")
         for k in ("hw", "hw_checkpoint", "leo", "flushed"):

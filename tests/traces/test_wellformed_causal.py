@@ -82,7 +82,6 @@ EDITS = {
     "omits leo": lambda e: e["state"].pop("leo"),
     "omits role": lambda e: e["state"].pop("role"),
     "omits leader_epoch": lambda e: e["state"].pop("leader_epoch"),
-    "omits isr": lambda e: e["state"].pop("isr"),
     "omits alive": lambda e: e["state"].pop("alive"),
     "omits hw_checkpoint": lambda e: e["state"].pop("hw_checkpoint"),
     "omits log (delta+full)": lambda e: e["state"].pop("log"),
@@ -129,6 +128,9 @@ def test_leader_omitting_remote_leo_and_controller_omitting_coord() -> None:
     head, evs = _load("sim-kip320-leader-crash")
     k = _find(evs, action="ProducerSend")
     evs[k]["state"].pop("remote_leo")
+    assert _verdict(head, evs).verdict == BAD_INPUT
+    head, evs = _load("sim-kip320-leader-crash")
+    evs[k]["state"].pop("isr")
     assert _verdict(head, evs).verdict == BAD_INPUT
     head, evs = _load("sim-kip320-leader-crash")
     k = _find(evs, action="ControllerElectLeader")
