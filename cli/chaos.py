@@ -10,12 +10,12 @@ import json
 import sys
 from typing import Any
 
-from .cluster import DEFAULT_DIR, add_cluster_options, start
+from .cluster import BROKER_DOWN, DEFAULT_DIR, add_cluster_options, start
 from .errors import OK, VIOLATION, UsageError
 
 
 def run(args: argparse.Namespace) -> int:
-    from impl.cluster.manager import Cluster
+    from impl.cluster.manager import BrokerDown, Cluster
     from impl.cluster.workload import FAULT_KINDS, chaos
 
     if args.duration <= 0:
@@ -27,7 +27,11 @@ def run(args: argparse.Namespace) -> int:
     c = Cluster(args.dir)
     own = not c.running
     if own:
-        c = start(args)
+        try:
+            c = start(args)
+        except BrokerDown as e:
+            print(f"isr: chaos: the cluster did not come up: {e}", file=sys.stderr)
+            return BROKER_DOWN
     try:
 
         def log(s: str) -> None:
@@ -46,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
                 idempotence=not args.no_idempotence,
             )
         )
+    except BrokerDown as e:  # a restarted broker did not come back: the run cannot go on
+        print(f"isr: chaos: {e}", file=sys.stderr)
+        return BROKER_DOWN
     finally:
         if own:
             c.down()

@@ -24,7 +24,8 @@ of the candidates, logs are checked by their deltas.
 This module is the public API and the whole-trace driver: verdicts, parsing, the split of a
 trace into partitions, ``validate_events``/``validate_text``/``validate_paths`` and the
 ``OnlineValidator``. The rest lives in ``candidates.py`` (the candidate representation and
-``Rejection``), ``partition.py`` (``PartitionValidator``: one partition's candidate set, the
+``Rejection``), ``wellformed.py`` (each event checked against its header first: bad input,
+never a step), ``partition.py`` (``PartitionValidator``: one partition's candidate set, the
 hidden-step closure, deferred crashes, session steps) and ``handlers/`` (one module per actor:
 the handler of each event's action).
 """
