@@ -118,3 +118,24 @@ def test_cluster_restart_reports_a_broker_that_did_not_come_up(cluster, capsys) 
     code = main(["cluster", "restart", "1", "--dir", str(cluster.dir)])
     err = capsys.readouterr().err
     assert code == 1 and "broker 1" in err and "restarted" not in err
+
+
+@pytest.mark.zookeeper
+def test_cluster_up_reports_a_broker_that_did_not_come_up(tmp_path: Path, capsys) -> None:
+    """``isr cluster up`` exits 1 at once (not after its registration wait) when a broker
+    exits while starting, naming it, and leaves nothing running."""
+    from cli.main import main
+    from impl.cluster import zk as zkserver
+    from impl.cluster.manager import Cluster
+
+    try:
+        zkserver.find_install()
+    except zkserver.ZooKeeperMissing as e:
+        pytest.fail(str(e))
+    d = tmp_path / "cluster"
+    (d / "broker-1").mkdir(parents=True)
+    (d / "broker-1" / "log").write_text("a file where the log directory should be")
+    code = main(["cluster", "up", "--dir", str(d), "--brokers", "2", "--replication", "2"])
+    err = capsys.readouterr().err
+    assert code == 1 and "broker 1" in err, err
+    assert not Cluster(d).running  # brought down: ZooKeeper and broker 0 stopped
