@@ -61,6 +61,9 @@ def test_members_only(cluster) -> None:
     tp = ("t", 0)
     victim = 1
     log_dir = cluster.dir / f"broker-{victim}" / "log" / "t-0"
+    deadline = time.monotonic() + 30  # until the victim applied its first LeaderAndIsr
+    while not log_dir.is_dir() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert log_dir.is_dir()
 
     # 1. a forged StopReplica(delete) without the cluster's HMAC is dropped
