@@ -10,12 +10,13 @@ import json
 import sys
 from typing import Any
 
-from .cluster import DEFAULT_DIR, add_cluster_options, open_cluster, start
+from .cluster import BROKER_DOWN, DEFAULT_DIR, add_cluster_options, open_cluster, start
 from .errors import OK, VIOLATION, UsageError
 from .models import DAY, seconds_in, seed_int
 
 
 def run(args: argparse.Namespace) -> int:
+    from impl.cluster.manager import BrokerDown
     from impl.cluster.workload import FAULT_KINDS, chaos
 
     if args.duration <= 0:
@@ -27,7 +28,11 @@ def run(args: argparse.Namespace) -> int:
     c = open_cluster(args.dir)
     own = not c.running
     if own:
-        c = start(args)
+        try:
+            c = start(args)
+        except BrokerDown as e:
+            print(f"isr: chaos: the cluster did not come up: {e}", file=sys.stderr)
+            return BROKER_DOWN
     try:
 
         def log(s: str) -> None:
@@ -43,8 +48,12 @@ def run(args: argparse.Namespace) -> int:
                 log=log,
                 between_steps=not args.anywhere,
                 kinds=kinds,
+                idempotence=not args.no_idempotence,
             )
         )
+    except BrokerDown as e:  # a restarted broker did not come back: the run cannot go on
+        print(f"isr: chaos: {e}", file=sys.stderr)
+        return BROKER_DOWN
     finally:
         if own:
             c.down()
@@ -94,6 +103,13 @@ def register(subparsers: Any) -> None:
         help="comma-separated fault kinds drawn at random: kill (SIGKILL), shutdown (controlled "
         "shutdown, then stop), elect (move leadership to a random broker), preferred "
         "(preferred-replica election); default: kill",
+    )
+    p.add_argument(
+        "--no-idempotence",
+        action="store_true",
+        help="non-idempotent producers (before Kafka 3.0): a retry after a lost answer may "
+        "append a batch twice, which the report counts as duplicated (R15). Default: idempotent "
+        "(a producer id and per-partition sequence numbers; the leader drops a duplicate)",
     )
     p.add_argument("--json", action="store_true")
     add_cluster_options(p)

@@ -6,12 +6,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from typing import Any
 
 from .errors import OK, VIOLATION, UsageError
 from .models import int_in
 
 DEFAULT_DIR = "./.isr-cluster"
+# `up`/`restart`: a broker started but did not come up (it exited while recovering, or never
+# registered); its log's last line is printed (issue 17). 2 stays bad input.
+BROKER_DOWN = 1
+EXIT_HELP = (
+    "exit codes: 0 up; 1 a broker did not come up (the last line of its broker.log is "
+    "printed); 2 bad input or no ZooKeeper"
+)
 
 
 def _cluster(args: argparse.Namespace, must_run: bool = True) -> Any:
@@ -109,7 +117,7 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
 
 
 def start(args: argparse.Namespace) -> Any:
-    from impl.cluster.manager import ClusterError
+    from impl.cluster.manager import BrokerDown, ClusterError
     from impl.cluster.zk import ZooKeeperMissing
 
     if args.brokers < 1 or args.partitions < 1 or args.replication < 1:
@@ -122,6 +130,8 @@ def start(args: argparse.Namespace) -> Any:
         c.up(args.brokers, args.partitions, args.replication, cfg)
     except ZooKeeperMissing as e:
         raise UsageError(str(e)) from None
+    except BrokerDown:
+        raise
     except ClusterError as e:
         raise UsageError(str(e)) from None
     except OSError as e:  # the state directory cannot be made or written
@@ -130,7 +140,13 @@ def start(args: argparse.Namespace) -> Any:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    c = start(args)
+    from impl.cluster.manager import BrokerDown
+
+    try:
+        c = start(args)
+    except BrokerDown as e:
+        print(f"isr: cluster up failed: {e}", file=sys.stderr)
+        return BROKER_DOWN
     print(f"cluster up in {c.dir}: {args.brokers} brokers, ZooKeeper at {c.zk_hosts}")
     _print_status(c)
     return OK
@@ -163,11 +179,14 @@ def cmd_kill(args: argparse.Namespace) -> int:
 
 
 def cmd_restart(args: argparse.Namespace) -> int:
-    from impl.cluster.manager import ClusterError
+    from impl.cluster.manager import BrokerDown, ClusterError
 
     c = _cluster(args)
     try:
         c.restart(_broker_arg(c, args.broker))
+    except BrokerDown as e:
+        print(f"isr: restart failed: {e}", file=sys.stderr)
+        return BROKER_DOWN
     except ClusterError as e:
         raise UsageError(str(e)) from None
     print(f"broker {args.broker} restarted")
@@ -334,6 +353,7 @@ def register(subparsers: Any) -> None:
         return q
 
     up = add("up", cmd_up, "start ZooKeeper and the brokers")
+    up.epilog = EXIT_HELP
     add_cluster_options(up)
     add("down", cmd_down, "stop every process of the cluster")
     for name, fn, h in (
@@ -342,6 +362,8 @@ def register(subparsers: Any) -> None:
     ):
         q = add(name, fn, h)
         q.add_argument("broker", type=int_in(0, 2**31 - 1))
+        if name == "restart":
+            q.epilog = EXIT_HELP
         if name == "kill":
             q.add_argument(
                 "--anywhere",

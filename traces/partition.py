@@ -63,6 +63,12 @@ class PartitionValidator:
         # follower -> offset of its last served fetch while outside the leader's ISR (``fit``)
         self.fetched_outside: dict[int, int] = {}
         self.fetching: tuple[int, int] | None = None  # (follower, leader) of a FollowerFetch
+        # Causal order of fetches (issue 17): replica -> the largest LEO and leader epoch its
+        # own events observed. A follower sends a fetch at offset k with epoch e only once its
+        # own log reached k and it learned e, so a leader cannot serve (and count for its HW)
+        # an offset or epoch the follower's events have not shown yet (decision 2).
+        self.reached: dict[int, int] = {}
+        self.reached_epoch: dict[int, int] = {}
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -218,6 +224,7 @@ class PartitionValidator:
             self.force_crash(actor)
         if ev["action"] == "FollowerFetch":
             self._note_fetch(ev)
+        self._note_reached(actor, ev)
         mism: list[str] = []
         nxt = self._try(handler, ev, self.cands, mism)
         if not nxt:
@@ -333,6 +340,18 @@ class PartitionValidator:
         if self.fetched_outside.get(j) != obs:
             return False  # its expansion was never proposed: no fetch at ``obs`` while out
         return bool(self.steps(t2, "LeaderExpandIsr", (i, j)))
+
+    def _note_reached(self, i: int, ev: Event) -> None:
+        """What replica ``i``'s own event observed: its LEO and leader epoch (causal order of
+        fetches, ``reached``)."""
+        st = ev.get("state") or {}
+        if i < 0 or "topic" not in ev:
+            return
+        leo, ep = st.get("leo"), st.get("leader_epoch")
+        if isinstance(leo, int):
+            self.reached[i] = max(self.reached.get(i, 0), leo)
+        if isinstance(ep, int):
+            self.reached_epoch[i] = max(self.reached_epoch.get(i, 0), ep)
 
     def _note_fetch(self, ev: Event) -> None:
         """Decision 4's trace-determined half: a leader proposes an ISR expansion only on a

@@ -24,7 +24,8 @@ of the candidates, logs are checked by their deltas.
 This module is the public API and the whole-trace driver: verdicts, parsing, the split of a
 trace into partitions, ``validate_events``/``validate_text``/``validate_paths`` and the
 ``OnlineValidator``. The rest lives in ``candidates.py`` (the candidate representation and
-``Rejection``), ``partition.py`` (``PartitionValidator``: one partition's candidate set, the
+``Rejection``), ``wellformed.py`` (each event checked against its header first: bad input,
+never a step), ``partition.py`` (``PartitionValidator``: one partition's candidate set, the
 hidden-step closure, deferred crashes, session steps) and ``handlers/`` (one module per actor:
 the handler of each event's action).
 """
@@ -51,6 +52,7 @@ from .mapping import (
     part_key,
 )
 from .partition import PartitionValidator
+from .wellformed import EventChecker
 
 __all__ = [
     "ACCEPTED",
@@ -195,7 +197,9 @@ def validate_events(
         if not (header.get("cluster") or {}).get("assignments"):
             header = {**header, "cluster": {"assignments": derive_assignments(events)}}
         _check_header(header)
+        chk = EventChecker(header)
         for idx, ev in enumerate(events):
+            chk.check(idx, ev)
             mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
             if mode:
                 raise Unsupported(mode, idx)
@@ -365,11 +369,14 @@ class OnlineValidator:
             )
             self.parts[key] = PartitionValidator(pm, spec)
         self.seen = 0
+        self.checker = EventChecker(header)
 
     def feed(self, events: list[Event]) -> None:
-        """Advance by ``events``; raises Rejection or Unsupported at the first bad one."""
+        """Advance by ``events``; raises Rejection or Unsupported at the first bad one, and
+        TraceInputError at a malformed one (``wellformed.py``)."""
         for ev in events:
             self.seen += 1
+            self.checker.check(self.seen - 1, ev)  # TraceInputError: bad input, not a step
             mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
             if mode:
                 raise Unsupported(mode, self.seen - 1)

@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -46,6 +47,7 @@ from . import wire, zkcoord
 
 # A registered broker that no controller spoke to (it hosts nothing) starts anyway after this.
 START_FALLBACK_S = 30.0
+log = logging.getLogger("isr.broker")
 
 
 def now_ms() -> int:
@@ -66,6 +68,10 @@ class BrokerProcess:
         self.peers: dict[int, asyncio.Queue[bytes]] = {}
         self.clients: dict[str, asyncio.StreamWriter] = {}
         self.controller: Controller | None = None
+        # only members speak (issue 17): the cluster's secret signs frames, owns ZooKeeper nodes
+        self.key = wire.load_secret(a.secret_file)
+        self._warned: set[tuple[Any, ...]] = set()
+        self._zk_controller_epoch = 0
         self._stop = asyncio.Event()
         self._last_metrics: tuple[float, dict[str, int]] | None = None
         self.rates: dict[str, float] = {}
@@ -112,7 +118,7 @@ class BrokerProcess:
         )
         server = await asyncio.start_server(self._on_conn, "127.0.0.1", self.port)
         self.zk = await self.loop.run_in_executor(
-            None, zkcoord.connect, self.zk_hosts, self.session_timeout_s
+            None, zkcoord.connect, self.zk_hosts, self.session_timeout_s, self.key
         )
         self.zk.add_listener(self._on_zk_state)
         # Register once a previous incarnation's session is gone (with the coordination service's
@@ -491,7 +497,7 @@ class BrokerProcess:
         elif isinstance(dst, str):
             w = self.clients.get(dst)
             if w is not None and not w.is_closing():
-                w.write(wire.encode(frame))
+                w.write(wire.encode(frame, self.key))
         else:
             q = self.peers.get(dst)
             if q is None:
@@ -499,7 +505,7 @@ class BrokerProcess:
                 self._tasks.append(asyncio.create_task(self._peer_sender(dst, q)))
             if q.full():
                 return  # a dead peer's backlog: drop (the core times out and retries)
-            q.put_nowait(wire.encode(frame))
+            q.put_nowait(wire.encode(frame, self.key))
 
     async def _peer_sender(self, b: int, q: asyncio.Queue[bytes]) -> None:
         """One outgoing connection per peer. The peer never writes on it, so end-of-file means it
@@ -535,24 +541,65 @@ class BrokerProcess:
             await asyncio.sleep(0.05)
 
     # ---- incoming -----------------------------------------------------------------------------
+    def _warn_once(self, key: tuple[Any, ...], text: str) -> None:
+        """One log line per kind of rejected input and peer (issue 17: a flood of bad frames
+        must not flood the log, and never leaves a traceback)."""
+        if key not in self._warned and len(self._warned) < 10_000:
+            self._warned.add(key)
+            log.warning("%s", text)
+
+    async def _controller_epoch_ok(self, msg: m.LeaderAndIsr | m.StopReplica) -> bool:
+        """A control request's controller epoch is checked against the one ZooKeeper records
+        (R9), never trusted from the frame: a request claiming a newer epoch than any
+        controller was elected with is forged, and must not make this broker ignore the real
+        controller from then on (issue 17)."""
+        ce = msg.controller_epoch
+        if ce <= self._zk_controller_epoch:
+            return True
+        got = await self.loop.run_in_executor(None, zkcoord.read_controller_epoch, self.zk)
+        self._zk_controller_epoch = max(self._zk_controller_epoch, got)
+        return ce <= self._zk_controller_epoch
+
     async def _on_conn(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple) and peer else "?"
         try:
             while True:
-                frame = await wire.read_frame(reader)
+                try:
+                    frame = await wire.read_frame(reader)
+                except wire.BadFrame as e:
+                    self._warn_once(("malformed", host), f"malformed frame from {peer}: {e}")
+                    break  # the stream cannot be trusted past it: close the connection
                 if frame is None:
                     break
                 if "op" in frame:
+                    if frame["op"] in ("shutdown", "elect_leader") and not wire.verify(
+                        frame, self.key
+                    ):
+                        self._warn_once(
+                            ("op", frame["op"]), f"unauthenticated {frame['op']!r} op dropped"
+                        )
+                        continue
                     if frame["op"] == "shutdown":  # answered when the controller has answered
                         self._tasks.append(asyncio.create_task(self._shutdown_op(frame, writer)))
                         continue
                     writer.write(wire.encode(self._runtime_op(frame)))
                     continue
-                src = frame["src"]
+                got = self._admit(frame, host)
+                if got is None:
+                    continue
+                src, msg, clock = got
                 if isinstance(src, str):
                     self.clients[src] = writer
-                msg = m.from_wire(frame["msg"])
-                clock = int(frame.get("clock", 0))
                 if isinstance(msg, (m.LeaderAndIsr, m.StopReplica)):
+                    if not await self._controller_epoch_ok(msg):
+                        self._warn_once(
+                            ("epoch", src),
+                            f"{type(msg).__name__} from {src} claims controller epoch "
+                            f"{msg.controller_epoch}, ZooKeeper records "
+                            f"{self._zk_controller_epoch}: dropped",
+                        )
+                        continue
                     if not self.registered:
                         # Addressed to a previous incarnation (or session): the controller has
                         # not seen this one register. Dropped, as that process's connection was.
@@ -564,6 +611,32 @@ class BrokerProcess:
                 self._run(self._deliver, src, msg, clock)
         finally:
             writer.close()
+
+    def _admit(self, frame: dict[str, Any], host: str) -> tuple[int | str, Any, int] | None:
+        """A frame's (source, message, clock) if it may be delivered (issue 17): a member's
+        frame (an int source: a broker or the controller) carries a valid HMAC with the
+        cluster's secret; a client's (a str source) is a well-typed produce or consume
+        request. Anything else is logged once per peer and dropped."""
+        src = frame.get("src")
+        clock = frame.get("clock", 0)
+        if isinstance(src, bool) or not isinstance(src, int | str) or type(clock) is not int:
+            self._warn_once(("malformed", host), f"malformed frame from {host}: bad src/clock")
+            return None
+        if isinstance(src, int) and not wire.verify(frame, self.key):
+            self._warn_once(("mac", host, src), f"frame claiming broker {src} fails its HMAC")
+            return None
+        try:
+            msg = m.from_wire(frame.get("msg"))
+        except (KeyError, TypeError, ValueError, RecursionError) as e:
+            self._warn_once(("malformed", host), f"malformed message from {host}: {e!r}")
+            return None
+        if isinstance(src, str) and not _client_request_ok(msg):
+            self._warn_once(("client", host), f"client frame from {host} is not a valid request")
+            return None
+        if isinstance(src, int) and not hasattr(msg, "__dataclass_fields__"):
+            self._warn_once(("malformed", host), f"frame from {host} holds no message")
+            return None
+        return src, msg, clock
 
     def _deliver(self, src: int | str, msg: Any, clock: int) -> None:
         if isinstance(msg, m.ControlledShutdownRequest):
@@ -685,6 +758,39 @@ class BrokerProcess:
             await asyncio.sleep(1.0)
 
 
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _client_request_ok(msg: Any) -> bool:
+    """A client (no cluster secret) may only produce and consume, with well-typed fields."""
+    if isinstance(msg, m.ProduceRequest):
+        return (
+            isinstance(msg.client_id, str)
+            and _is_int(msg.correlation_id)
+            and isinstance(msg.topic, str)
+            and _is_int(msg.partition)
+            and msg.acks in (0, 1, -1)
+            and isinstance(msg.records, tuple)
+            and all(
+                isinstance(r, tuple) and len(r) == 2 and all(isinstance(x, str) for x in r)
+                for r in msg.records
+            )
+        )
+    if isinstance(msg, m.ConsumeRequest):
+        return (
+            isinstance(msg.client_id, str)
+            and _is_int(msg.correlation_id)
+            and isinstance(msg.topic, str)
+            and _is_int(msg.partition)
+            and _is_int(msg.offset)
+            and msg.offset >= 0
+            and _is_int(msg.max_records)
+            and msg.max_records > 0
+        )
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m impl.cluster.broker")
     p.add_argument("--id", type=int, required=True)
@@ -696,7 +802,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trace-dir", default="")
     p.add_argument("--metrics", default="")
     p.add_argument("--profile", default="", help="write cProfile stats here on exit")
+    p.add_argument("--secret-file", default="", help="the cluster's secret (HMAC, ZooKeeper ACLs)")
     a = p.parse_args(argv)
+    # warnings of the storage (a corrupt checkpoint, a stray file) and the wire (a rejected
+    # frame) go to broker.log, one line each
+    logging.basicConfig(
+        level=logging.WARNING,
+        format=f"%(asctime)s broker {a.id} %(levelname)s %(name)s: %(message)s",
+    )
     asyncio.run(BrokerProcess(a).run())
     return 0
 

@@ -64,9 +64,17 @@ class _Conn:
 
 
 class ClusterClient:
-    def __init__(self, zk_hosts: str, *, request_timeout_s: float = 6.0) -> None:
+    def __init__(
+        self, zk_hosts: str, *, request_timeout_s: float = 6.0, idempotent: bool = True
+    ) -> None:
         self.zk = zkcoord.connect(zk_hosts)
         self.client_id = f"client-{os.getpid()}-{next(_ids)}"
+        # Idempotent producer, on by default as in Kafka 3.x (KIP-98, KIP-679): a producer id
+        # and per-partition sequence numbers; a retry resends the same (id, sequence), so a
+        # leader that already holds the batch drops it (R15: no duplicates from retries).
+        # The id is drawn at random (Kafka's InitProducerId asks the cluster for one).
+        self.producer_id = int.from_bytes(os.urandom(7), "big") if idempotent else -1
+        self.sequences: dict[TP, int] = {}
         self.timeout = request_timeout_s
         self.conns: dict[int, _Conn] = {}
         self.leaders: dict[TP, int] = {}
@@ -114,6 +122,10 @@ class ClusterClient:
     ) -> ProduceResult:
         t0 = time.perf_counter()
         err = m.NOT_LEADER
+        seq = -1
+        if self.producer_id >= 0 and acks != 0:
+            seq = self.sequences.get(tp, 0)
+            self.sequences[tp] = seq + len(records)
         for attempt in range(1, retries + 2):
             leader = self.leaders.get(tp, -1)
             if leader < 0:
@@ -121,7 +133,14 @@ class ClusterClient:
                 leader = self.leaders.get(tp, -1)
             if leader >= 0:
                 req = m.ProduceRequest(
-                    self.client_id, next(self._corr), tp[0], tp[1], acks, tuple(records)
+                    self.client_id,
+                    next(self._corr),
+                    tp[0],
+                    tp[1],
+                    acks,
+                    tuple(records),
+                    self.producer_id if seq >= 0 else -1,
+                    seq,
                 )
                 try:
                     if acks == 0:

@@ -34,6 +34,10 @@ class ClusterError(RuntimeError):
     pass
 
 
+class BrokerDown(ClusterError):
+    """A broker started but did not come up (it exited, or never registered): issue 17."""
+
+
 def _read_exactly(sk: socket.socket, n: int) -> bytes:
     buf = b""
     while len(buf) < n:
@@ -51,6 +55,16 @@ class Cluster:
         self.state: dict[str, Any] = {}
         if self.state_path.exists():
             self.state = json.loads(self.state_path.read_text())
+
+    @property
+    def secret(self) -> bytes | None:
+        """The cluster's secret (issue 17), made at ``up``: frames of members and the
+        ZooKeeper ACLs. None for a cluster started before there was one."""
+        p = self.dir / wire.SECRET_FILE
+        return wire.load_secret(p) if p.exists() else None
+
+    def zk(self) -> Any:
+        return zkcoord.connect(self.zk_hosts, secret=self.secret)
 
     @property
     def running(self) -> bool:
@@ -82,6 +96,7 @@ class Cluster:
             )
         config = config or Config()
         self.dir.mkdir(parents=True, exist_ok=True)
+        wire.new_secret(self.dir)  # before any process that needs it starts
         (self.dir / "traces").mkdir(exist_ok=True)
         (self.dir / "metrics").mkdir(exist_ok=True)
         pid, port = zkserver.start(self.dir / "zookeeper")
@@ -101,14 +116,19 @@ class Cluster:
             ids = list(range(brokers))
             for b in ids:
                 self.start_broker(b)
-            zk = zkcoord.connect(self.zk_hosts)
+            zk = self.zk()
             try:
                 # Create the topic once every broker is registered, so the first leaders are the
                 # preferred replicas (R1) and every replica starts in the ISR.
                 deadline = time.monotonic() + wait_s
                 while zkcoord.live_brokers(zk) != set(ids):
+                    for b in ids:
+                        if not self.pid_alive(self.state["brokers"][str(b)]["pid"]):
+                            raise BrokerDown(
+                                f"broker {b} exited while starting: {self._last_log_line(b)}"
+                            )
                     if time.monotonic() > deadline:
-                        raise ClusterError("brokers did not register; see broker-*/broker.log")
+                        raise BrokerDown("brokers did not register; see broker-*/broker.log")
                     time.sleep(0.1)
                 zkcoord.create_topic(zk, topic, assign(ids, partitions, replication))
             finally:
@@ -135,6 +155,7 @@ class Cluster:
             "--session-timeout", str(self.state["session_timeout_s"]),
             "--trace-dir", str(self.dir / "traces"),
             "--metrics", str(self.dir / "metrics" / f"broker-{b}.json"),
+            "--secret-file", str(self.dir / wire.SECRET_FILE),
         ]  # fmt: skip
         if os.environ.get("ISR_BROKER_PROFILE_DIR"):  # bench: cProfile every broker
             cmd += [
@@ -249,7 +270,7 @@ class Cluster:
             return True
 
     def _publish_clock(self, clock: int) -> None:
-        zk = zkcoord.connect(self.zk_hosts)
+        zk = self.zk()
         try:
             zkcoord.raise_clock(zk, clock)
         finally:
@@ -261,13 +282,13 @@ class Cluster:
         """One runtime request to broker ``b`` over its TCP port, and its answer."""
         info = self._broker(b)
         with socket.create_connection(("127.0.0.1", info["port"]), timeout=timeout_s) as sk:
-            sk.sendall(wire.encode({**frame, "id": 1}))
+            sk.sendall(wire.encode({**frame, "id": 1}, self.secret))
             head = _read_exactly(sk, wire.LEN.size)
             (n,) = wire.LEN.unpack(head)
             return json.loads(_read_exactly(sk, n))
 
     def controller_id(self) -> int:
-        zk = zkcoord.connect(self.zk_hosts)
+        zk = self.zk()
         try:
             data, _ = zk.get("/controller")
             return int(json.loads(data)["brokerid"])
@@ -337,11 +358,36 @@ class Cluster:
             self.kill(b, between_steps=True)
         return list(ans.get("remaining", []))
 
-    def restart(self, b: int) -> None:
+    def restart(self, b: int, wait_s: float = 60.0) -> None:
+        """Start broker ``b`` again and wait until it is up: its log recovered (R13) and its
+        registration made (its metrics file names the new process). A broker that exits
+        first, or is not up in ``wait_s``, is a ``BrokerDown`` naming the last line of its
+        log (issue 17: never "restarted" for a broker that did not come back)."""
         info = self._broker(b)
         if self.pid_alive(info.get("pid")):
             raise ClusterError(f"broker {b} is running (kill it first)")
-        self.start_broker(b)
+        pid = self.start_broker(b)
+        self.wait_broker_up(b, pid, wait_s)
+
+    def wait_broker_up(self, b: int, pid: int, wait_s: float = 60.0) -> None:
+        metrics = self.dir / "metrics" / f"broker-{b}.json"
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if not self.pid_alive(pid):
+                raise BrokerDown(f"broker {b} exited while starting: {self._last_log_line(b)}")
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads(metrics.read_text()).get("pid") == pid:
+                    return
+            time.sleep(0.1)
+        raise BrokerDown(f"broker {b} not up after {wait_s:.0f} s: {self._last_log_line(b)}")
+
+    def _last_log_line(self, b: int) -> str:
+        p = self.dir / f"broker-{b}" / "broker.log"
+        try:
+            lines = [ln for ln in p.read_text(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            return f"no log at {p}"
+        return f"{lines[-1].strip()} (see {p})" if lines else f"empty log {p}"
 
     def _broker(self, b: int) -> dict[str, Any]:
         if not self.running:
@@ -370,7 +416,7 @@ class Cluster:
 
     # ---- views --------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        zk = zkcoord.connect(self.zk_hosts)
+        zk = self.zk()
         try:
             return zkcoord.describe(zk)
         finally:

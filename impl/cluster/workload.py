@@ -86,6 +86,7 @@ async def chaos(
     log: Any = None,
     between_steps: bool = False,
     kinds: tuple[str, ...] = ("kill",),
+    idempotence: bool = True,
 ) -> dict[str, Any]:
     """Produce with acks=all while SIGKILLing and restarting brokers (at most one down at a time,
     so an ISR member survives, R17), then restart everyone, consume everything and compare.
@@ -94,13 +95,14 @@ async def chaos(
     ``kinds``: the faults drawn, every ``kill_every_s``: ``kill`` (SIGKILL, restart after
     ``down_for_s``), ``shutdown`` (controlled shutdown, then stop and restart likewise, R9),
     ``elect`` (leadership moved to a random broker, R9) and ``preferred`` (preferred-replica
-    election of every partition, R9)."""
+    election of every partition, R9). ``idempotence``: the producers are idempotent (Kafka
+    3.x's default): a retry of a batch the leader holds is dropped, not appended again."""
     for k in kinds:
         if k not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {k!r}; choose from {', '.join(FAULT_KINDS)}")
     rng = random.Random(seed)
     tps = tps_of(cluster)
-    client = ClusterClient(cluster.zk_hosts)
+    client = ClusterClient(cluster.zk_hosts, idempotent=idempotence)
     ledger = Ledger()
     stop = asyncio.Event()
     events: list[str] = []

@@ -19,6 +19,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.security import ACL, make_acl, make_digest_acl
 
 from ..core.messages import TP, CasResult, CasWrite, PartitionState
 
@@ -37,12 +38,46 @@ def state_path(tp: TP) -> str:
     return f"/brokers/topics/{tp[0]}/partitions/{tp[1]}/state"
 
 
-def connect(hosts: str, timeout_s: float = 3.0) -> KazooClient:
-    zk = KazooClient(hosts=hosts, timeout=timeout_s)
+ZK_USER = "isr"
+
+
+def acls(secret: bytes) -> list[ACL]:
+    """Every node the cluster creates: anyone may read (clients find leaders, ``status``),
+    only a holder of the cluster's secret may write, delete or change it (issue 17)."""
+    return [
+        make_digest_acl(ZK_USER, secret.decode(), all=True),
+        make_acl("world", "anyone", read=True),
+    ]
+
+
+def connect(hosts: str, timeout_s: float = 3.0, secret: bytes | None = None) -> KazooClient:
+    """A session; with the cluster's ``secret`` it authenticates (digest) and creates nodes
+    with ``acls`` (without it: reads, and writes to nodes created without a secret)."""
+    if secret is None:
+        zk = KazooClient(hosts=hosts, timeout=timeout_s)
+    else:
+        zk = KazooClient(
+            hosts=hosts,
+            timeout=timeout_s,
+            auth_data=[("digest", f"{ZK_USER}:{secret.decode()}")],
+            default_acl=acls(secret),
+        )
     zk.start(timeout=15)
     for p in PATHS:
         zk.ensure_path(p)
     return zk
+
+
+def read_controller_epoch(zk: KazooClient) -> int:
+    """The controller epoch ZooKeeper records (R9): the latest election's; 0 before any."""
+    try:
+        data, _ = zk.get("/controller_epoch")
+    except NoNodeError:
+        return 0
+    try:
+        return int(data or b"0")
+    except ValueError:
+        return 0
 
 
 def read_clock(zk: KazooClient) -> int:

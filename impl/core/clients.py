@@ -27,6 +27,7 @@ class _Pending:
     tp: TP
     records: tuple[tuple[str, str], ...]
     attempts: int = 1
+    base_sequence: int = -1  # idempotent: the batch's sequence, the same on every retry
 
 
 @dataclass
@@ -40,11 +41,21 @@ class ProducerClient:
     pending: dict[int, _Pending] = field(default_factory=dict)
     acked: dict[str, tuple[TP, int]] = field(default_factory=dict)  # record id -> (tp, offset)
     failed: dict[str, str] = field(default_factory=dict)  # record id -> last error
+    # Idempotence (KIP-98; Kafka's default since 3.0): a producer id >= 0 and per-partition
+    # sequence numbers; a retry resends the same sequence and a leader that holds the batch
+    # answers with its offset instead of appending it again. -1: off (the simulation's
+    # default, whose traces and sweeps model retries that may duplicate, R15).
+    producer_id: int = -1
+    sequences: dict[TP, int] = field(default_factory=dict)
     _corr: int = 0
 
     def send(self, tp: TP, records: list[tuple[str, str]]) -> list[Any]:
         self._corr += 1
-        self.pending[self._corr] = _Pending(tp, tuple(records))
+        seq = -1
+        if self.producer_id >= 0 and self.acks != 0:
+            seq = self.sequences.get(tp, 0)
+            self.sequences[tp] = seq + len(records)
+        self.pending[self._corr] = _Pending(tp, tuple(records), base_sequence=seq)
         return self._transmit(self._corr)
 
     def _transmit(self, corr: int) -> list[Any]:
@@ -52,7 +63,10 @@ class ProducerClient:
         leader = self.metadata.get(p.tp, -1)
         out: list[Any] = [m.SetTimer(f"timeout:{corr}:{p.attempts}", self.request_timeout_ms)]
         if leader >= 0:
-            req = m.ProduceRequest(self.client_id, corr, p.tp[0], p.tp[1], self.acks, p.records)
+            pid = self.producer_id if p.base_sequence >= 0 else -1
+            req = m.ProduceRequest(
+                self.client_id, corr, p.tp[0], p.tp[1], self.acks, p.records, pid, p.base_sequence
+            )
             out.append(m.Send(leader, req))
         if self.acks == 0:  # no answer will come: done as soon as sent
             self.pending.pop(corr)

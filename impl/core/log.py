@@ -16,6 +16,20 @@ class PartitionLog:
         self.log_start = log_start
         self.entries: list[Entry] = list(entries or [])
         self.hw = min(hw, self.leo)  # R4: HW <= LEO always
+        # idempotent producers: (producer id, sequence) -> offset of every record in the log
+        # that carries one (the producer state Kafka rebuilds from its log's batch headers)
+        self._seqs: dict[tuple[int, int], int] = {}
+        self._index(0)
+
+    def _index(self, start: int) -> None:
+        for i in range(start, len(self.entries)):
+            e = self.entries[i]
+            if len(e) == 5:
+                self._seqs[(e[3], e[4])] = self.log_start + i  # type: ignore[misc]
+
+    def offset_of(self, producer_id: int, sequence: int) -> int | None:
+        """The offset of the record ``sequence`` of ``producer_id``, if the log holds it."""
+        return self._seqs.get((producer_id, sequence))
 
     # -- offsets ---------------------------------------------------------------------------------
     @property
@@ -37,19 +51,25 @@ class PartitionLog:
     # -- mutation --------------------------------------------------------------------------------
     def append(self, entries: tuple[Entry, ...] | list[Entry]) -> int:
         base = self.leo
+        n = len(self.entries)
         self.entries.extend(entries)
+        self._index(n)
         return base
 
     def truncate_to(self, offset: int) -> None:
         """Drop every entry at or above ``offset``; HW follows down (R4 HW <= LEO)."""
         offset = max(offset, self.log_start)
         if offset < self.leo:
+            for e in self.entries[offset - self.log_start :]:
+                if len(e) == 5:
+                    self._seqs.pop((e[3], e[4]), None)  # type: ignore[misc]
             del self.entries[offset - self.log_start :]
         self.hw = min(self.hw, self.leo)
 
     def reset_to(self, start: int) -> None:
         """R12: the leader no longer has our offsets; drop everything and start at ``start``."""
         self.entries.clear()
+        self._seqs.clear()
         self.log_start = start
         self.hw = start
 
@@ -91,4 +111,4 @@ class PartitionLog:
 
     def view(self) -> list[list[object]]:
         """The trace's view of the log: [record_id, epoch] pairs."""
-        return [[rid, ep] for ep, rid, _v in self.entries]
+        return [[e[1], e[0]] for e in self.entries]

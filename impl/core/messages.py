@@ -12,7 +12,10 @@ from typing import Any
 
 TP = tuple[str, int]
 # A log entry as the core keeps it: (leader_epoch, record_id, value).
-Entry = tuple[int, str, str]
+# (leader epoch, record id, value), or for an idempotent producer's record
+# (leader epoch, record id, value, producer id, sequence): the batch header Kafka keeps in the
+# log, so every replica (a new leader, a restarted broker) knows which batches it holds.
+Entry = tuple[int, str, str] | tuple[int, str, str, int, int]
 
 # Error codes (names follow Kafka's).
 NONE = "NONE"
@@ -151,6 +154,11 @@ class ProduceRequest:
     partition: int
     acks: int
     records: tuple[tuple[str, str], ...]
+    # Idempotent producer (Kafka 3.x default, KIP-98): a producer id and the sequence number of
+    # the batch's first record in this partition; a retry resends the same pair, and a leader
+    # holding that batch already drops it and answers with its offset. -1: not idempotent.
+    producer_id: int = -1
+    base_sequence: int = -1
 
 
 @dataclass(frozen=True)

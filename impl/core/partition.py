@@ -42,6 +42,7 @@ class DelayedProduce:
     correlation_id: int
     base_offset: int
     required: int
+    duplicate: bool = False  # an idempotent retry of a batch the log holds: traced by the original
 
 
 @dataclass

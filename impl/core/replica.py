@@ -60,6 +60,7 @@ class Broker:
             "isr_expands": 0,
             "produce_requests": 0,
             "produce_records": 0,
+            "produce_duplicates": 0,  # idempotent retries dropped (the batch was in the log)
             "fetch_requests": 0,
             "fetched_records": 0,
             "consumer_fetches": 0,
@@ -135,7 +136,7 @@ class Broker:
         # Only the tail since the last event: building the whole log here would make every
         # event O(LEO) (it was the cluster's bottleneck, see bench/impl_cluster_throughput.py).
         tail = p.log.entries[start - p.log.log_start :] if start < p.log.leo else []
-        appended = [[rid, ep] for ep, rid, _v in tail]
+        appended = [[e[1], e[0]] for e in tail]
         if appended:
             st["log_append"] = appended
         if self.full_log:
@@ -763,7 +764,16 @@ class Broker:
             )
             reply(m.NOT_ENOUGH_REPLICAS)
             return out
-        entries = tuple((p.leader_epoch, rid, v) for rid, v in req.records)
+        if req.producer_id >= 0:
+            dup = self._duplicate(p, req)
+            if dup is not None:
+                return out + self._answer_duplicate(p, req, client, dup, now)
+            entries: tuple[m.Entry, ...] = tuple(
+                (p.leader_epoch, rid, v, req.producer_id, req.base_sequence + k)
+                for k, (rid, v) in enumerate(req.records)
+            )
+        else:
+            entries = tuple((p.leader_epoch, rid, v) for rid, v in req.records)
         base = self._append(out, p, entries)
         self.metrics["produce_records"] += len(entries)
         raised = self._raise_hw(p, now)
@@ -791,6 +801,37 @@ class Broker:
         self._wake_parked(out, p.tp, now)
         return out
 
+    def _duplicate(self, p: Partition, req: m.ProduceRequest) -> int | None:
+        """The base offset of this batch if the log already holds all of it, at consecutive
+        offsets (a retry of a batch whose answer was lost: Kafka's DUPLICATE_SEQUENCE_NUMBER,
+        answered as a success with the original offset)."""
+        base = p.log.offset_of(req.producer_id, req.base_sequence)
+        if base is None:
+            return None
+        for k in range(1, len(req.records)):
+            if p.log.offset_of(req.producer_id, req.base_sequence + k) != base + k:
+                return None
+        return base
+
+    def _answer_duplicate(
+        self, p: Partition, req: m.ProduceRequest, client: str, base: int, now: int
+    ) -> Effects:
+        """A dropped duplicate appends nothing and traces nothing (the spec's
+        ``Config.idempotence``: the leader drops a retry of a record it already holds; its
+        acknowledgement is the original's, which the spec made when the HW passed it). It is
+        answered like the original: at once if committed, else when the HW passes it (acks=all)
+        or the request times out."""
+        self.metrics["produce_duplicates"] += 1
+        end = base + len(req.records)
+        if req.acks != -1 or p.log.hw >= end:
+            if req.acks == 0:
+                return []
+            resp = m.ProduceResponse(self.id, req.correlation_id, p.tp[0], p.tp[1], m.NONE, base)
+            return [m.Send(client, resp)]
+        p.delayed.append(DelayedProduce(client, req.correlation_id, base, end, duplicate=True))
+        key = f"produce:{req.topic}:{req.partition}:{client}:{req.correlation_id}"
+        return [m.SetTimer(key, self.config.request_timeout_ms)]
+
     def _after_append_error(self, p: Partition) -> str:
         if len(p.isr) < self.config.min_insync_replicas:
             return m.NOT_ENOUGH_REPLICAS_AFTER_APPEND
@@ -816,7 +857,7 @@ class Broker:
         now: int = -1,
         out: Effects | None = None,
     ) -> m.Send:
-        if err == m.NONE and out is not None:
+        if err == m.NONE and out is not None and not d.duplicate:
             rids = [p.log.entry(o)[1] for o in range(d.base_offset, d.required)]
             self._acked(out, p, rids, d.base_offset, "all", err, now)
         resp = m.ProduceResponse(self.id, d.correlation_id, p.tp[0], p.tp[1], err, d.base_offset)

@@ -10,6 +10,7 @@ append (a SIGKILL loses nothing written); fsync happens on ``Flush`` (the flush 
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from ..core import messages as m
 from ..core.messages import TP, Entry
 from . import checkpoint
 from .segment import Segment
+
+log = logging.getLogger("isr.storage")
 
 HW_FILE = "replication-offset-checkpoint"
 EPOCH_FILE = "leader-epoch-checkpoint"
@@ -28,7 +31,7 @@ def _dir_name(tp: TP) -> str:
 
 def _parse_dir(name: str) -> TP | None:
     topic, _, part = name.rpartition("-")
-    return (topic, int(part)) if topic and part.isdigit() else None
+    return (topic, int(part)) if topic and part.isascii() and part.isdigit() else None
 
 
 class PartitionStore:
@@ -41,7 +44,14 @@ class PartitionStore:
 
     def recover(self) -> list[Entry]:
         entries: list[Entry] = []
-        bases = sorted(int(p.stem) for p in self.dir.glob("*.log"))
+        bases = []
+        for p in self.dir.glob("*.log"):
+            # a segment is <20-digit base>.log (Segment); anything else is not ours (issue 17)
+            if len(p.stem) == 20 and p.stem.isascii() and p.stem.isdigit() and p.is_file():
+                bases.append(int(p.stem))
+            else:
+                log.warning("stray file %s in the partition directory; ignored", p)
+        bases.sort()
         for i, base in enumerate(bases):
             seg = Segment(self.dir, base)
             if base != len(entries):  # a gap: this segment and the rest are not trusted
@@ -130,9 +140,11 @@ class DurableLog:
         """Open every partition; returns tp -> (entries, log start, HW checkpoint) for the core."""
         self.hws = checkpoint.read_hw(self.dir / HW_FILE)
         out: dict[TP, tuple[list[Entry], int, int]] = {}
-        for d in sorted(p for p in self.dir.iterdir() if p.is_dir()):
-            tp = _parse_dir(d.name)
+        for d in sorted(self.dir.iterdir()):
+            tp = _parse_dir(d.name) if d.is_dir() else None
             if tp is None:
+                if d.name not in (HW_FILE, HW_FILE + ".tmp"):
+                    log.warning("stray entry %s in the log directory; ignored", d)
                 continue
             ps = PartitionStore(d, self.segment_bytes)
             entries = ps.recover()

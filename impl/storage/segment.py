@@ -46,8 +46,13 @@ def decode_batches(data: bytes) -> tuple[list[tuple[int, int, list[Entry]]], int
         base, count = BODY.unpack_from(body)
         try:
             raw = json.loads(body[BODY.size :])
-            entries = [(int(e[0]), str(e[1]), str(e[2])) for e in raw]
-        except (ValueError, TypeError, IndexError):
+            entries = [
+                (int(e[0]), str(e[1]), str(e[2]))
+                if len(e) == 3
+                else (int(e[0]), str(e[1]), str(e[2]), int(e[3]), int(e[4]))
+                for e in raw
+            ]
+        except (ValueError, TypeError, IndexError):  # (a 4-field entry: IndexError)
             break
         if len(entries) != count or (expected is not None and base != expected):
             break

@@ -97,6 +97,20 @@ def _stale_fetch(
     if not (lr.alive and lr.leader == l) or o > len(lr.log):
         mism.append("FollowerFetch serve: the leader does not serve (not leading, or offset > LEO)")
         return []
+    # Causal order (issue 17): the follower sent this request from a log it had, at an epoch
+    # it knew; its own events must have shown both before the leader serves it.
+    if o > v.reached.get(f, 0):
+        mism.append(
+            f"FollowerFetch serve: offset {o}, but follower {v.pm.broker(f)}'s events never"
+            f" reached it (largest LEO {v.reached.get(f, 0)})"
+        )
+        return []
+    if "epoch" in a and int(a["epoch"]) > v.reached_epoch.get(f, 0):
+        mism.append(
+            f"FollowerFetch serve: epoch {a['epoch']}, but follower {v.pm.broker(f)} never"
+            " learned it"
+        )
+        return []
     epoch = v.pm.epoch(a["epoch"]) if "epoch" in a else lr.epoch
     rf = s.replicas[f]
     past = Replica(lr.log[:o], 0, 0, True, l, epoch, rf.isr, False, rf.remote_leo, False, ())

@@ -1,0 +1,73 @@
+"""Idempotent producer (issue 17, item 3; KIP-98, Kafka 3.x's default): a retry resends the
+same producer id and sequence, and a leader that already holds the batch drops it and answers
+with the original offset; the batch header survives replication and restarts, so a new leader
+drops it too (R15)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_core_handlers import actions, fetch, lai, leader, sends
+
+from impl.config import Config
+from impl.core import messages as m
+from impl.core.clients import ProducerClient
+from impl.core.replica import Broker
+from impl.storage.log import DurableLog
+
+TP = ("t", 0)
+
+
+def _req(corr: int, seq: int, rids=("a",), acks: int = -1, pid: int = 7) -> m.ProduceRequest:
+    return m.ProduceRequest("c", corr, "t", 0, acks, tuple((r, "v") for r in rids), pid, seq)
+
+
+def test_retry_of_a_held_batch_is_dropped_and_answered_with_its_offset() -> None:
+    b = leader()
+    b.on_message("c", _req(1, 0, ("a", "b")), 0, 0)  # appended at 0..1, answer lost
+    effs = b.on_message("c", _req(2, 0, ("a", "b")), 0, 1)  # the retry: same id and sequence
+    assert b.partitions[TP].log.leo == 2 and actions(effs) == []
+    fetch(b, 1, 2, now=10)
+    effs = fetch(b, 2, 2, now=11)  # the HW passes both: the original and the retry answered
+    answers = sorted(
+        (r.msg.correlation_id, r.msg.base_offset) for r in sends(effs, m.ProduceResponse)
+    )
+    assert answers == [(1, 0), (2, 0)]
+    assert actions(effs).count("ProduceAcked") == 1  # the acknowledgement is the original's
+    assert b.metrics["produce_duplicates"] == 1
+
+
+def test_another_sequence_or_producer_is_appended() -> None:
+    b = leader()
+    b.on_message("c", _req(1, 0, acks=1), 0, 0)
+    b.on_message("c", _req(2, 1, acks=1), 0, 0)  # the next batch
+    b.on_message("c", _req(3, 0, acks=1, pid=8), 0, 0)  # another producer
+    b.on_message("c", _req(4, -1, acks=1, pid=-1), 0, 0)  # not idempotent: always appended
+    b.on_message("c", _req(5, -1, acks=1, pid=-1), 0, 0)
+    assert b.partitions[TP].log.leo == 5
+
+
+def test_a_new_leader_knows_the_batches_it_replicated(tmp_path: Path) -> None:
+    """The (producer id, sequence) header is in the log, replicated and stored: a follower
+    that becomes leader (after a restart, from its durable log) drops the retry too."""
+    store = DurableLog(tmp_path)
+    entries = ((1, "a", "v", 7, 0), (1, "b", "v", 7, 1))
+    store.apply(m.Append(TP, 0, entries))
+    store.close()
+    restored = DurableLog(tmp_path).recover()
+    assert tuple(restored[TP][0]) == entries
+    b = Broker(1, Config(min_insync_replicas=1), restored)
+    b.start(0)
+    b.on_message(9, lai(1, 2), 0, 0)
+    (resp,) = sends(b.on_message("c", _req(1, 0, ("a", "b"), acks=1), 0, 1), m.ProduceResponse)
+    assert resp.msg.base_offset == 0 and b.partitions[TP].log.leo == 2
+
+
+def test_producer_client_retries_with_the_same_sequence() -> None:
+    pc = ProducerClient("c", producer_id=7, metadata={TP: 0})
+    first = next(e.msg for e in pc.send(TP, [("a", "v")]) if isinstance(e, m.Send))
+    pc.on_timer(f"timeout:{first.correlation_id}:1")
+    retry = [e.msg for e in pc.on_timer(f"retry:{first.correlation_id}:2") if isinstance(e, m.Send)]
+    assert retry and (retry[0].producer_id, retry[0].base_sequence) == (7, 0)
+    nxt = next(e.msg for e in pc.send(TP, [("b", "v")]) if isinstance(e, m.Send))
+    assert nxt.base_sequence == 1
