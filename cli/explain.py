@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from traces import counterexample as cxfile
+from traces import itf
 
 from .errors import UsageError
 
@@ -65,7 +66,7 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        trace = cxfile.read(args.trace)
+        trace = itf.read_any(args.trace)  # NDJSON or ITF, by content
     except cxfile.TraceFileError as e:
         raise UsageError(str(e)) from None
     if "log" not in trace.initial or "coordination" not in trace.initial:

@@ -12,6 +12,7 @@ from checker.simulate import simulate
 from .errors import OK, VIOLATION, UsageError
 from .models import add_model_args, add_property_args, model_from_args
 from .render import render_result
+from .traceout import add_trace_args, write_trace
 
 
 def register(sub) -> None:
@@ -40,6 +41,7 @@ def register(sub) -> None:
         help="count distinct states without symmetry reduction",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
+    add_trace_args(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
 
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         res = simulate_spark(model, master=args.master, **kwargs)
     else:
         res = simulate(model, **kwargs)
+    if args.trace_out:
+        write_trace(args.trace_out, args.trace_format, model, res)
     if args.format == "json":
         out = res.to_json()
         out["violation_found"] = any(
