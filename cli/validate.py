@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from . import junit
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError
 from .sparkopts import add_spark_args, configure_spark, spark_failures
 
@@ -101,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
             for name, files in runs
         ]
         summary = None
+    if args.junit:
+        junit.write(args.junit, [junit.validate_suite(verdicts)])
     if args.format == "json":
         doc = {"traces": [v.to_json() for v in verdicts]}
         if summary:
