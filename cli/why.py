@@ -61,12 +61,12 @@ def _isr_gap(s: State, isr_of: Callable[[State, int], list[int]], whose: str) ->
             for o in range(hw):
                 if o >= len(other):
                     return (
-                        f"replica {j} is in {whose} but lacks offset {o} (record "
+                        f"replica {j} is in {whose.format(i=i)} but lacks offset {o} (record "
                         f"{lead_log[o][0]}), below leader {i}'s HW {hw}"
                     )
                 if other[o] != lead_log[o]:
                     return (
-                        f"replica {j} is in {whose} but holds {_entry(other[o])} at offset {o}, "
+                        f"replica {j} is in {whose.format(i=i)} but holds {_entry(other[o])} at offset {o}, "
                         f"where leader {i} has {_entry(lead_log[o])}, below its HW {hw}"
                     )
     return None
@@ -77,7 +77,9 @@ def _strong_isr(states: list[State]) -> str | None:
 
 
 def _weak_isr(states: list[State]) -> str | None:
-    return _isr_gap(states[-1], lambda s, i: s["isr_view"][f"r{i}"], "leader's own ISR view")
+    return _isr_gap(
+        states[-1], lambda s, i: s["isr_view"][f"r{i}"], "leader {i}'s own view of the ISR"
+    )
 
 
 def _lost(states: list[State], keys: tuple[str, ...], what: str) -> str | None:
@@ -276,3 +278,31 @@ def one_line(prop: str, steps: list[Any], states: list[State] | None = None) -> 
     acts = " → ".join((s["action"] if isinstance(s, dict) else s.action) for s in steps)
     why = f": {violation(prop, states)}" if states else ""
     return f"{prop}: violated in {len(steps)} steps ({acts}){why}"
+
+
+def counterexample_lines(properties: list[Any], render_cx: Callable[[Any], list[str]]) -> list[str]:
+    """The counterexample part of `isr check`'s text output: the first counterexample in full,
+    with the sentence saying what breaks, then one line for each other violated property (its
+    length, its actions and what breaks). ``properties``: PropertyResult objects;
+    ``render_cx``: cli.render.render_counterexample."""
+    from .traceout import full_states
+
+    violated = [p for p in properties if p.counterexample is not None]
+    if not violated:
+        return []
+    first, rest = violated[0], violated[1:]
+    cx = first.counterexample
+    states = full_states(cx)
+    out = [
+        "",
+        f"Counterexample for {first.name} ({cx.length} steps):",
+        f"  why: {violation(first.name, states, cx.loop_start)}",
+        *render_cx(cx),
+    ]
+    if rest:
+        out += ["", f"Other violated properties ({len(rest)}; --invariant NAME shows one in full):"]
+        for p in rest:
+            out.append(
+                "  " + one_line(p.name, p.counterexample.steps, full_states(p.counterexample))
+            )
+    return out
