@@ -1,4 +1,4 @@
-"""`isr liveness`: the liveness properties of PROTOCOL.md under the spec's fairness, checked on
+"""`isr liveness`: the liveness properties of docs/PROTOCOL.md under the spec's fairness, checked on
 the reachable state graph by strongly connected components (checker.liveness)."""
 
 from __future__ import annotations
