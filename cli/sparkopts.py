@@ -95,3 +95,12 @@ def spark_failures() -> Iterator[None]:
         raise UsageError(f"spark: {e}") from None
     except ImportError as e:
         raise UsageError(f"engine 'spark' is not available: {e}") from None
+
+
+def check_note(res) -> str | None:
+    """`isr check --engine spark`: a note when the model was too small for Spark to pay off
+    (checker.spark.session.small_model_note), or None."""
+    from checker.spark.session import small_model_note
+
+    spark = (getattr(res, "extra", None) or {}).get("spark", {})
+    return small_model_note(res.distinct_states, res.seconds, spark.get("default_parallelism", 0))

@@ -400,13 +400,13 @@ def _is_spark_failure(e: BaseException) -> bool:
     return mod.startswith(("py4j", "pyspark")) or isinstance(e, ConnectionError)
 
 
-def small_model_note(distinct_states: int, seconds: float, executors: int) -> str | None:
+def small_model_note(distinct_states: int, seconds: float, cores: int) -> str | None:
     """A note when the run was too small for Spark to pay off (see BREAK_EVEN)."""
     if distinct_states >= BREAK_EVEN_STATES:
         return None
     return (
         f"note: {distinct_states:,} distinct states took {seconds:.1f} s on Spark "
-        f"({executors} executor(s)); Spark's fixed costs (start-up, about "
+        f"({cores} cores); Spark's fixed costs (start-up, about "
         f"{LEVEL_SECONDS:g} s per BFS level) outweigh its parallelism below about "
         f"{BREAK_EVEN_STATES:,} distinct states on {BREAK_EVEN_CORES} cores: the default engine "
         "is faster here"
