@@ -112,10 +112,12 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-# Measured on this project's 2-core machine: the sequential engine walks about 10,000 steps/s,
-# and starting Spark in local mode costs about 10 s before the first task, so below about
-# 100,000 steps (walks x depth) Spark only adds its start-up.
-SIMULATE_BREAK_EVEN_STEPS = 100_000
+# Measured on this project's 2-core machine (load about 7): the sequential engine walks about
+# 11,000 steps/s (200 walks of 20 steps, hw-truncation, 2 replicas: 2,253 steps in 0.2 s), and
+# the same walks on Spark local[*] take 32 s, nearly all of it start-up. With 2 cores Spark can at
+# best halve the per-step time, so it only pays off once the walks take the sequential engine
+# longer than Spark's start-up twice over: about 300,000 steps.
+SIMULATE_BREAK_EVEN_STEPS = 300_000
 
 
 def simulate_note(res) -> str | None:

@@ -154,3 +154,24 @@ def test_no_java_is_one_line_and_exit_2(tmp_path):
     run = _isr(*SIM, "--engine", "spark", env=env, timeout=60)
     assert run.returncode == 2, run.stderr
     assert run.stderr.count("\n") == 1 and "Java" in run.stderr, run.stderr
+
+
+def test_spark_flags_are_checked_before_anything_starts():
+    from checker.spark.session import SparkOptions, driver_addresses, parse_conf
+
+    assert parse_conf(["spark.executor.memory=2g", "spark.a=b=c"]) == {
+        "spark.executor.memory": "2g",
+        "spark.a": "b=c",
+    }
+    for bad in (["nokey"], ["=x"], ["executor.memory=2g"]):
+        with pytest.raises(ValueError):
+            parse_conf(bad)
+    assert driver_addresses("local[*]", SparkOptions()) == ("127.0.0.1", "127.0.0.1")
+    assert driver_addresses("spark://127.0.0.1:7077", SparkOptions()) == ("127.0.0.1",) * 2
+    opts = SparkOptions(driver_host="10.9.8.7", bind_address="0.0.0.0")
+    assert driver_addresses("spark://10.9.8.1:7077", opts) == ("10.9.8.7", "0.0.0.0")
+    for argv in (["--spark-conf", "spark.x=1"], ["--no-spark-ui"], ["--driver-host", "h"]):
+        run = _isr(*SIM, *argv, timeout=60)
+        assert run.returncode == 2 and "goes with --engine spark" in run.stderr
+    run = _isr(*SIM, "--engine", "spark", "--spark-conf", "oops", timeout=60)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
