@@ -49,3 +49,22 @@ def test_xml_escapes_and_counts():
     root = ET.fromstring(junit.to_xml([suite]))
     assert root.get("tests") == "2" and root.get("failures") == "1"
     assert root.find("testsuite/testcase/failure").get("message") == "x < y & z"
+
+
+def test_check_suite_and_sarif_of_a_violating_run():
+    from checker.bfs import check_bfs
+    from cli import sarif
+    from cli.render import render_counterexample
+    from spec import Config, IsrSpec
+
+    res = check_bfs(IsrSpec(Config(protocol="hw-truncation", replicas=2, records=1, crashes=2)))
+    root = ET.fromstring(junit.to_xml([junit.check_suite(res, "isr check", render_counterexample)]))
+    fails = {c.get("name"): c.find("failure") for c in root.iter("testcase")}
+    assert fails["StrongIsr"].get("message").startswith("violated in 5 steps: ProducerSend(")
+    assert "0. Init" in fails["StrongIsr"].text  # the full counterexample in the body
+    assert fails["LogMatching"] is None
+    doc = sarif.check_sarif(res)
+    results = {r["ruleId"]: r for r in doc["runs"][0]["results"]}
+    assert set(results) == {n for n, f in fails.items() if f is not None}
+    assert "replica 1 is in the ISR but lacks offset 0" in results["StrongIsr"]["message"]["text"]
+    assert len(doc["runs"][0]["tool"]["driver"]["rules"]) == len(res.properties)
