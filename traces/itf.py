@@ -154,7 +154,9 @@ def to_itf(trace: CounterexampleTrace) -> dict[str, Any]:
         "states": out_states,
     }
     if header.get("loop_start") is not None:
-        doc["loop"] = header["loop_start"]
+        # ITF's loop: the state the last one loops back to (it equals it); our loop_start is the
+        # cycle's first step, which leaves that state
+        doc["loop"] = header["loop_start"] - 1
     return doc
 
 
@@ -170,7 +172,7 @@ def from_itf(doc: dict[str, Any], where: str = "ITF") -> CounterexampleTrace:
     header.pop("format", None)
     header.pop("version", None)
     if doc.get("loop") is not None:
-        header["loop_start"] = int(decode(doc["loop"]))
+        header["loop_start"] = int(decode(doc["loop"])) + 1
     decoded = []
     for k, st in enumerate(states):
         if not isinstance(st, dict):
@@ -301,10 +303,7 @@ def from_tlc(doc: Any, where: str = "TLC dump") -> CounterexampleTrace:
                 "state": states[k],
             }
         )
-    loop = doc.get("loop") if isinstance(doc, dict) else None
     header: dict[str, Any] = {"type": "header", "model": "tlc"}
-    if loop is not None:
-        header["loop_start"] = int(loop) - 1
     return CounterexampleTrace(header, states[0], steps)
 
 

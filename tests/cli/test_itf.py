@@ -136,6 +136,11 @@ def test_liveness_and_simulate_write_either_format(tmp_path, capsys, fmt):
     assert rc == 1
     trace = itf.read_any(str(lasso))
     assert trace.header["loop_start"] is not None and trace.header["kind"] == "eventually"
+    if fmt == "itf":  # ITF's loop: the index of the state the last state equals
+        doc = json.loads(lasso.read_text())
+        strip = [{k: v for k, v in st.items() if k != "#meta"} for st in doc["states"]]
+        assert doc["loop"] == trace.header["loop_start"] - 1
+        assert strip[doc["loop"]] == strip[-1]
     assert main(["explain", str(lasso), "--html", str(tmp_path / "l.html")]) == 0
     sim = tmp_path / f"sim.{fmt}"
     rc = main(
