@@ -288,6 +288,7 @@ def start_context(master: str | None, app: str, roots: list[str], extra=None):
         ) from None
     sc.setLogLevel("ERROR")
     _prepare_env(sc, roots)
+    sc._isr_log = log_path  # spark_context removes it after a clean run
     if opts.ui and opts.announce and sc.uiWebUrl:
         print(f"spark: {master}, web UI at {sc.uiWebUrl} (log: {log_path})", file=sys.stderr)
     return sc
@@ -371,6 +372,8 @@ def spark_context(master: str | None, app: str, *ship: Any) -> Iterator[Any]:
         return
     sc = start_context(master, app, roots)
     cluster = bool(master_endpoints(sc.master))
+    log = getattr(sc, "_isr_log", "")
+    clean = False
     try:
         with _ExecutorWatchdog(sc, _options.budget) if cluster else _nothing() as dog:
             try:
@@ -379,14 +382,18 @@ def spark_context(master: str | None, app: str, *ship: Any) -> Iterator[Any]:
                 if dog is not None and dog.fired:
                     raise SparkError(
                         f"the Spark cluster at {sc.master} lost every executor for "
-                        f"{_options.budget:g} s; the run was cancelled"
+                        f"{_options.budget:g} s; the run was cancelled; log: {log}"
                     ) from None
                 if _is_spark_failure(e):
-                    raise SparkError(f"Spark failed: {_first_line(e)}") from None
+                    raise SparkError(f"Spark failed: {_first_line(e)}; log: {log}") from None
                 raise
+        clean = True
     finally:
         with suppress(Exception):  # the JVM may be gone already
             sc.stop()
+        if clean and log:
+            with suppress(OSError):
+                os.unlink(log)  # kept only when something went wrong
 
 
 @contextmanager
