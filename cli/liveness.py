@@ -1,4 +1,4 @@
-"""`isr liveness`: the liveness properties of PROTOCOL.md under the spec's fairness, checked on
+"""`isr liveness`: the liveness properties of docs/PROTOCOL.md under the spec's fairness, checked on
 the reachable state graph by strongly connected components (checker.liveness)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from checker.graph import WithoutActions
 from checker.liveness import check_liveness
 from checker.result import CheckResult
 
-from .check import write_trace
 from .errors import UsageError
 from .models import add_model_args, model_from_args, positive_int
 from .render import render_result
+from .traceout import add_trace_args, write_trace
 
 
 def register(sub) -> None:
@@ -50,11 +50,7 @@ def register(sub) -> None:
         help="give up (exit 3) beyond N states (default 2,000,000)",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument(
-        "--trace-out",
-        metavar="FILE",
-        help="write the first lasso as NDJSON (header has loop_start; view it with `isr explain`)",
-    )
+    add_trace_args(p, "lasso (its loop_start marks the cycle)")
     p.set_defaults(run=run)
 
 
@@ -88,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         config=spec.config.to_json(),
     )
     if args.trace_out:
-        write_lasso(args.trace_out, spec, res)
+        write_lasso(args.trace_out, spec, res, args.trace_format)
     if args.format == "json":
         out = res.to_json()
         out["protocol"] = spec.config.protocol
@@ -119,5 +115,5 @@ def render(res: CheckResult, header: str) -> str:
     return text + ("\n" + "\n".join(lines) if lines else "")
 
 
-def write_lasso(path: str, spec, res: CheckResult) -> None:
-    write_trace(path, spec, res, what="lasso")
+def write_lasso(path: str, spec, res: CheckResult, fmt: str = "ndjson") -> None:
+    write_trace(path, fmt, spec, res, what="lasso")

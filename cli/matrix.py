@@ -23,6 +23,7 @@ from checker.result import Counterexample, Step
 from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import FAULT_MODE_NAMES, FAULT_MODES
 
+from . import junit
 from .errors import INCOMPLETE, OK, UsageError
 from .models import MODEL_COUNT, int_in, positive_int, positive_seconds, refuse_hopeless
 from .render import render_counterexample
@@ -108,6 +109,11 @@ def register(sub) -> None:
     )
     p.add_argument("--out", metavar="DIR", help="write matrix.json and matrix.md there")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write JUnit XML: a suite per cell, a case per property",
+    )
     p.set_defaults(run=run)
 
 
@@ -325,6 +331,8 @@ def run(args: argparse.Namespace) -> int:
             (out / "matrix.md").write_text(render_markdown(results, header) + "\n")
         except OSError as e:
             raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
+    if args.junit:
+        junit.write(args.junit, junit.matrix_suites(results))
     if args.format == "json":
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -8,6 +8,7 @@ import sys
 
 from spec import Config, ConfigError, IsrSpec
 from traces import counterexample as cxfile
+from traces import itf
 
 from .errors import OK, REJECTED, VIOLATION, UsageError
 
@@ -28,7 +29,7 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        trace = cxfile.read(args.file)
+        trace = itf.read_any(args.file)  # NDJSON or ITF, by content
     except cxfile.TraceFileError as e:
         raise UsageError(str(e)) from None
     try:
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ConfigError) as e:
         raise UsageError(f"{args.file}: bad config in header: {e}") from None
     model = IsrSpec(cfg)
+    itf.label_steps(model, trace)  # ITF from other tools may name no action
     prop_name = trace.header.get("property")
     prop = next((p for p in model.properties if p.name == prop_name), None)
     if prop is None:

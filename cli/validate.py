@@ -9,7 +9,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from . import junit
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
+from .sparkopts import add_spark_args, configure_spark, spark_failures
 
 
 def register(sub) -> None:
@@ -27,6 +29,8 @@ def register(sub) -> None:
     p.add_argument("--engine", choices=["sequential", "spark"], default="sequential")
     p.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    add_spark_args(p)
     p.set_defaults(run=run)
 
 
@@ -73,8 +77,10 @@ def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
 def run(args: argparse.Namespace) -> int:
     from traces.validate import validate_paths
 
+    configure_spark(args, args.engine == "spark")
     runs = _runs(args.traces)
     if args.engine == "spark":
+        from checker.spark.session import spark_context
         from traces.spark_validate import validate_many
 
         items: list = []
@@ -86,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
             items.append((name, texts[0] if len(texts) == 1 else texts))
         if len({name for name, _t in items}) != len(items):
             raise UsageError("a trace is named twice")
-        verdicts, summary = validate_many(items, master=args.spark_master)
+        # our context first (one-line failures, --spark-conf, UI); validate_many's
+        # SparkSession.builder.getOrCreate() then runs on it
+        with spark_failures(), spark_context(args.spark_master, "isr validate"):
+            verdicts, summary = validate_many(items, master=args.spark_master)
     else:
         verdicts = [
             validate_paths(files, name, None if args.quiet else progress(name))
@@ -96,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     for v in verdicts:  # exit 2 (bad input, unsupported): one line on stderr, whatever the format
         if v.exit == BAD_INPUT:
             print(f"isr: error: {one_line(_located(v))}", file=sys.stderr)
+    if args.junit:
+        junit.write(args.junit, [junit.validate_suite(verdicts)])
     if args.format == "json":
         doc = {"traces": [v.to_json() for v in verdicts]}
         if summary:

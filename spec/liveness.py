@@ -1,4 +1,4 @@
-"""Liveness properties of PROTOCOL.md and the fairness of each action (weak or strong), for the
+"""Liveness properties of docs/PROTOCOL.md and the fairness of each action (weak or strong), for the
 state-graph engine (:mod:`checker.liveness`). BFS reports `eventually` properties as not checked.
 
 "While a live leader stays" (R6, R11). The leader *stays* in a state when the coordination's

@@ -1,5 +1,5 @@
-"""The properties of PROTOCOL.md, by name. Each is symmetric in the replica ids (it says the same
-of every replica), which is what makes symmetry reduction sound for it."""
+"""The properties of docs/PROTOCOL.md, by name. Each is symmetric in the replica ids (it says the
+same of every replica), which is what makes symmetry reduction sound for it."""
 
 from __future__ import annotations
 

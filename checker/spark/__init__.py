@@ -3,7 +3,7 @@ walks (:mod:`.simulate`). Generic over :mod:`checker.model`; knows nothing about
 
 Layout, one job per module:
 
-* :mod:`.session`    — get or start a SparkContext (loopback only; executors see the driver's code).
+* :mod:`.session`    — get or start a SparkContext; every failure to start is one SparkError.
 * :mod:`.partition`  — fingerprint partitioning and the per-partition visited set (dedup).
 * :mod:`.tasks`      — what runs on executors: expand a frontier partition, dedup a partition.
 * :mod:`.summary`    — the small per-level summaries executors send back, and how they merge.

@@ -2,8 +2,8 @@
 can see after a step. Logs are traced as deltas (``log_truncate``, ``log_append``) so long runs do not
 write the whole log on every event; ``full_log`` adds the complete log for small runs (simulation).
 
-Spec action names (PROTOCOL.md vocabulary) are used where a step is one of them; everything else
-is marked ``"impl": true`` so a validator can skip it.
+Spec action names (docs/PROTOCOL.md vocabulary) are used where a step is one of them; everything
+else is marked ``"impl": true`` so a validator can skip it.
 """
 
 from __future__ import annotations

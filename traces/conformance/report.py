@@ -24,7 +24,7 @@ from .runner import ConformReport
 
 PROPERTY, STEP, ENCODING, GAP = "property", "step", "encoding", "coverage-gap"
 
-# The rejected event's action -> the property (PROTOCOL.md names) a client-visible step breaks.
+# The rejected event's action -> the property (docs/PROTOCOL.md names) a client-visible step breaks.
 _PROPERTY_OF = {
     "ProduceAcked": (
         "NoCommittedLoss",
@@ -37,7 +37,7 @@ _PROPERTY_OF = {
 }
 
 
-# The requirements (PROTOCOL.md) a step of each action is held to, for a "step" failure.
+# The requirements (docs/PROTOCOL.md) a step of each action is held to, for a "step" failure.
 _REQUIREMENTS = {
     "FollowerFetch": "R2-R4 (fetch, LEO, HW), R12, KIP-320 fencing",
     "FollowerTruncate": "R10, R12, KIP-101/KIP-279 truncation",

@@ -1,0 +1,106 @@
+"""The Spark flags every command with ``--engine spark`` shares, and the one place where Spark's
+failures become a one-line error with exit 2 (never the exit code of a verdict).
+
+    --spark-conf KEY=VALUE     any Spark setting (repeatable), e.g. spark.executor.memory=2g
+    --driver-host HOST         where executors reach the driver (default: loopback for local[*],
+                               this machine's address on the route to a spark:// master)
+    --driver-bind-address IP   where the driver listens (default: the driver host)
+    --no-spark-ui              no web UI (it is on by default; its address is printed)
+    --spark-timeout S          start-up budget: Spark must start and give an executor within S
+                               seconds (default 60, and never more than --max-seconds)
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .errors import UsageError
+
+FLAGS = ("spark_conf", "driver_host", "driver_bind_address", "spark_timeout")
+
+
+def add_spark_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Spark (with --engine spark)")
+    g.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark configuration setting (repeatable), e.g. spark.executor.memory=2g",
+    )
+    g.add_argument(
+        "--driver-host",
+        metavar="HOST",
+        help="address executors use to reach the driver (default: loopback for local masters, "
+        "the address on the route to a spark:// master)",
+    )
+    g.add_argument("--driver-bind-address", metavar="IP", help="address the driver listens on")
+    g.add_argument(
+        "--no-spark-ui", dest="spark_ui", action="store_false", help="do not start the web UI"
+    )
+    g.add_argument(
+        "--spark-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="give up (exit 2) when Spark has not started, or a cluster has had no executor, "
+        "for S seconds (default 60, at most --max-seconds)",
+    )
+
+
+def configure_spark(
+    args: argparse.Namespace, spark: bool, max_seconds: float | None = None
+) -> None:
+    """Check the Spark flags and hand them to checker.spark.session (bad input: UsageError).
+    ``spark``: whether the command runs on Spark at all (the flags go with --engine spark)."""
+    if not spark:
+        for name in FLAGS:
+            if getattr(args, name, None):
+                raise UsageError(f"--{name.replace('_', '-')} goes with --engine spark")
+        if getattr(args, "spark_ui", True) is False:
+            raise UsageError("--no-spark-ui goes with --engine spark")
+        return
+    from checker.spark import session
+
+    try:
+        conf = session.parse_conf(args.spark_conf)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    budget = args.spark_timeout if args.spark_timeout is not None else session.DEFAULT_BUDGET
+    if budget <= 0:
+        raise UsageError("--spark-timeout must be positive")
+    if max_seconds is not None:
+        budget = min(budget, max_seconds)
+    session.configure(
+        conf=conf,
+        driver_host=args.driver_host,
+        bind_address=args.driver_bind_address,
+        ui=args.spark_ui,
+        budget=budget,
+    )
+
+
+@contextmanager
+def spark_failures() -> Iterator[None]:
+    """Spark that cannot start or loses its cluster: `isr: error: <one line>`, exit 2."""
+    try:
+        from checker.spark.session import SparkError
+    except ImportError as e:  # pragma: no cover - the package is ours
+        raise UsageError(f"engine 'spark' is not available: {e}") from None
+    try:
+        yield
+    except SparkError as e:
+        raise UsageError(f"spark: {e}") from None
+    except ImportError as e:
+        raise UsageError(f"engine 'spark' is not available: {e}") from None
+
+
+def check_note(res) -> str | None:
+    """`isr check --engine spark`: a note when the model was too small for Spark to pay off
+    (checker.spark.session.small_model_note), or None."""
+    from checker.spark.session import small_model_note
+
+    spark = (getattr(res, "extra", None) or {}).get("spark", {})
+    return small_model_note(res.distinct_states, res.seconds, spark.get("default_parallelism", 0))
