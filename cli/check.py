@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import copy
 import importlib
 import inspect
 import json
@@ -13,9 +12,9 @@ from collections.abc import Callable
 from checker.bfs import Limits
 from checker.paths import ReplayError
 from checker.progress import stderr_reporter
-from checker.result import CheckResult, Counterexample
-from traces import counterexample as cxfile
+from checker.result import CheckResult
 
+from . import junit, traceout
 from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError
 from .models import (
     add_model_args,
@@ -25,7 +24,8 @@ from .models import (
     positive_int,
     positive_seconds,
 )
-from .render import render_result
+from .render import render_counterexample, render_result
+from .sparkopts import add_spark_args, check_note, configure_spark, spark_failures
 
 # Engines by name: (module, function). Each takes the model and the same keyword arguments as
 # checker.bfs.check_bfs and returns a CheckResult.
@@ -104,11 +104,9 @@ def register(sub) -> None:
         "up to the depth reached",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument(
-        "--trace-out",
-        metavar="FILE",
-        help="write the first counterexample as NDJSON (replay it with `isr replay FILE`)",
-    )
+    traceout.add_trace_args(p)
+    p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    add_spark_args(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
 
@@ -162,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
     if args.master and args.engine != "spark":
         raise UsageError("--master goes with --engine spark")
     local = parallel_engine(args)
+    configure_spark(args, args.engine == "spark", args.max_seconds)
     engine = local or resolve_engine(args.engine)
     if args.stop_at_first_violation and not accepts(engine, "stop_at_first_violation"):
         raise UsageError(f"--stop-at-first-violation does not go with --engine {args.engine}")
@@ -182,11 +181,15 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             kwargs["progress"] = level_reporter()
         try:
-            res = engine(model, **kwargs)
+            with spark_failures():
+                res = engine(model, **kwargs)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
         except ReplayError as e:
             return replay_failed(e)
+        note = check_note(res)
+        if note:
+            print(note, file=sys.stderr)
     elif local is not None:
         try:
             res = run_parallel(engine, model, args, kwargs)
@@ -201,7 +204,11 @@ def run(args: argparse.Namespace) -> int:
             return replay_failed(e)
     res.config = model.config.to_json()
     if args.trace_out:
-        write_trace(args.trace_out, model, res)
+        traceout.write_trace(args.trace_out, args.trace_format, model, res)
+    if args.junit:
+        junit.write(
+            args.junit, [junit.check_suite(res, header_line(model.config), render_counterexample)]
+        )
     if args.format == "json":
         out = res.to_json()
         out["protocol"] = model.config.protocol
@@ -250,39 +257,3 @@ def run_parallel(engine, model, args: argparse.Namespace, kwargs: dict) -> Check
     except EngineFailure as e:
         print(f"isr: engine failure: {e}", file=sys.stderr)
         return ENGINE_FAILURE
-
-
-def full_states(cx: Counterexample) -> list[dict]:
-    """Whole states along a counterexample, rebuilt from the initial state and the changes."""
-    states = [copy.deepcopy(cx.initial)]
-    for step in cx.steps:
-        s = copy.deepcopy(states[-1])
-        for key, value in step.changed.items():
-            if isinstance(value, dict) and isinstance(s.get(key), dict):
-                s[key].update(value)
-            else:
-                s[key] = value
-        states.append(s)
-    return states
-
-
-def write_trace(path: str, model, res: CheckResult, what: str = "counterexample") -> None:
-    """Write the first counterexample (or liveness lasso, with its ``loop_start``) of ``res``."""
-    prop = next((p for p in res.properties if p.counterexample is not None), None)
-    if prop is None:
-        print(f"isr: no {what} to write to {path}", file=sys.stderr)
-        return
-    cx = prop.counterexample
-    steps = [{"action": s.action, "args": s.args, "changed": s.changed} for s in cx.steps]
-    header = {
-        "model": model.name,
-        "config": model.config.to_json(),
-        "property": prop.name,
-        "kind": prop.kind,
-    }
-    if cx.loop_start is not None:
-        header["loop_start"] = cx.loop_start
-    try:
-        cxfile.write(path, header, full_states(cx), steps)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None

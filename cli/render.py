@@ -7,6 +7,8 @@ from typing import Any
 
 from checker.result import CheckResult, Counterexample
 
+from .why import counterexample_lines
+
 
 def _fmt_value(v: Any) -> str:
     return json.dumps(v, separators=(",", ":"))
@@ -94,13 +96,11 @@ def render_result(res: CheckResult, header: str) -> str:
     out.append(f"terminal states (no action enabled): {res.deadlocks:,}")
     if res.extra.get("deadlock_example_error"):
         out.append(f"(no example of one: {res.extra['deadlock_example_error']})")
+    out.extend(counterexample_lines(res.properties, render_counterexample))
     for p in res.properties:
         if p.counterexample is not None:
-            out.append("")
-            out.append(f"Counterexample for {p.name} ({p.counterexample.length} steps):")
             if p.counterexample.note:
-                out.append(f"  ({p.counterexample.note})")
-            out.extend(render_counterexample(p.counterexample))
+                out.append(f"  ({p.name}: {p.counterexample.note})")
         elif p.holds is False and p.note and p.kind != "sometimes":
             out.append("")
             out.append(f"{p.name}: {p.note}")

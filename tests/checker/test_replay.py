@@ -26,7 +26,7 @@ from checker.paths import (
     fingerprint_chain,
     replay_chain,
 )
-from cli.check import full_states
+from cli.traceout import full_states
 from spec import Config, IsrSpec
 from spec.model import state_from_json
 
