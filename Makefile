@@ -21,7 +21,7 @@ system-deps:
 	@bash scripts/system-deps.sh
 
 check: $(STAMP)
-	$(VENV)/bin/isr check
+	$(VENV)/bin/isr check --workers $$(nproc)
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q

@@ -42,6 +42,9 @@ KINDS = [
     "duplicate",
     "loss",
     "pause",
+    "elect",
+    "preferred",
+    "shutdown",
 ]
 
 
