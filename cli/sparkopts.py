@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .errors import UsageError
+from .models import positive_seconds
 
 FLAGS = ("spark_conf", "driver_host", "driver_bind_address", "spark_timeout")
 
@@ -42,7 +43,7 @@ def add_spark_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--spark-timeout",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="S",
         help="give up (exit 2) when Spark has not started, or a cluster has had no executor, "

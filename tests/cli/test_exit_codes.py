@@ -126,6 +126,12 @@ TABLE = [
     ("check", 1, ["check", "--protocol", "hw-truncation", *SMALL], None),
     ("check", 2, ["check", "--max-seconds", "nan"], None),
     ("check", 3, ["check", *SMALL, "--max-states", "10"], None),
+    (
+        "check",
+        5,
+        ["check", "--protocol", "kip-320", *SMALL, "--workers", "2"],
+        lambda mp: mp.setenv("ISR_PARALLEL_KILL", "0:2"),
+    ),
     ("simulate", 0, ["simulate", *SMALL, "--walks", "5", "--depth", "10"], None),
     (
         "simulate",
