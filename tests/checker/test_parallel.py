@@ -167,7 +167,7 @@ def test_checkpoint_then_resume_reaches_the_same_counts(tmp_path):
         assert res.extra["parallel"]["resumed_from_level"] == len(part.extra["parallel"]["levels"])
     # a finished run's checkpoint resumes to the same result at once
     res = check_parallel(model, workers=2, resume=str(tmp_path / "resume2"))
-    assert summary(res) == summary(ref) and res.extra["parallel"]["resumed_from_level"] == 15
+    assert summary(res) == summary(ref) and res.extra["parallel"]["resumed_from_level"] == 17
 
 
 def test_checkpoint_of_another_check_or_altered_is_refused(tmp_path):
