@@ -91,3 +91,18 @@ def reason_of(ev: Event) -> str:
 
 def fmt_args(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items())
+
+
+def follow_truncations(s: State, t: State) -> State:
+    """The flushed prefix (R14) of a replica whose log the step cut follows it down (the spec's
+    ``clamp_offsets``, which its Next applies after every step). Only logs cut relative to
+    ``s`` count: a validator step on a virtual replica (a stale fetch's follower as it was)
+    must not lower the real one's."""
+    fl = t.faults.flushed
+    new = list(fl)
+    for i, (a, b) in enumerate(zip(s.replicas, t.replicas, strict=True)):
+        if a is not b and len(b.log) < len(a.log) and fl[i] > len(b.log):
+            new[i] = len(b.log)
+    if new == list(fl):
+        return t
+    return t._replace(faults=t.faults._replace(flushed=tuple(new)))

@@ -18,6 +18,7 @@ from .candidates import (
     MAX_CANDIDATES,
     Cand,
     Rejection,
+    follow_truncations,
     reason_of,
     refresh_held,
     strip_history,
@@ -80,7 +81,7 @@ class PartitionValidator:
         self.fn[name](self.ctx, s, kind, out)
         if self.flushed:
             return [
-                (a, _follow_truncations(s, t)) for (_k, a), t in out if args is None or a == args
+                (a, follow_truncations(s, t)) for (_k, a), t in out if args is None or a == args
             ]
         return [(a, t) for (_k, a), t in out if args is None or a == args]
 
@@ -389,21 +390,6 @@ class PartitionValidator:
 
 
 _RESTART_UNCHECKED = frozenset({"leader", "leader_epoch", "role", "isr", "remote_leo"})
-
-
-def _follow_truncations(s: State, t: State) -> State:
-    """The flushed prefix (R14) of a replica whose log the step cut follows it down (the spec's
-    ``clamp_offsets``, which its Next applies after every step). Only logs cut relative to
-    ``s`` count: a validator step on a virtual replica (a stale fetch's follower as it was)
-    must not lower the real one's."""
-    fl = t.faults.flushed
-    new = list(fl)
-    for i, (a, b) in enumerate(zip(s.replicas, t.replicas, strict=True)):
-        if a is not b and len(b.log) < len(a.log) and fl[i] > len(b.log):
-            new[i] = len(b.log)
-    if new == list(fl):
-        return t
-    return t._replace(faults=t.faults._replace(flushed=tuple(new)))
 
 
 def _role(s: State, i: int) -> str:

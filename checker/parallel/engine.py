@@ -43,7 +43,7 @@ from ..paths import extend_with_transition, fingerprint_chain, replay_chain, to_
 from ..progress import Progress, ProgressReporter
 from ..result import CheckResult
 from ..verdicts import property_results
-from . import checkpoint as ckpt
+from .checkpoint import CheckpointError, parts, prepare, read_manifest, write_manifest
 from .pool import EngineFailure, Pool
 from .worker import LevelOrder
 
@@ -144,7 +144,7 @@ def check_parallel(
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if checkpoint and resume and checkpoint != resume:
-        raise ckpt.CheckpointError(
+        raise CheckpointError(
             "a resumed run keeps checkpointing in its own directory: give --resume DIR alone"
         )
     run = _Run(model, workers, symmetry, limits, properties, progress, config)
@@ -210,14 +210,14 @@ class _Run:
         resumed_from = None
         if resuming:
             assert directory is not None
-            manifest = ckpt.read_manifest(directory, identity)
+            manifest = read_manifest(directory, identity)
             self.t = manifest["tally"]
             if not isinstance(self.t, dict) or not set(new_tally()) <= set(self.t):
-                raise ckpt.CheckpointError(f"{directory}: the manifest's tally is incomplete")
+                raise CheckpointError(f"{directory}: the manifest's tally is incomplete")
             resumed_from = self.t["levels_done"]
-            resume_arg = (ckpt.parts(directory, manifest), manifest["workers"])
+            resume_arg = (parts(directory, manifest), manifest["workers"])
         elif directory is not None:
-            ckpt.prepare(directory)
+            prepare(directory)
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, self._on_sigint) if main else None
         try:
@@ -239,7 +239,7 @@ class _Run:
             if directory is not None:
                 self.save(pool, directory, identity, t0)
         elif sum(r["size"] for r in reports) != t["distinct"]:
-            raise ckpt.CheckpointError(
+            raise CheckpointError(
                 f"checkpoint in {directory} holds {sum(r['size'] for r in reports)} states, "
                 f"its manifest says {t['distinct']}"
             )
@@ -347,7 +347,7 @@ class _Run:
         pool.ask_all(("save", directory, seq))
         entries = [e for written in pool.collect() for e in written]
         snapshot = dict(t, seconds=t["seconds"] + time.perf_counter() - t0)
-        ckpt.write_manifest(directory, identity, seq, self.n, snapshot, entries)
+        write_manifest(directory, identity, seq, self.n, snapshot, entries)
 
     # --- the result -----------------------------------------------------------------------------
     def result(self, pool: Pool, stop: str, seconds: float, resumed_from) -> CheckResult:

@@ -50,7 +50,14 @@ from ..fingerprint import fingerprint
 from ..fpset import FingerprintTable
 from ..model import Model, Property, State
 from ..nogc import paused_gc
-from . import checkpoint as files
+from .checkpoint import (
+    CheckpointError,
+    count_visited,
+    fp_array,
+    read_frontier,
+    read_visited,
+    write_partition,
+)
 
 BATCH = 1024  # successors per batch sent to one peer
 TICK = 256  # expanded states between looks at the inbox, the shared counters and the clock
@@ -116,9 +123,9 @@ class Worker:
         self.cpu_mark = time.process_time()
         self.seen = FingerprintTable()
         self.frontier: list[State] = []
-        self.frontier_fps = files.fp_array()
+        self.frontier_fps = fp_array()
         self.next: list[State] = []
-        self.next_fps = files.fp_array()
+        self.next_fps = fp_array()
         self.report = new_report()
         self.ends = 0  # end-of-level markers received during the current level
         # per peer: batches of (states, fps) asked about and not yet answered, oldest first
@@ -208,7 +215,7 @@ class Worker:
 
     def finish_level(self) -> None:
         self.frontier, self.frontier_fps = self.next, self.next_fps
-        self.next, self.next_fps = [], files.fp_array()
+        self.next, self.next_fps = [], fp_array()
         rep = self.report
         rep["size"] = len(self.seen)
         rep["frontier"] = len(self.frontier)
@@ -241,8 +248,8 @@ class Worker:
         ask = self.ask
         # per owner: successors to ask it about (states, fingerprints, parent fingerprints)
         b_states: list[list[State]] = [[] for _ in range(n_workers)]
-        b_fps = [files.fp_array() for _ in range(n_workers)]
-        b_parents = [files.fp_array() for _ in range(n_workers)]
+        b_fps = [fp_array() for _ in range(n_workers)]
+        b_parents = [fp_array() for _ in range(n_workers)]
         sent: set[int] = set()  # fingerprints already asked about during this level
         sent_add = sent.add
         abort = self.abort
@@ -252,7 +259,7 @@ class Worker:
         generated = deadlocks = 0
         deadlock_fp = None
         frontier, fps = self.frontier, self.frontier_fps
-        self.frontier, self.frontier_fps = [], files.fp_array()
+        self.frontier, self.frontier_fps = [], fp_array()
         counter = 0
         expanded = 0
         for idx in range(len(frontier)):
@@ -310,8 +317,8 @@ class Worker:
                     if len(states) >= BATCH:
                         ask(owner, states, b_fps[owner], b_parents[owner])
                         b_states[owner] = []
-                        b_fps[owner] = files.fp_array()
-                        b_parents[owner] = files.fp_array()
+                        b_fps[owner] = fp_array()
+                        b_parents[owner] = fp_array()
             generated += n
             if n == 0:
                 deadlocks += 1
@@ -376,7 +383,7 @@ class Worker:
 
     # --- checkpoints --------------------------------------------------------------------------
     def save(self, directory: str, depth: int) -> None:
-        written = files.write_partition(
+        written = write_partition(
             directory, depth, self.k, self.n, self.seen, self.frontier, self.frontier_fps
         )
         self.conn.send(("saved", written))
@@ -389,15 +396,15 @@ class Worker:
         same = old_n == self.n
         if same:
             parts = [p for p in parts if p[0] == self.k]
-        total = files.count_visited([p[1] for p in parts])
+        total = count_visited([p[1] for p in parts])
         self.seen = FingerprintTable(total if same else total // self.n + 1)
         add = self.seen.add
         n, k = self.n, self.k
         for _, visited, frontier in parts:
-            for fp, parent in files.read_visited(visited):
+            for fp, parent in read_visited(visited):
                 if fp % n == k:
                     add(fp, parent)
-            for fp, state in files.read_frontier(frontier):
+            for fp, state in read_frontier(frontier):
                 if same or fp % n == k:
                     self.frontier.append(state)
                     self.frontier_fps.append(fp)
@@ -450,7 +457,7 @@ def worker_main(k, n, model, symmetry, props, conn, inboxes, shared, resume) -> 
             last = traceback.format_exception_only(type(e), e)[-1].strip()
             where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
             at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
-            if isinstance(e, files.CheckpointError):  # bad input, not an engine failure
+            if isinstance(e, CheckpointError):  # bad input, not an engine failure
                 conn.send(("error", ("checkpoint", str(e))))
             else:
                 conn.send(("error", ("failure", f"worker {k}: {last}{at}")))

@@ -12,7 +12,7 @@ from ..candidates import Cand
 from ..mapping import Event, Unsupported
 
 if TYPE_CHECKING:
-    from ..partition import PartitionValidator
+    from .view import PartitionView as PartitionValidator
 
 
 def view_is(v: PartitionValidator, ev: Event, s: State, i: int) -> bool:

@@ -10,7 +10,7 @@ from ..mapping import Event, TraceInputError
 from .common import node_rep
 
 if TYPE_CHECKING:
-    from ..partition import PartitionValidator
+    from .view import PartitionView as PartitionValidator
 
 
 def prepare_produce(v: PartitionValidator, ev: Event) -> None:

@@ -16,7 +16,7 @@ from ..candidates import Cand, strip_history
 from ..mapping import Event
 
 if TYPE_CHECKING:
-    from ..partition import PartitionValidator
+    from .view import PartitionView as PartitionValidator
 
 
 # ---- handlers: (validator, event, candidate, mismatches) -> next candidates ------------------

@@ -15,7 +15,7 @@ from ..candidates import Cand
 from ..mapping import Event
 
 if TYPE_CHECKING:
-    from ..partition import PartitionValidator
+    from .view import PartitionView as PartitionValidator
 
 
 def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:

@@ -10,11 +10,18 @@ from spec.log import epoch_start
 from spec.protocols import Kip279
 from spec.state import Replica, State
 
-from ..candidates import Cand, Pending, strip_history, with_held, without_held
+from ..candidates import (
+    Cand,
+    Pending,
+    follow_truncations,
+    strip_history,
+    with_held,
+    without_held,
+)
 from ..mapping import Event, TraceInputError
 
 if TYPE_CHECKING:
-    from ..partition import PartitionValidator
+    from .view import PartitionView as PartitionValidator
 
 
 def parked_responses(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
@@ -282,9 +289,7 @@ def _walk_back_round(v: PartitionValidator, ev: Event, s: State, f: int, l: int)
         s.replicas[:f] + (nr,) + s.replicas[f + 1 :], s.coord, s.requests, s.history, s.faults
     )
     if v.flushed:
-        from ..partition import _follow_truncations
-
-        t = _follow_truncations(s, t)
+        t = follow_truncations(s, t)
     return [t]
 
 

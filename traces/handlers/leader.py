@@ -11,7 +11,7 @@ from ..candidates import Cand, strip_history
 from ..mapping import Event
 
 if TYPE_CHECKING:
-    from ..partition import PartitionValidator
+    from .view import PartitionView as PartitionValidator
 
 
 def on_shrink(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
