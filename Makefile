@@ -24,7 +24,7 @@ check: $(STAMP)
 	$(VENV)/bin/isr check --workers $$(nproc)
 
 test: $(STAMP) system-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 4
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
