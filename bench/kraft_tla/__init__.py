@@ -8,6 +8,9 @@ https://github.com/Vanlightly/kafka-tlaplus (kafka_data_replication/kraft, commi
 
 from __future__ import annotations
 
+from .kip966 import Kip966
 from .v3_5 import V35
 
-__all__ = ["V35"]
+MODULES: dict[str, type[V35]] = {"v3_5": V35, "kip_966": Kip966}
+
+__all__ = ["MODULES", "V35", "Kip966"]

@@ -66,7 +66,12 @@ REG_REQ, REG_RESP, AP_REQ, AP_RESP, FETCH_REQ, FETCH_RESP = range(6)
 # errors (Nil is NIL)
 INELIGIBLE_REPLICA, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER = range(4)
 
-STATUS_NAMES = {OFFLINE_CLEAN: "OFFLINE_CLEAN", OFFLINE_DIRTY: "OFFLINE_DIRTY", STARTING: "STARTING", RUNNING: "RUNNING"}
+STATUS_NAMES = {
+    OFFLINE_CLEAN: "OFFLINE_CLEAN",
+    OFFLINE_DIRTY: "OFFLINE_DIRTY",
+    STARTING: "STARTING",
+    RUNNING: "RUNNING",
+}
 ROLE_NAMES = {LEADER: "Leader", FOLLOWER: "Follower", NIL: "Nil"}
 ERROR_NAMES = {
     NIL: "Nil",
@@ -102,12 +107,31 @@ ERROR_NAMES = {
     MSGS,
     DISCARD,
 ) = range(23)
-FIELD_NAMES = (
-    "con_unfenced con_broker_reg con_partition_metadata con_metadata_log broker_state "
-    "broker_fetchers broker_metadata_log_len partition_status partition_metadata partition_data "
-    "partition_leso partition_replica_state partition_pending_ap aux_broker_epoch aux_ctrs aux_flo "
-    "inv_sent inv_pos_acked inv_neg_acked inv_true_hwm inv_consumed messages messages_discard"
-).split()
+FIELD_NAMES = [
+    "con_unfenced",
+    "con_broker_reg",
+    "con_partition_metadata",
+    "con_metadata_log",
+    "broker_state",
+    "broker_fetchers",
+    "broker_metadata_log_len",
+    "partition_status",
+    "partition_metadata",
+    "partition_data",
+    "partition_leso",
+    "partition_replica_state",
+    "partition_pending_ap",
+    "aux_broker_epoch",
+    "aux_ctrs",
+    "aux_flo",
+    "inv_sent",
+    "inv_pos_acked",
+    "inv_neg_acked",
+    "inv_true_hwm",
+    "inv_consumed",
+    "messages",
+    "messages_discard",
+]
 
 # aux_ctrs fields
 INCARN, CLEAN, UNCLEAN, FENCE, SHRINK, REASSIGN = range(6)
@@ -177,12 +201,22 @@ class V35:
             raise ValueError("need 1 <= rf <= brokers, min_isr <= init_isr <= rf, values >= 1")
         self.B = brokers
         self.rf, self.V, self.min_isr, self.init_isr = rf, values, min_isr, init_isr
-        self.limits = dict(clean=clean, unclean=unclean, fence=fence, shrink=shrink, reassign=reassign)
-        self.clean, self.unclean, self.fence, self.shrink, self.reassign = clean, unclean, fence, shrink, reassign
+        self.limits = dict(
+            clean=clean, unclean=unclean, fence=fence, shrink=shrink, reassign=reassign
+        )
+        self.clean, self.unclean, self.fence, self.shrink, self.reassign = (
+            clean,
+            unclean,
+            fence,
+            shrink,
+            reassign,
+        )
         self.avoid_lrs = avoid_lrs
         self.brokers = range(1, brokers + 1)
         self.all_mask = sum(1 << b for b in self.brokers)
-        self.members = {m: tuple(b for b in self.brokers if m >> b & 1) for m in range(0, 1 << (brokers + 1), 2)}
+        self.members = {
+            m: tuple(b for b in self.brokers if m >> b & 1) for m in range(0, 1 << (brokers + 1), 2)
+        }
         self.action_names = list(self.NEXT)
         self._actions = [(k, getattr(self, "_" + name)) for k, name in enumerate(self.NEXT)]
         self.name = (
@@ -204,12 +238,17 @@ class V35:
         first = self._init_record(replicas, isr, pe)
         state: list[Any] = [None] * 23
         state[CON_UNFENCED] = unfenced
-        state[CON_REG] = tuple((UNFENCED if unfenced >> b & 1 else FENCED, b, b) for b in self.brokers)
+        state[CON_REG] = tuple(
+            (UNFENCED if unfenced >> b & 1 else FENCED, b, b) for b in self.brokers
+        )
         state[CON_PM] = self._init_con_pm(replicas, isr, pe)
         state[CON_LOG] = (first,)
         state[B_STATE] = tuple((RUNNING, b, b, True) for b in self.brokers)
         state[B_FETCH] = tuple(
-            tuple(((1, 0, False), False) if (b != 1 and b1 == 1) else BLANK_FETCH for b1 in self.brokers)
+            tuple(
+                ((1, 0, False), False) if (b != 1 and b1 == 1) else BLANK_FETCH
+                for b1 in self.brokers
+            )
             for b in self.brokers
         )
         state[B_MDLEN] = tuple(1 if unfenced >> b & 1 else 0 for b in self.brokers)
@@ -302,7 +341,10 @@ class V35:
         if self._leo(state, b) == 1:
             return 0
         for offset in range(leo - 1, 0, -1):
-            if all(b1 == b or (rs[b1 - 1][0] != NIL and rs[b1 - 1][0] > offset) for b1 in self.members[maximal]):
+            if all(
+                b1 == b or (rs[b1 - 1][0] != NIL and rs[b1 - 1][0] > offset)
+                for b1 in self.members[maximal]
+            ):
                 return offset
         return 0
 
@@ -318,14 +360,18 @@ class V35:
                 out |= 1 << v
         return out
 
-    def _send_acks(self, state: tuple, s: list, b: int, lower: int, higher: int, positive: bool) -> None:
+    def _send_acks(
+        self, state: tuple, s: list, b: int, lower: int, higher: int, positive: bool
+    ) -> None:
         values = self._acks_for(state, b, lower, higher)
         if positive:
             s[INV_POS] = state[INV_POS] | values
         else:
             s[INV_NEG] = state[INV_NEG] | values
 
-    def _update_hwm_inv(self, state: tuple, s: list, b: int, old: int, new: int, positive: bool) -> None:
+    def _update_hwm_inv(
+        self, state: tuple, s: list, b: int, old: int, new: int, positive: bool
+    ) -> None:
         if positive:
             self._send_acks(state, s, b, old, new - 1, True)
         else:
@@ -341,7 +387,9 @@ class V35:
     def _can_advance(self, state: tuple, b: int, isr: int, old: int, new: int) -> bool:
         return new > old
 
-    def _maybe_advance_hwm(self, state: tuple, s: list, b: int, isr: int, old: int, new: int, positive: bool) -> None:
+    def _maybe_advance_hwm(
+        self, state: tuple, s: list, b: int, isr: int, old: int, new: int, positive: bool
+    ) -> None:
         if self._can_advance(state, b, isr, old, new):
             data = s[P_DATA][b - 1]
             s[P_DATA] = _setb(s[P_DATA], b, (data[0], new, data[2]))
@@ -349,7 +397,10 @@ class V35:
 
     def _hwm_on_partition_change(self, state: tuple, s: list, b: int, md: tuple) -> None:
         """MaybeUpdateHwmAndAckOnPartitionChange."""
-        new = self._commit_offset(state, b, md[R_MAXIMAL], self._leo(state, b), state[P_RS][b - 1]) + 1
+        new = (
+            self._commit_offset(state, b, md[R_MAXIMAL], self._leo(state, b), state[P_RS][b - 1])
+            + 1
+        )
         positive = _popcount(md[R_MAXIMAL]) >= self.min_isr
         self._maybe_advance_hwm(state, s, b, md[R_ISR], self._hwm(state, b), new, positive)
 
@@ -367,7 +418,11 @@ class V35:
 
     # --- controller partition changes (list of (con_pm', con_log') choices; None = no change)
 
-    def _apply_change(self, state: tuple, replicas, leader, isr, le, pe, adding, removing) -> tuple:
+    def _apply_change(
+        self, state: tuple, replicas, leader, isr, le, pe, adding, removing, elr=0
+    ) -> tuple:
+        """ApplyPartitionChange: the new controller metadata and the log with its record (``elr``
+        is KIP-966's; this version has none)."""
         pm = (replicas, isr, leader, le, pe, adding, removing)
         return pm, state[CON_LOG] + (pm,)
 
@@ -384,19 +439,40 @@ class V35:
                 return [None]
             return [
                 self._apply_change(
-                    state, md[C_REPLICAS], md[C_LEADER], new_isr, md[C_LE], md[C_PE] + 1, md[C_ADDING], md[C_REMOVING]
+                    state,
+                    md[C_REPLICAS],
+                    md[C_LEADER],
+                    new_isr,
+                    md[C_LE],
+                    md[C_PE] + 1,
+                    md[C_ADDING],
+                    md[C_REMOVING],
                 )
             ]
         if new_isr & new_unfenced:
             return [
                 self._apply_change(
-                    state, md[C_REPLICAS], c, new_isr, md[C_LE] + 1, md[C_PE] + 1, md[C_ADDING], md[C_REMOVING]
+                    state,
+                    md[C_REPLICAS],
+                    c,
+                    new_isr,
+                    md[C_LE] + 1,
+                    md[C_PE] + 1,
+                    md[C_ADDING],
+                    md[C_REMOVING],
                 )
                 for c in self.members[new_isr & new_unfenced]
             ]
         return [
             self._apply_change(
-                state, md[C_REPLICAS], NO_LEADER, new_isr, md[C_LE] + 1, md[C_PE] + 1, md[C_ADDING], md[C_REMOVING]
+                state,
+                md[C_REPLICAS],
+                NO_LEADER,
+                new_isr,
+                md[C_LE] + 1,
+                md[C_PE] + 1,
+                md[C_ADDING],
+                md[C_REMOVING],
             )
         ]
 
@@ -424,7 +500,9 @@ class V35:
 
     # --- LastOffsetForEpoch
 
-    def _last_offset_for_epoch(self, state: tuple, b: int, req_epoch: int, is_leader: bool) -> tuple[int, int]:
+    def _last_offset_for_epoch(
+        self, state: tuple, b: int, req_epoch: int, is_leader: bool
+    ) -> tuple[int, int]:
         log = self._log(state, b)
         le = state[P_MD][b - 1][R_LE]
         if not log or log[-1][0] == req_epoch or (is_leader and le == req_epoch):
@@ -482,28 +560,39 @@ class V35:
 
     # ------------------------------------------------------------------ actions
 
+    def _start_epoch(self, state: tuple, b: int) -> int:
+        return 0  # the broker epoch is not kept across restarts (KIP-966 reads it from file)
+
+    def _reg_request(self, state: tuple, b: int, inc: int) -> tuple:
+        return (REG_REQ, b, inc, CONTROLLER, b)
+
+    def _on_registration(self, state: tuple, b: int, m: tuple) -> list[tuple[int, Any]]:
+        return self._handle_unfenced(state, b)
+
     def _BrokerStart(self, state: tuple) -> Iterator[tuple[tuple, tuple]]:
         for b in self.brokers:
             if state[B_STATE][b - 1][0] not in (OFFLINE_CLEAN, OFFLINE_DIRTY):
                 continue
             s = list(state)
             inc = state[AUX_CTRS][INCARN]
-            s[B_STATE] = _setb(state[B_STATE], b, (STARTING, 0, inc, False))
+            s[B_STATE] = _setb(
+                state[B_STATE], b, (STARTING, self._start_epoch(state, b), inc, False)
+            )
             s[P_STATUS] = _setb(state[P_STATUS], b, NIL)
-            s[MSGS] = self._msgs_add(state[MSGS], (REG_REQ, b, inc, CONTROLLER, b))
+            s[MSGS] = self._msgs_add(state[MSGS], self._reg_request(state, b, inc))
             s[AUX_CTRS] = _set(state[AUX_CTRS], INCARN, inc + 1)
             yield (b,), tuple(s)
 
     def _ReceiveBrokerRegRequest(self, state: tuple) -> Iterator[tuple[tuple, tuple]]:
         for b in self.brokers:
             for m in state[MSGS]:
-                if m[0] != REG_REQ or m[4] != b:
+                if m[0] != REG_REQ or m[-1] != b:
                     continue
                 reg = state[CON_REG][b - 1]
                 if not (reg[0] == FENCED or reg[2] == m[2]):
                     continue
                 be = state[AUX_BE] + 1
-                for new_unfenced, change in self._handle_unfenced(state, b):
+                for new_unfenced, change in self._on_registration(state, b, m):
                     s = list(state)
                     s[CON_REG] = _setb(state[CON_REG], b, (UNFENCED, be, m[2]))
                     s[CON_UNFENCED] = new_unfenced
@@ -595,7 +684,9 @@ class V35:
         else:
             row = state[P_RS][b - 1]
             s[P_RS] = _setb(
-                state[P_RS], b, tuple(row[b1 - 1] if md[R_ISR] >> b1 & 1 else BLANK_RS for b1 in self.brokers)
+                state[P_RS],
+                b,
+                tuple(row[b1 - 1] if md[R_ISR] >> b1 & 1 else BLANK_RS for b1 in self.brokers),
             )
         s[P_PAP] = _setb(state[P_PAP], b, NO_PAP)
         self._remove_from_fetchers(state, s, b)
@@ -608,7 +699,9 @@ class V35:
             log = self._log(state, b)
             add = (self._leo(state, b), log[-1][0] if log else 0, False)
             s[B_FETCH] = _setb(
-                state[B_FETCH], b, tuple(((add if p == leader else None), row[p - 1][1]) for p in self.brokers)
+                state[B_FETCH],
+                b,
+                tuple(((add if p == leader else None), row[p - 1][1]) for p in self.brokers),
             )
         s[P_LESO] = _setb(state[P_LESO], b, NIL)
         self._renounce_leadership(state, s, b, md)
@@ -672,7 +765,9 @@ class V35:
 
     # --- AlterPartition
 
-    def _follower_caught_up(self, state: tuple, b: int, f: int, leo: int, curr: int, timed_out: int) -> bool:
+    def _follower_caught_up(
+        self, state: tuple, b: int, f: int, leo: int, curr: int, timed_out: int
+    ) -> bool:
         if curr >> f & 1:
             return not timed_out >> f & 1
         return leo != NIL and leo >= self._hwm(state, b) and leo >= state[P_LESO][b - 1]
@@ -693,7 +788,17 @@ class V35:
             (b1, state[B_STATE][b - 1][1] if b1 == b else 0 if curr >> b1 & 1 else rs[b1 - 1][1])
             for b1 in self.members[proposed]
         )
-        req = (AP_REQ, proposed, isr_and_epochs, b, md[R_LE], md[R_PE], state[B_STATE][b - 1][1], CONTROLLER, b)
+        req = (
+            AP_REQ,
+            proposed,
+            isr_and_epochs,
+            b,
+            md[R_LE],
+            md[R_PE],
+            state[B_STATE][b - 1][1],
+            CONTROLLER,
+            b,
+        )
         # __AvoidCycle: never sent, or sent and the controller would now accept it. Its second
         # disjunct has PreviouslySent (itself a disjunction) as a conjunct, which TLC splits:
         # one branch per set (messages, messages_discard) that holds the request.
@@ -711,7 +816,11 @@ class V35:
 
     def _SendAlterPartitionRequest(self, state: tuple) -> Iterator[tuple[tuple, tuple]]:
         for b in self.brokers:
-            if state[B_STATE][b - 1][0] != RUNNING or self._pending_ap(state, b) or state[P_STATUS][b - 1] != LEADER:
+            if (
+                state[B_STATE][b - 1][0] != RUNNING
+                or self._pending_ap(state, b)
+                or state[P_STATUS][b - 1] != LEADER
+            ):
                 continue
             if state[AUX_CTRS][SHRINK] < self.shrink:
                 isr = self.members[state[P_MD][b - 1][R_ISR]]
@@ -743,8 +852,8 @@ class V35:
             and _popcount(final_isr) >= self.min_isr
         )
         if complete:
-            return (final_replicas, final_isr, md[C_LE] + 1, md[C_PE] + 1, 0, 0)
-        return (md[C_REPLICAS], m[1], md[C_LE], md[C_PE] + 1, md[C_ADDING], md[C_REMOVING])
+            return (final_replicas, final_isr, md[C_LE] + 1, md[C_PE] + 1, 0, 0, 0)
+        return (md[C_REPLICAS], m[1], md[C_LE], md[C_PE] + 1, md[C_ADDING], md[C_REMOVING], 0)
 
     def _ReceiveAlterPartitionRequest(self, state: tuple) -> Iterator[tuple[tuple, tuple]]:
         md = state[CON_PM]
@@ -754,15 +863,23 @@ class V35:
                     continue
                 error = self._validate_ap(state, b, m)
                 if error == NIL:
-                    replicas, isr, le, pe, adding, removing = self._ap_new_md(state, m)
+                    replicas, isr, le, pe, adding, removing, elr = self._ap_new_md(state, m)
                     for new_leader in self.members[isr]:
-                        if isr >> md[C_LEADER] & 1 and md[C_LEADER] != NO_LEADER and new_leader != md[C_LEADER]:
+                        if (
+                            isr >> md[C_LEADER] & 1
+                            and md[C_LEADER] != NO_LEADER
+                            and new_leader != md[C_LEADER]
+                        ):
                             continue
                         s = list(state)
                         s[CON_PM], s[CON_LOG] = self._apply_change(
-                            state, replicas, new_leader, isr, le, pe, adding, removing
+                            state, replicas, new_leader, isr, le, pe, adding, removing, elr
                         )
-                        self._reply(s, m, (AP_RESP, NIL, m, replicas, isr, new_leader, le, pe, b, CONTROLLER))
+                        self._reply(
+                            s,
+                            m,
+                            (AP_RESP, NIL, m, replicas, isr, new_leader, le, pe, b, CONTROLLER),
+                        )
                         yield (b,), tuple(s)
                 else:
                     s = list(state)
@@ -800,10 +917,14 @@ class V35:
         grow = md[C_REPLICAS] | adding
         final_replicas = grow & ~removing
         final_isr = md[C_ISR] & ~removing
-        complete = adding & ~final_isr == 0 and _popcount(final_isr) >= self.min_isr and final_replicas != 0
+        complete = (
+            adding & ~final_isr == 0
+            and _popcount(final_isr) >= self.min_isr
+            and final_replicas != 0
+        )
         if complete:
-            return (final_replicas, final_isr, md[C_LE] + 1, md[C_PE] + 1, 0, 0)
-        return (grow, md[C_ISR], md[C_LE], md[C_PE] + 1, adding, removing)
+            return (final_replicas, final_isr, md[C_LE] + 1, md[C_PE] + 1, 0, 0, 0)
+        return (grow, md[C_ISR], md[C_LE], md[C_PE] + 1, adding, removing, 0)
 
     def _PerformPartitionReassignment(self, state: tuple) -> Iterator[tuple[tuple, tuple]]:
         md = state[CON_PM]
@@ -814,19 +935,28 @@ class V35:
             for removing in masks:
                 if adding == 0 and removing == 0:
                     continue
-                if _popcount(md[C_REPLICAS]) + _popcount(adding) - _popcount(removing) < self.min_isr:
+                if (
+                    _popcount(md[C_REPLICAS]) + _popcount(adding) - _popcount(removing)
+                    < self.min_isr
+                ):
                     continue
                 if adding & md[C_REPLICAS] or removing & ~md[C_REPLICAS]:
                     continue
-                replicas, isr, le, pe, add, rem = self._reassign_new_md(md, adding, removing)
+                replicas, isr, le, pe, add, rem, elr = self._reassign_new_md(md, adding, removing)
                 # ValidReassignment's first conjunct is a disjunction TLC splits: twice when both
                 # sets are non-empty.
                 times = (adding != 0) + (removing != 0)
                 for new_leader in self.members[isr]:
-                    if isr >> md[C_LEADER] & 1 and md[C_LEADER] != NO_LEADER and new_leader != md[C_LEADER]:
+                    if (
+                        isr >> md[C_LEADER] & 1
+                        and md[C_LEADER] != NO_LEADER
+                        and new_leader != md[C_LEADER]
+                    ):
                         continue
                     s = list(state)
-                    s[CON_PM], s[CON_LOG] = self._apply_change(state, replicas, new_leader, isr, le, pe, add, rem)
+                    s[CON_PM], s[CON_LOG] = self._apply_change(
+                        state, replicas, new_leader, isr, le, pe, add, rem, elr
+                    )
                     s[AUX_CTRS] = _set(state[AUX_CTRS], REASSIGN, state[AUX_CTRS][REASSIGN] + 1)
                     t = tuple(s)
                     for _ in range(times):
@@ -837,7 +967,12 @@ class V35:
     def _converged(self, state: tuple, leader: int, follower: int) -> bool:
         dl, df = state[P_DATA][leader - 1], state[P_DATA][follower - 1]
         rs = state[P_RS][leader - 1][follower - 1]
-        return dl[2] == df[2] and dl[1] == df[1] and rs[0] == df[2] and rs[1] == state[B_STATE][follower - 1][1]
+        return (
+            dl[2] == df[2]
+            and dl[1] == df[1]
+            and rs[0] == df[2]
+            and rs[1] == state[B_STATE][follower - 1][1]
+        )
 
     def _SendFetchRequest(self, state: tuple) -> Iterator[tuple[tuple, tuple]]:
         for frm in self.brokers:
@@ -900,9 +1035,7 @@ class V35:
 
     def _truncate_point(self, state: tuple, b: int, div: tuple) -> int:
         local = self._last_offset_for_epoch(state, b, div[0], False)
-        if local[0] != div[0]:
-            t = local[1]
-        elif local[1] is not None and local[1] < div[1]:
+        if local[0] != div[0] or (local[1] is not None and local[1] < div[1]):
             t = local[1]
         else:
             if local[1] is None:
@@ -936,7 +1069,9 @@ class V35:
                     hwm = self._hwm(state, b)
                     after = (log[: t - 1], hwm, t) if t > 1 else ((), hwm, 1)
                     s[P_DATA] = _setb(state[P_DATA], b, after)
-                    row = _setb(row, src, ((after[2], after[0][-1][0] if after[0] else 0, False), False))
+                    row = _setb(
+                        row, src, ((after[2], after[0][-1][0] if after[0] else 0, False), False)
+                    )
                 else:
                     log = self._log(state, b)
                     new_leo = len(log) + len(records) + 1
@@ -965,6 +1100,8 @@ class V35:
                 log = self._log(state, b) + ((md[R_LE], leo, v),)
                 old = self._hwm(state, b)
                 new = self._commit_offset(state, b, md[R_MAXIMAL], new_leo, state[P_RS][b - 1]) + 1
+                if not self._can_advance(state, b, md[R_ISR], old, new):
+                    new = old
                 s = list(state)
                 s[P_DATA] = _setb(state[P_DATA], b, (log, max(new, old), new_leo))
                 if new > old:
@@ -978,10 +1115,16 @@ class V35:
         isr = state[CON_PM][C_ISR]
         return not (self.avoid_lrs and isr >> b & 1 and _popcount(isr) == 1)
 
-    def _shutdown(self, state: tuple, b: int, dirty: bool) -> Iterator[tuple[tuple, tuple]]:
+    def _shutdown(
+        self, state: tuple, b: int, dirty: bool, kept_epoch: int = 0
+    ) -> Iterator[tuple[tuple, tuple]]:
         for new_unfenced, change in self._handle_fenced(state, b):
             s = list(state)
-            s[B_STATE] = _setb(state[B_STATE], b, (OFFLINE_DIRTY if dirty else OFFLINE_CLEAN, 0, 0, False))
+            s[B_STATE] = _setb(
+                state[B_STATE],
+                b,
+                (OFFLINE_DIRTY if dirty else OFFLINE_CLEAN, kept_epoch, 0, False),
+            )
             self._drop_fetch_sessions(state, s, b)
             s[P_STATUS] = _setb(state[P_STATUS], b, NIL)
             if dirty:
@@ -1004,7 +1147,10 @@ class V35:
         if state[AUX_CTRS][UNCLEAN] >= self.unclean:
             return
         for b in self.brokers:
-            if state[B_STATE][b - 1][0] in (OFFLINE_CLEAN, OFFLINE_DIRTY) or not self._unclean_allowed(state, b):
+            if state[B_STATE][b - 1][0] in (
+                OFFLINE_CLEAN,
+                OFFLINE_DIRTY,
+            ) or not self._unclean_allowed(state, b):
                 continue
             yield from self._shutdown(state, b, True)
 
