@@ -81,6 +81,19 @@ ERROR_NAMES = {
     NOT_LEADER_OR_FOLLOWER: "NotLeaderOrFollower",
 }
 
+# Guards the spec marks "CHECK" (remove one and the model checker should find data loss), which
+# ``drop`` removes, one name each; the default model keeps them all, as the spec does.
+DROPPABLE = {
+    "incarnation": "ReceiveBrokerRegResponse: the response's incarnation id must be the broker's",
+    "fetcher-epoch-bump": "AddPartitionToFetcher: re-add the partition on a leader-epoch bump",
+    "reset-out-of-sync": "BecomeLeaderInNewEpoch: forget the state of out-of-sync followers",
+    "isr-hwm": "FollowerIsCaughtUp: a follower joins the ISR only at or above the leader's HW",
+    "isr-leso": "FollowerIsCaughtUp: ... and at or above the leader-epoch start offset",
+    "fetch-response": "ReceiveFetchResponse: the fetch offset and leader epoch must still match",
+    "broker-epoch": "IsEligibleBroker (KIP-903): an added replica's broker epoch must be current",
+    "partition-epoch": "ValidateAlterPartitionRequest: the partition epoch must be current",
+}
+
 # state fields
 (
     CON_UNFENCED,
@@ -194,7 +207,14 @@ class V35:
         shrink: int = 0,
         reassign: int = 0,
         avoid_lrs: bool = False,
+        drop: frozenset[str] | set[str] = frozenset(),
     ):
+        unknown = set(drop) - set(DROPPABLE)
+        if unknown:
+            raise ValueError(
+                f"unknown guards to drop: {sorted(unknown)} (known: {sorted(DROPPABLE)})"
+            )
+        self.drop = frozenset(drop)
         rf = brokers if rf is None else rf
         init_isr = rf if init_isr is None else init_isr
         if not (1 <= rf <= brokers and min_isr <= init_isr <= rf and values >= 1):
@@ -548,11 +568,14 @@ class V35:
 
     def _is_eligible(self, state: tuple, b: int, broker_epoch: int) -> bool:
         reg = state[CON_REG][b - 1]
+        if "broker-epoch" in self.drop:
+            return reg[0] == UNFENCED
         return reg[0] == UNFENCED and (broker_epoch == 0 or reg[1] == broker_epoch)
 
     def _validate_ap(self, state: tuple, b: int, m: tuple) -> int:
         md = state[CON_PM]
-        if b == md[C_LEADER] and m[6] == state[CON_REG][b - 1][1] and m[5] == md[C_PE]:
+        pe_ok = m[5] == md[C_PE] or "partition-epoch" in self.drop
+        if b == md[C_LEADER] and m[6] == state[CON_REG][b - 1][1] and pe_ok:
             if all(self._is_eligible(state, b1, e) for b1, e in m[2]):
                 return NIL
             return INELIGIBLE_REPLICA
@@ -607,7 +630,9 @@ class V35:
             if bs[0] != STARTING or bs[3]:
                 continue
             for m in state[MSGS]:
-                if m[0] != REG_RESP or m[4] != b or bs[2] != m[2]:
+                if m[0] != REG_RESP or m[4] != b:
+                    continue
+                if bs[2] != m[2] and "incarnation" not in self.drop:
                     continue
                 s = list(state)
                 s[B_STATE] = _setb(state[B_STATE], b, (RUNNING, m[1], bs[2], True))
@@ -686,7 +711,12 @@ class V35:
             s[P_RS] = _setb(
                 state[P_RS],
                 b,
-                tuple(row[b1 - 1] if md[R_ISR] >> b1 & 1 else BLANK_RS for b1 in self.brokers),
+                tuple(
+                    row[b1 - 1]
+                    if md[R_ISR] >> b1 & 1 or "reset-out-of-sync" in self.drop
+                    else BLANK_RS
+                    for b1 in self.brokers
+                ),
             )
         s[P_PAP] = _setb(state[P_PAP], b, NO_PAP)
         self._remove_from_fetchers(state, s, b)
@@ -695,7 +725,8 @@ class V35:
         s[P_STATUS] = _setb(state[P_STATUS], b, FOLLOWER)
         leader, le = md[R_LEADER], md[R_LE]
         row = state[B_FETCH][b - 1]
-        if le > state[P_MD][b - 1][R_LE] or row[leader - 1][0] is None:
+        bump = le > state[P_MD][b - 1][R_LE] and "fetcher-epoch-bump" not in self.drop
+        if bump or row[leader - 1][0] is None:
             log = self._log(state, b)
             add = (self._leo(state, b), log[-1][0] if log else 0, False)
             s[B_FETCH] = _setb(
@@ -770,7 +801,11 @@ class V35:
     ) -> bool:
         if curr >> f & 1:
             return not timed_out >> f & 1
-        return leo != NIL and leo >= self._hwm(state, b) and leo >= state[P_LESO][b - 1]
+        return (
+            leo != NIL
+            and (leo >= self._hwm(state, b) or "isr-hwm" in self.drop)
+            and (leo >= state[P_LESO][b - 1] or "isr-leso" in self.drop)
+        )
 
     def _do_send_ap(self, state: tuple, b: int, timed_out: int) -> tuple[tuple, int] | None:
         if timed_out >> b & 1:
@@ -1059,7 +1094,8 @@ class V35:
                 _, err, m_le, m_fo, m_hwm, div, records, _, _ = m
                 s = list(state)
                 row = state[B_FETCH][b - 1]
-                if part is None or part[0] != m_fo or state[P_MD][b - 1][R_LE] != m_le:
+                stale = part is not None and (part[0] != m_fo or state[P_MD][b - 1][R_LE] != m_le)
+                if part is None or (stale and "fetch-response" not in self.drop):
                     row = _setb(row, src, (part, False))
                 elif err != NIL:
                     row = _setb(row, src, ((part[0], part[1], True), False))
