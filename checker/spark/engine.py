@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..bfs import Limits
+from ..engines import Limits, select_properties
 from ..fingerprint import collision_probability, fingerprint
 from ..model import Model, State
 from ..paths import extend_with_transition, replay_chain
@@ -84,7 +84,7 @@ class _Run:
         self.symmetry = symmetry
         self.limits = limits
         self.canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
-        self.props = [p for p in model.properties if properties is None or p.name in properties]
+        self.props = select_properties(model, properties)
         self.property_filter = None if properties is None else sorted(properties)
         self.progress = progress
         self.config = dict(config or {})
