@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 from checker.graph import build_graph
 from traces.conformance import scenarios
@@ -32,7 +33,7 @@ def test_the_scenario_set_is_unchanged():
 
 
 def test_no_search_of_its_own():
-    src = open(scenarios.__file__, encoding="utf-8").read()
+    src = Path(scenarios.__file__).read_text(encoding="utf-8")
     assert "build_graph(" in src and "deque" not in src and "popleft" not in src
 
 
