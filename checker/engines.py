@@ -30,8 +30,10 @@ and multiprocessing's imports stay out of a sequential run.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from .model import Model, Property
@@ -87,6 +89,24 @@ def split_properties(model: Model, names: Collection[str] | None = None) -> Prop
         sometimes_states=[p for p in props if p.kind == "sometimes" and not p.on_transitions],
         sometimes_transitions=[p for p in props if p.kind == "sometimes" and p.on_transitions],
         liveness=[p for p in props if p.kind == "eventually"],
+    )
+
+
+def open_properties(
+    props: Sequence[Property],
+    kind: str,
+    done: Collection[str],
+    on_transitions: bool | None = None,
+) -> tuple[str, ...]:
+    """The names of the properties of ``kind`` in ``props`` not yet decided (not in ``done``);
+    for `sometimes`, only those on transitions (True) or on states (False) when asked. What a
+    level-synchronous engine ships to its workers as still open."""
+    return tuple(
+        p.name
+        for p in props
+        if p.kind == kind
+        and p.name not in done
+        and (on_transitions is None or p.on_transitions == on_transitions)
     )
 
 
@@ -302,6 +322,22 @@ def simulate(model: Model, engine_name: str = "seq", options: Options | None = N
     return run("simulate", engine_name, model, options, **extras)
 
 
+# --- checkpoint/resume -----------------------------------------------------------------------
+
+
+def load_manifest(directory: str, name: str, error: type[Exception]) -> Any:
+    """The JSON manifest ``name`` of the checkpoint in ``directory``, for the engines that
+    resume (parallel, spark; each checks its own format and identity); ``error`` (the engine's
+    CheckpointError, one line) when it is missing or unreadable."""
+    path = Path(directory) / name
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise error(f"no checkpoint to resume in {directory} (no {name})") from None
+    except (OSError, ValueError) as e:
+        raise error(f"cannot read {path}: {e}") from None
+
+
 # --- the CLI's vocabulary -------------------------------------------------------------------
 
 # `--engine local|spark` on every command. `local` is this machine: for `check`, the sequential
@@ -343,8 +379,10 @@ __all__ = [
     "PropertySplit",
     "check",
     "engine",
+    "load_manifest",
     "local_check_engine",
     "names",
+    "open_properties",
     "registry_name",
     "run",
     "select_properties",

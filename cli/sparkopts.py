@@ -13,7 +13,8 @@ of a verdict).
     --spark-timeout S          start-up budget: Spark must start and give an executor within S
                                seconds (default 60, and never more than --max-seconds)
 
-Older spellings still work, each with a one-line deprecation notice on stderr:
+Older spellings still work, each with a one-line deprecation notice on stderr (printed once the
+command has run, left out when it ends in bad input, whose one line is the error):
 `check --engine bfs`, `simulate --engine seq`, `validate --engine sequential` (all now
 `--engine local`) and `--master URL` (now `--spark-master URL`). Which registry engine
 (checker.engines) a command's `--engine` stands for is :func:`checker.engines.registry_name`.
@@ -66,8 +67,22 @@ def add_engine_args(p: argparse.ArgumentParser, command: str, *, workers: bool =
     add_spark_args(p)
 
 
+# Deprecation notices wait here until the command has run: cli.main prints them once it is
+# done, and drops them when the command ends in bad input (exit 2 is one line on stderr, the
+# error, whatever else went wrong).
+_NOTICES: list[str] = []
+
+
 def deprecated(old: str, new: str) -> None:
-    print(f"isr: warning: {old} is deprecated; use {new}", file=sys.stderr)
+    _NOTICES.append(f"isr: warning: {old} is deprecated; use {new}")
+
+
+def flush_notices(show: bool = True) -> None:
+    """Print the pending deprecation notices on stderr (``show``), or drop them."""
+    if show:
+        for line in _NOTICES:
+            print(line, file=sys.stderr)
+    _NOTICES.clear()
 
 
 def engine_family(args: argparse.Namespace, command: str) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..engines import Limits, select_properties
+from ..engines import Limits, open_properties, select_properties
 from ..fingerprint import collision_probability, fingerprint
 from ..model import Model, State
 from ..paths import extend_with_transition, replay_chain
@@ -110,13 +110,7 @@ class _Run:
         t = self.tally
 
         def open_(kind: str, done: dict, on_transitions: bool | None = None) -> tuple[str, ...]:
-            return tuple(
-                p.name
-                for p in self.props
-                if p.kind == kind
-                and p.name not in done
-                and (on_transitions is None or p.on_transitions == on_transitions)
-            )
+            return open_properties(self.props, kind, done, on_transitions)
 
         return LevelJob(
             model=self.model,

@@ -18,6 +18,7 @@ from typing import Any
 
 from checker.graph import WithoutActions, build_graph
 from spec import Config, IsrSpec
+from traces.partition import _role  # a replica's role: the validator's own definition
 
 Op = dict[str, Any]
 Scenario = list[Op]
@@ -30,15 +31,6 @@ ENV_OPS = {
     "ControllerMoveLeader",
     "ControllerShutdownBroker",
 }
-
-
-def _role(s: Any, i: int) -> str:
-    r = s.replicas[i]
-    if not r.alive:
-        return "crashed"
-    if r.leader == i:
-        return "leader"
-    return "follower" if r.leader >= 0 else "none"
 
 
 MOVES = frozenset({"ControllerMoveLeader", "ControllerShutdownBroker"})
