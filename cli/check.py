@@ -22,7 +22,7 @@ from .models import (
     positive_int,
     positive_seconds,
 )
-from .render import render_counterexample, render_result
+from .render import config_words, render_counterexample, render_result
 from .sparkopts import (
     add_engine_args,
     check_note,
@@ -109,9 +109,7 @@ def replay_failed(e: ReplayError) -> int:
 
 def header_line(cfg) -> str:
     return (
-        f"isr check: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
-        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
-        f"min.insync.replicas {cfg.min_isr}"
+        f"isr check: {config_words(cfg)}"
         + (f", fault modes {' '.join(cfg.fault_modes)}" if cfg.fault_modes else "")
         + (f", retries {cfg.retries}" if cfg.retries > 1 else "")
         + (", idempotence" if cfg.idempotence else "")

@@ -14,7 +14,7 @@ from checker.result import CheckResult
 
 from .errors import UsageError
 from .models import add_model_args, model_from_args, positive_int
-from .render import render_result
+from .render import config_words, render_result
 from .traceout import add_trace_args, write_trace
 
 
@@ -71,11 +71,7 @@ MOVES = ("ControllerMoveLeader", "ControllerShutdownBroker")
 
 def header_line(cfg, without: list[str]) -> str:
     extra = f", without {', '.join(without)}" if without else ""
-    return (
-        f"isr liveness: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
-        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
-        f"min.insync.replicas {cfg.min_isr}{extra}"
-    )
+    return f"isr liveness: {config_words(cfg)}{extra}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from .models import (
     positive_int,
     seed_int,
 )
-from .render import render_result
+from .render import config_words, render_result
 from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
 from .traceout import add_trace_args, write_trace
 
@@ -62,9 +62,7 @@ def register(sub) -> None:
 
 def header_line(cfg, args: argparse.Namespace) -> str:
     return (
-        f"isr simulate: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
-        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
-        f"min.insync.replicas {cfg.min_isr}; {args.walks} walks of at most {args.depth} steps, "
+        f"isr simulate: {config_words(cfg)}; {args.walks} walks of at most {args.depth} steps, "
         f"seed {args.seed}"
     )
 
