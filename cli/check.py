@@ -106,6 +106,7 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
     traceout.add_trace_args(p)
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    p.add_argument("--sarif", metavar="FILE", help="also write the verdicts as SARIF 2.1.0")
     add_spark_args(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
@@ -205,9 +206,9 @@ def run(args: argparse.Namespace) -> int:
     res.config = model.config.to_json()
     if args.trace_out:
         traceout.write_trace(args.trace_out, args.trace_format, model, res)
-    if args.junit:
-        junit.write(
-            args.junit, [junit.check_suite(res, header_line(model.config), render_counterexample)]
+    if args.junit or args.sarif:
+        junit.write_reports(
+            args, [junit.check_suite(res, header_line(model.config), render_counterexample)]
         )
     if args.format == "json":
         out = res.to_json()

@@ -114,6 +114,11 @@ def register(sub) -> None:
         metavar="FILE",
         help="also write JUnit XML: a suite per cell, a case per property",
     )
+    p.add_argument(
+        "--sarif",
+        metavar="FILE",
+        help="also write SARIF 2.1.0: a rule per property, a result per violated cell",
+    )
     p.set_defaults(run=run)
 
 
@@ -349,8 +354,8 @@ def run(args: argparse.Namespace) -> int:
             (out / "matrix.md").write_text(render_markdown(results, header) + "\n")
         except OSError as e:
             raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
-    if args.junit:
-        junit.write(args.junit, junit.matrix_suites(results))
+    if args.junit or args.sarif:
+        junit.write_reports(args, junit.matrix_suites(results))
     if args.format == "json":
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
