@@ -168,3 +168,38 @@ def test_the_listed_counterexample_replays(cx):
         state = nxt[0]
         violated = not prop.check(state)
         assert violated == (i == len(cx["steps"])), f"{prop.name} violated at step {i}"
+
+
+MATRIX = README.parent / "docs" / "matrix" / "matrix.json"
+TABLE_COLUMNS = ["StrongIsr", "NoCommittedLoss", "NoAckedLoss", "NoPhantomRead", "NoDuplicates"]
+
+
+def _short(verdict: str) -> str:
+    m = re.match(r"violated \((\d+) steps\)", verdict)
+    return f"v({m.group(1)})" if m else verdict
+
+
+def test_the_verdict_table_is_docs_matrix():
+    """README's "Fault modes and the verdict table" summarises docs/matrix/matrix.json (the output
+    of `isr matrix`): every (protocol, mode) cell of the file appears in exactly one row of the
+    table, with the same verdicts, and every cell is complete."""
+    import json
+
+    doc = json.loads(MATRIX.read_text())
+    cells = {(c["protocol"], c["mode"]): c for c in doc["cells"]}
+    assert all(c["complete"] for c in cells.values())
+    text = README.read_text()
+    start = text.index("| protocol | mode | StrongIsr | NoCommittedLoss (acks=all)")
+    seen: dict[tuple[str, str], list[str]] = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("| "):
+            break
+        cols = [c.strip() for c in line.strip("|").split("|")]
+        for protocol in cols[0].split(", "):
+            for mode in cols[1].split(", "):
+                assert (protocol, mode) not in seen, f"{protocol}/{mode} in two rows"
+                seen[(protocol, mode)] = cols[2:]
+    assert set(seen) == set(cells)
+    for key, row in seen.items():
+        want = [_short(cells[key]["verdicts"][n]) for n in TABLE_COLUMNS]
+        assert row == want, (key, row, want)
