@@ -95,6 +95,7 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
     traceout.add_trace_args(p)
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    p.add_argument("--sarif", metavar="FILE", help="also write the verdicts as SARIF 2.1.0")
     add_engine_args(p, "check", workers=True)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
@@ -162,9 +163,9 @@ def run(args: argparse.Namespace) -> int:
             print(note, file=sys.stderr)
     if args.trace_out:
         traceout.write_trace(args.trace_out, args.trace_format, model, res)
-    if args.junit:
-        junit.write(
-            args.junit, [junit.check_suite(res, header_line(model.config), render_counterexample)]
+    if args.junit or args.sarif:
+        junit.write_reports(
+            args, [junit.check_suite(res, header_line(model.config), render_counterexample)]
         )
     if args.format == "json":
         out = res.to_json()

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import junit
 from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
 from .models import int_in, positive_seconds, seed_int
 
@@ -53,6 +54,7 @@ def register(sub) -> None:
     p.add_argument("--mutant", action="append", default=None, help="with --mutants: only these")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    p.add_argument("--sarif", metavar="FILE", help="also write a SARIF 2.1.0 report")
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -161,6 +163,25 @@ def _missing(cov: dict, need: str | None) -> list[str]:
     return out
 
 
+def _suite(rep) -> junit.Suite:
+    """The conformance report as one suite, a case per scenario (for --sarif): a failure's rule
+    is the property it breaks when classify() names one, else its kind (step, encoding); an
+    unsupported command is a skipped case (a coverage gap), as in --junit."""
+    from traces.conformance.report import UNSUPPORTED, classify
+
+    suite = junit.Suite(name="isr conform", seconds=rep.seconds)
+    for n, _sc, v in rep.results:
+        case = junit.Case(name=n, classname="isr conform", seconds=v.seconds, rule="scenario")
+        c = classify(v)
+        if v.verdict == UNSUPPORTED:
+            case.skipped, case.rule = v.reason, "scenario-unsupported"
+        elif c:
+            case.rule = c.get("property") or f"scenario-{c.get('kind', 'rejected')}"
+            case.failure = "\n".join([v.reason, *v.mismatches])[:2000]
+        suite.cases.append(case)
+    return suite
+
+
 def _counts(rep) -> str:
     """'41 accepted, 1 unsupported' (the report's one-line summary)."""
     return ", ".join(f"{n} {k}" for k, n in sorted(rep.counts().items())) or "no scenarios"
@@ -177,6 +198,8 @@ def _report(args, rep) -> int:
             Path(args.junit).write_text(junit_xml(rep))
         except OSError as e:
             raise UsageError(f"cannot write --junit {args.junit}: {e.strerror}") from None
+    if args.sarif:
+        junit.write_reports(argparse.Namespace(sarif=args.sarif, command="conform"), [_suite(rep)])
     if args.format == "json":
         doc = to_json(rep, args.protocol, failures)
         doc["coverage_required"] = args.require_coverage

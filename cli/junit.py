@@ -29,6 +29,9 @@ class Case:
     error: str | None = None  # message of an errored case (bad input, unsupported)
     skipped: str | None = None  # why it was not decided
     details: str = ""  # body text of the failure / error
+    rule: str | None = None  # SARIF rule id (default: the case's name, a property's name)
+    uri: str | None = None  # SARIF location (default: where the properties are defined)
+    description: str | None = None  # SARIF rule description (a property's docstring line)
 
 
 @dataclass
@@ -83,6 +86,22 @@ def to_xml(suites: Iterable[Suite]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
 
+def write_reports(args: Any, suites: list[Suite]) -> None:
+    """The one call every command makes after a run: ``--junit FILE`` as JUnit XML and
+    ``--sarif FILE`` as SARIF 2.1.0 (cli/sarif.py), both from the same suites."""
+    if getattr(args, "junit", None):
+        write(args.junit, suites)
+    if getattr(args, "sarif", None):
+        from . import sarif
+
+        sarif.write(args.sarif, sarif.from_suites(suites, command=_command(args)))
+
+
+def _command(args: Any) -> str:
+    cmd = getattr(args, "command", None) or getattr(args, "cmd", None)
+    return f"isr {cmd}" if isinstance(cmd, str) else "isr"
+
+
 def write(path: str, suites: Iterable[Suite]) -> None:
     try:
         with open(path, "w", encoding="utf-8") as f:
@@ -132,6 +151,11 @@ def property_case(
     return case
 
 
+def _spec_file(kind: str) -> str:
+    """Where a property of this kind is defined (SARIF's location of a verdict)."""
+    return "spec/liveness.py" if kind == "eventually" else "spec/properties.py"
+
+
 def check_suite(res: Any, suite_name: str, render_cx=None) -> Suite:
     """`isr check`'s result (a checker.result.CheckResult) as a suite. ``render_cx``: a function
     from a Counterexample to its text lines (cli.render.render_counterexample), for the body."""
@@ -144,20 +168,26 @@ def check_suite(res: Any, suite_name: str, render_cx=None) -> Suite:
             "distinct_states": str(res.distinct_states),
         },
     )
+    from .traceout import full_states
+    from .why import violation
+
     for p in res.properties:
         cx = p.counterexample
         details = "\n".join(render_cx(cx)) if (cx is not None and render_cx) else ""
-        suite.cases.append(
-            property_case(
-                suite_name,
-                p.name,
-                p.kind,
-                p.holds,
-                cx.steps if cx is not None else None,
-                cx.loop_start if cx is not None else None,
-                details=details,
-            )
+        case = property_case(
+            suite_name,
+            p.name,
+            p.kind,
+            p.holds,
+            cx.steps if cx is not None else None,
+            cx.loop_start if cx is not None else None,
+            details=details,
         )
+        case.uri, case.description = _spec_file(p.kind), p.description or None
+        if case.failure is not None and cx is not None:
+            # what breaks, in words (cli/why.py), after the actions
+            case.failure += f"; {violation(p.name, full_states(cx), cx.loop_start)}"
+        suite.cases.append(case)
     return suite
 
 
@@ -173,16 +203,16 @@ def matrix_suites(cells: list[dict[str, Any]]) -> list[Suite]:
         )
         for prop, entry in c["properties"].items():
             cx = entry.get("counterexample")
-            suite.cases.append(
-                property_case(
-                    name,
-                    prop,
-                    entry["kind"],
-                    entry["holds"],
-                    cx["steps"] if cx else None,
-                    cx.get("loop_start") if cx else None,
-                )
+            case = property_case(
+                name,
+                prop,
+                entry["kind"],
+                entry["holds"],
+                cx["steps"] if cx else None,
+                cx.get("loop_start") if cx else None,
             )
+            case.uri = _spec_file(entry["kind"])
+            suite.cases.append(case)
         suites.append(suite)
     return suites
 
@@ -191,7 +221,8 @@ def validate_suite(verdicts: list[Any]) -> Suite:
     """`isr validate`'s verdicts (traces.validate.Verdict): one case per trace."""
     suite = Suite(name="isr validate", seconds=sum(v.seconds for v in verdicts))
     for v in verdicts:
-        case = Case(name=v.name, classname="isr validate", seconds=v.seconds)
+        case = Case(name=v.name, classname="isr validate", seconds=v.seconds, uri=v.name)
+        case.rule = f"trace-{v.verdict}"  # SARIF: one rule per verdict kind
         where = f" at event #{v.index}" if v.index is not None else ""
         if v.verdict == "rejected":
             case.failure = f"rejected{where}: {v.reason}"

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -113,6 +113,11 @@ def register(sub) -> None:
         "--junit",
         metavar="FILE",
         help="also write JUnit XML: a suite per cell, a case per property",
+    )
+    p.add_argument(
+        "--sarif",
+        metavar="FILE",
+        help="also write SARIF 2.1.0: a rule per property, a result per violated cell",
     )
     p.set_defaults(run=run)
 
@@ -289,16 +294,34 @@ def run_matrix(
     Fingerprints are process-independent, so a cell's verdicts do not depend on where it ran."""
     workers = jobs or os.cpu_count() or 1
     workers = min(workers, len(cells)) or 1
+    t0 = time.perf_counter()
     if workers == 1:
-        return [run_cell(c, max_seconds, max_states) for c in cells]
+        done = []
+        for c in cells:
+            done.append(run_cell(c, max_seconds, max_states))
+            _progress(done[-1], len(done), len(cells), t0)
+        return done
     # longest cells first keeps the cores busy to the end
     order = sorted(range(len(cells)), key=lambda i: -cells[i]["replicas"])
     results: list[dict[str, Any] | None] = [None] * len(cells)
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {i: pool.submit(run_cell, cells[i], max_seconds, max_states) for i in order}
-        for i, fut in futures.items():
-            results[i] = fut.result()
+        futures = {pool.submit(run_cell, cells[i], max_seconds, max_states): i for i in order}
+        for n, fut in enumerate(as_completed(futures), 1):
+            results[futures[fut]] = fut.result()
+            _progress(fut.result(), n, len(cells), t0)
     return [r for r in results if r is not None]
+
+
+def _progress(cell: dict[str, Any], n: int, total: int, t0: float) -> None:
+    """One stderr line per finished cell, so a long table shows how far it is."""
+    status = "complete" if cell["complete"] else f"incomplete ({cell['stop_reason']})"
+    print(
+        f"isr matrix: [{n}/{total}] {time.perf_counter() - t0:.0f} s: "
+        f"R={cell['replicas']} f={cell['crashes']} {cell['protocol']} {cell['mode']}: "
+        f"{cell['distinct_states']:,} states in {cell['seconds']:.1f} s, {status}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def header_line(args: argparse.Namespace) -> str:
@@ -331,8 +354,8 @@ def run(args: argparse.Namespace) -> int:
             (out / "matrix.md").write_text(render_markdown(results, header) + "\n")
         except OSError as e:
             raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
-    if args.junit:
-        junit.write(args.junit, junit.matrix_suites(results))
+    if args.junit or args.sarif:
+        junit.write_reports(args, junit.matrix_suites(results))
     if args.format == "json":
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -28,6 +28,7 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    p.add_argument("--sarif", metavar="FILE", help="also write the verdicts as SARIF 2.1.0")
     add_engine_args(p, "validate")
     p.set_defaults(run=run)
 
@@ -101,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
     for v in verdicts:  # exit 2 (bad input, unsupported): one line on stderr, whatever the format
         if v.exit == BAD_INPUT:
             print(f"isr: error: {one_line(_located(v))}", file=sys.stderr)
-    if args.junit:
-        junit.write(args.junit, [junit.validate_suite(verdicts)])
+    if args.junit or args.sarif:
+        junit.write_reports(args, [junit.validate_suite(verdicts)])
     if args.format == "json":
         doc = {"traces": [v.to_json() for v in verdicts]}
         if summary:

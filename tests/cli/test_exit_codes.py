@@ -22,9 +22,10 @@ from cli.main import COMMANDS, build_parser
 from .hostile_inputs import ROOT, SAMPLES, make_counterexamples, run_cli
 
 SMALL = ["--replicas", "2", "--records", "1", "--epochs", "2", "--crashes", "2", "--quiet"]
-# Codes that need a real ZooKeeper and broker processes: tests/impl/test_real_cluster.py runs
-# those; here only their bad-input code is exercised.
-NEEDS_A_CLUSTER = {("cluster", 0), ("cluster", 1), ("chaos", 0), ("chaos", 1)}
+# Codes that need a real ZooKeeper and broker processes: none. `cluster` and `chaos` answer 0
+# or 1 from what the cluster and the workload report, so those are faked below (fake_cluster);
+# tests/impl/test_real_cluster.py and tests/impl/test_storage_comes_back.py run a real one.
+NEEDS_A_CLUSTER: set[tuple[str, int]] = set()
 
 
 def documented_codes() -> dict[str, set[int]]:
@@ -115,6 +116,58 @@ def one_scenario(monkeypatch):
     monkeypatch.setattr(runner, "conform", conform)
 
 
+class FakeCluster:
+    """A running cluster as `isr cluster` and `isr chaos` see it (cli/cluster.py)."""
+
+    running = True
+    zk_hosts = "127.0.0.1:1"
+
+    def down(self) -> None:
+        pass
+
+
+def fake_cluster(monkeypatch, lost: int = 0, produce_error: str = "NONE") -> None:
+    """A cluster, a producer client and a chaos workload that answer as told, so that the exit
+    code of `isr cluster` and `isr chaos` is tested without ZooKeeper: 1 when a record was not
+    acknowledged (cluster produce) or an acknowledged one was lost (chaos)."""
+    import cli.chaos
+    import cli.cluster
+    import impl.cluster.client as client_mod
+    import impl.cluster.workload as workload
+
+    monkeypatch.setattr(cli.cluster, "open_cluster", lambda _path: FakeCluster())
+    monkeypatch.setattr(cli.chaos, "open_cluster", lambda _path: FakeCluster())
+    monkeypatch.setattr(workload, "tps_of", lambda _c: [("t", 0)])
+
+    class Client:
+        def __init__(self, _hosts):
+            pass
+
+        async def refresh(self):
+            pass
+
+        async def produce(self, *_a, **_k):
+            return SimpleNamespace(error=produce_error)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(client_mod, "ClusterClient", Client)
+
+    async def chaos(*_a, **_k):
+        ids = [f"r-{i}" for i in range(lost)]
+        return {
+            "acknowledged": 10,
+            "consumed": 10 - lost,
+            "lost": lost,
+            "lost_ids": ids,
+            "duplicated": 0,
+            "failed": 0,
+        }
+
+    monkeypatch.setattr(workload, "chaos", chaos)
+
+
 ADAPTER = f"{sys.executable} -m impl.adapter"
 TRACE_OK = str(SAMPLES / "accepted" / "sim-kip320-leader-crash.ndjson")
 TRACE_BAD = str(SAMPLES / "rejected" / "mutant-ack-before-commit.ndjson")
@@ -190,6 +243,21 @@ TABLE = [
         2,  # a hung adapter: a clear error after --adapter-timeout, not a hang
         ["conform", "--adapter", "sleep 100", "--adapter-timeout", "0.5"],
         one_scenario,
+    ),
+    ("cluster", 0, ["cluster", "down", "--dir", "{dir}/c"], fake_cluster),
+    ("cluster", 0, ["cluster", "produce", "--count", "3", "--dir", "{dir}/c"], fake_cluster),
+    (
+        "cluster",
+        1,  # a record the cluster did not acknowledge
+        ["cluster", "produce", "--count", "3", "--dir", "{dir}/c"],
+        lambda mp: fake_cluster(mp, produce_error="NOT_ENOUGH_REPLICAS"),
+    ),
+    ("chaos", 0, ["chaos", "--duration", "1", "--dir", "{dir}/c"], fake_cluster),
+    (
+        "chaos",
+        1,  # an acknowledged record lost
+        ["chaos", "--duration", "1", "--dir", "{dir}/c"],
+        lambda mp: fake_cluster(mp, lost=2),
     ),
     ("cluster", 2, ["cluster", "status", "--dir", "{dir}/no-cluster"], None),
     ("cluster", 2, ["cluster", "up", "--fetchers", "0"], None),

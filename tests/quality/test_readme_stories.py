@@ -1,0 +1,205 @@
+"""The README's stories are the counterexamples the tool prints (issue 16 item 7).
+
+README.md, section "What the checker finds", tells a story per row of its table, and lists below
+the table, in a `<details>` block, every counterexample those stories tell, action by action, as
+`isr check ... --invariant P` prints it (one `$ isr check ...` line, the `Counterexample for P (N
+steps):` line and the numbered steps). This test:
+
+1. parses that block and the table;
+2. checks every step count the table's prose claims ("StrongIsr violated in 9 steps",
+   "NoPhantomRead (7 steps)", ", LogMatching in 10") against the listed counterexample of the same
+   protocol, bounds and property, and that every listed counterexample is claimed by its row;
+3. for each listed counterexample, either runs the same command in-process (same protocol,
+   bounds and property; symmetry on and one worker, the tool's defaults) and asserts the printed
+   counterexample is the listed one, step for step; or, for the rows whose search takes tens of
+   CPU seconds (three replicas, see SEARCH_IN_TESTS), replays the listed steps against the spec
+   with `isr replay`'s semantics (each step must be a transition with that action and those
+   arguments, and the property must be violated in the last state and in no earlier one).
+   The replayed rows' shortest lengths are pinned by tests/quality/test_three_replica_history.py
+   (kip-279, kip-320-first-try) and measured by bench/first_counterexample.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from spec import Config, IsrSpec
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+SUMMARY = "Every counterexample of this table, action by action"
+Bounds = tuple[int, int, int, int]
+
+# Searched by the test (seconds of CPU each); the others are replayed (see the docstring).
+SEARCH_IN_TESTS: set[tuple[str, Bounds]] = {
+    ("hw-truncation", (2, 1, 2, 2)),
+    ("hw-truncation", (2, 3, 2, 2)),
+    ("kip-101", (2, 3, 3, 0)),
+    ("kip-320", (2, 1, 3, 2)),
+    ("kip-279", (3, 1, 3, 0)),  # the headline story (TLC's Kip279), about 10 CPU seconds
+}
+
+
+def section() -> str:
+    text = README.read_text()
+    start = text.index("### What the checker finds")
+    end = text.index("\n## ", start)
+    return text[start:end]
+
+
+def listed() -> list[dict]:
+    """The counterexamples of the details block: argv, protocol, bounds, property, steps."""
+    sec = section()
+    assert SUMMARY in sec, "the README lists no counterexamples below the table"
+    block = sec[sec.index(SUMMARY) : sec.index("</details>", sec.index(SUMMARY))]
+    out: list[dict] = []
+    for line in block.splitlines():
+        if line.startswith("$ isr check "):
+            argv = line.removeprefix("$ isr ").split()
+            opts = dict(zip(argv[1::2], argv[2::2], strict=False))
+            bounds = tuple(
+                int(opts[f"--{k}"]) for k in ("replicas", "records", "epochs", "crashes")
+            )
+            out.append(
+                {
+                    "argv": argv,
+                    "protocol": opts["--protocol"],
+                    "bounds": bounds,
+                    "property": opts["--invariant"],
+                    "steps": [],
+                }
+            )
+        elif m := re.match(r"^Counterexample for (\w+) \((\d+) steps\):$", line):
+            assert out and m.group(1) == out[-1]["property"], line
+            out[-1]["length"] = int(m.group(2))
+        elif m := re.match(r"^\s+(\d+)\. (\w+\(.*\))$", line):
+            assert int(m.group(1)) == len(out[-1]["steps"]) + 1, line
+            out[-1]["steps"].append(m.group(2))
+    for cx in out:
+        assert cx["length"] == len(cx["steps"]), cx["argv"]
+    return out
+
+
+def claims() -> list[tuple[str, Bounds, str, int]]:
+    """(protocol, bounds, property, steps) for every step count the table's prose states."""
+    out = []
+    for line in section().splitlines():
+        if not line.startswith("| `"):
+            continue
+        cols = [c.strip() for c in line.strip("|").split("|")]
+        protocols = re.findall(r"`([a-z0-9-]+)`", cols[0])
+        bounds = [tuple(map(int, b)) for b in re.findall(r"(\d), (\d), (\d), (\d)", cols[1])]
+        said = re.findall(r"\b([A-Z][A-Za-z]+) violated in (\d+) steps", cols[2])
+        said += re.findall(r"\b([A-Z][A-Za-z]+) \((\d+) steps", cols[2])
+        said += re.findall(r", ([A-Z][A-Za-z]+) in (\d+)\b", cols[2])
+        for p in protocols:
+            for b in bounds:
+                for prop, n in said:
+                    out.append((p, b, prop, int(n)))
+    return out
+
+
+def test_every_step_count_in_the_prose_is_a_listed_counterexample():
+    cxs = {(c["protocol"], c["bounds"], c["property"]): c["length"] for c in listed()}
+    said = claims()
+    assert len(said) >= 10, said  # the parser found the table
+    for protocol, bounds, prop, n in said:
+        key = (protocol, bounds, prop)
+        assert key in cxs, f"the README claims {key} in {n} steps but lists no such counterexample"
+        assert cxs[key] == n, f"{key}: the prose says {n} steps, the listing {cxs[key]}"
+    assert set(cxs) == {(p, b, q) for p, b, q, _n in said}, "a listed counterexample no row tells"
+
+
+def test_the_searched_rows_exist():
+    keys = {(c["protocol"], c["bounds"]) for c in listed()}
+    assert keys >= SEARCH_IN_TESTS
+
+
+def printed_counterexample(out: str) -> tuple[str, int, list[str]]:
+    m = re.search(r"^Counterexample for (\w+) \((\d+) steps\):$", out, re.M)
+    assert m, out[-2000:]
+    steps = []
+    for line in out[m.end() :].splitlines()[1:]:
+        s = re.match(r"^  (\d+)\. (\w+\(.*\))$", line)
+        if s and s.group(1) != "0":
+            steps.append(s.group(2))
+        elif line.strip() == "" and steps:
+            break
+    return m.group(1), int(m.group(2)), steps
+
+
+def _id(c: dict) -> str:
+    return f"{c['protocol']}-{'.'.join(map(str, c['bounds']))}-{c['property']}"
+
+
+@pytest.mark.parametrize(
+    "cx", [c for c in listed() if (c["protocol"], c["bounds"]) in SEARCH_IN_TESTS], ids=_id
+)
+def test_the_tool_prints_the_listed_counterexample(cx, capsys):
+    assert main([*cx["argv"], "--quiet"]) == 1
+    out = capsys.readouterr().out
+    prop, length, steps = printed_counterexample(out)
+    assert (prop, length) == (cx["property"], cx["length"])
+    assert steps == cx["steps"]
+
+
+def _text(model: IsrSpec, action) -> str:
+    d = model.describe_action(action)
+    return f"{d['action']}({', '.join(f'{k}={v}' for k, v in d['args'].items())})"
+
+
+@pytest.mark.parametrize(
+    "cx", [c for c in listed() if (c["protocol"], c["bounds"]) not in SEARCH_IN_TESTS], ids=_id
+)
+def test_the_listed_counterexample_replays(cx):
+    """`isr replay` semantics for the rows whose search is too slow for the suite."""
+    r, rec, ep, cr = cx["bounds"]
+    model = IsrSpec(Config(protocol=cx["protocol"], replicas=r, records=rec, epochs=ep, crashes=cr))
+    prop = next(p for p in model.properties if p.name == cx["property"])
+    assert prop.kind == "always"
+    (state,) = model.init_states()
+    assert prop.check(state)
+    for i, want in enumerate(cx["steps"], 1):
+        nxt = [t for a, t in model.successors(state) if _text(model, a) == want]
+        assert nxt, f"step {i}: {want} is not a transition of the spec there"
+        state = nxt[0]
+        violated = not prop.check(state)
+        assert violated == (i == len(cx["steps"])), f"{prop.name} violated at step {i}"
+
+
+MATRIX = README.parent / "docs" / "matrix" / "matrix.json"
+TABLE_COLUMNS = ["StrongIsr", "NoCommittedLoss", "NoAckedLoss", "NoPhantomRead", "NoDuplicates"]
+
+
+def _short(verdict: str) -> str:
+    m = re.match(r"violated \((\d+) steps\)", verdict)
+    return f"v({m.group(1)})" if m else verdict
+
+
+def test_the_verdict_table_is_docs_matrix():
+    """README's "Fault modes and the verdict table" summarises docs/matrix/matrix.json (the output
+    of `isr matrix`): every (protocol, mode) cell of the file appears in exactly one row of the
+    table, with the same verdicts, and every cell is complete."""
+    import json
+
+    doc = json.loads(MATRIX.read_text())
+    cells = {(c["protocol"], c["mode"]): c for c in doc["cells"]}
+    assert all(c["complete"] for c in cells.values())
+    text = README.read_text()
+    start = text.index("| protocol | mode | StrongIsr | NoCommittedLoss (acks=all)")
+    seen: dict[tuple[str, str], list[str]] = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("| "):
+            break
+        cols = [c.strip() for c in line.strip("|").split("|")]
+        for protocol in cols[0].split(", "):
+            for mode in cols[1].split(", "):
+                assert (protocol, mode) not in seen, f"{protocol}/{mode} in two rows"
+                seen[(protocol, mode)] = cols[2:]
+    assert set(seen) == set(cells)
+    for key, row in seen.items():
+        want = [_short(cells[key]["verdicts"][n]) for n in TABLE_COLUMNS]
+        assert row == want, (key, row, want)
