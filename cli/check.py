@@ -69,9 +69,10 @@ def register(sub) -> None:
     p.add_argument(
         "--workers",
         type=int_in(1, 256),
-        default=1,
+        default=None,
         metavar="N",
-        help="--engine bfs: worker processes, one per core (default 1; exit 5 if one dies)",
+        help="--engine bfs: worker processes (default: every core, or 1 for a model estimated "
+        f"below {AUTO_WORKERS_MIN_STATES:,} states; exit 5 if one dies)",
     )
     p.add_argument(
         "--no-symmetry",
@@ -219,11 +220,38 @@ def run(args: argparse.Namespace) -> int:
     return res.exit_code()
 
 
+# Below this estimated size one process is the faster choice: forking workers and the barrier
+# at every level cost more than the second core gives back on a run of a few seconds (measured:
+# see README, "Several cores"). The estimate is cli.models.estimate_log10_states (right within a
+# factor of 10 or so); a model near the threshold is fast either way.
+AUTO_WORKERS_MIN_STATES = 200_000
+
+
+def default_workers(args: argparse.Namespace) -> int:
+    """--workers when not given: every core for the local engine, unless the model is small
+    (AUTO_WORKERS_MIN_STATES) or --engine is not bfs (Spark has its own executors): then 1."""
+    import math
+    import os
+
+    from .models import config_from_args, estimate_log10_states
+
+    if args.engine != "bfs":
+        return 1
+    cores = os.cpu_count() or 1
+    if cores == 1:
+        return 1
+    if estimate_log10_states(config_from_args(args)) < math.log10(AUTO_WORKERS_MIN_STATES):
+        return 1
+    return cores
+
+
 def parallel_engine(args: argparse.Namespace) -> Callable[..., CheckResult] | None:
     """check_parallel when --workers N > 1, --checkpoint or --resume asks for it with the local
     engine; None for check_bfs or Spark. Warns when N exceeds the cores."""
     import os
 
+    if args.workers is None:
+        args.workers = default_workers(args)
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     if args.engine != "bfs":
