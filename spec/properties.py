@@ -263,11 +263,13 @@ def hw_monotonic(s: State, action, t: State) -> bool:
     after = t.replicas
     if before is after:
         return True
+    # Replica fields by position (hw 1, alive 3, leader 4): this runs on every transition
     for i in range(len(before)):
         b = after[i]
-        a = before[i]
-        if b is not a and b.hw < a.hw and a.leader == i and b.leader == i and a.alive and b.alive:
-            return False
+        if b is not before[i]:
+            a = before[i]
+            if b[1] < a[1] and a[4] == i and b[4] == i and a[3] and b[3]:
+                return False
     return True
 
 
