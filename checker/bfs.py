@@ -19,8 +19,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
+from .engines import NO_LIMITS, Limits, split_properties
 from .fingerprint import ZERO_STANDIN, collision_probability, fingerprint
 from .fpset import FingerprintTable, ParentMap
 from .model import Action, Model, State
@@ -35,14 +35,6 @@ from .paths import (
 from .progress import Progress, ProgressReporter
 from .result import CheckResult
 from .verdicts import property_results
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Search limits; reaching one ends the run as incomplete (never as a pass)."""
-
-    max_states: int | None = None
-    max_seconds: float | None = None
 
 
 def _identity(state: State) -> State:
@@ -90,7 +82,7 @@ def check_bfs(
     model: Model,
     *,
     symmetry: bool = True,
-    limits: Limits = Limits(),
+    limits: Limits = NO_LIMITS,
     properties: list[str] | None = None,
     progress: ProgressReporter | None = None,
     config: dict | None = None,
@@ -106,11 +98,10 @@ def check_bfs(
     """
     t0 = time.perf_counter()
     canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
-    props = [p for p in model.properties if properties is None or p.name in properties]
-    invariants = [p for p in props if p.kind == "always"]
-    action_props = [p for p in props if p.kind == "action"]
-    some_states = [p for p in props if p.kind == "sometimes" and not p.on_transitions]
-    some_trans = [p for p in props if p.kind == "sometimes" and p.on_transitions]
+    split = split_properties(model, properties)
+    props = split.selected
+    invariants, action_props = split.invariants, split.action_properties
+    some_states, some_trans = split.sometimes_states, split.sometimes_transitions
     violation: dict[str, int] = {}  # property -> fingerprint of the violating (or witnessing) state
     witnessed: dict[str, int] = {}
     action_violation: dict[str, int] = {}  # property -> fingerprint of the transition's source

@@ -44,6 +44,7 @@ class StateGraph:
     outside: set[int] = field(default_factory=set)
     symmetry: bool = False
     seconds: float = 0.0
+    truncated: bool = False  # build_graph(truncate_at=...) stopped before exhausting the graph
 
     def edge_actions(self, u: int, v: int) -> list[Action]:
         return self.graph.edges[u, v]["actions"]
@@ -82,13 +83,25 @@ def _identity(state: State) -> State:
 
 
 def build_graph(
-    model: Model, *, symmetry: bool = False, max_states: int | None = None
+    model: Model,
+    *,
+    symmetry: bool = False,
+    max_states: int | None = None,
+    truncate_at: int | None = None,
+    on_transition: Callable[[int, State, Action, State], None] | None = None,
+    edges: bool = True,
 ) -> StateGraph:
     """Breadth-first exploration keeping every state and every transition.
 
     ``symmetry`` explores canonical representatives only (fine for statistics and pictures;
     liveness under per-instance fairness needs the concrete graph, see :mod:`checker.liveness`).
-    Raises :class:`GraphLimitError` beyond ``max_states``."""
+    Raises :class:`GraphLimitError` beyond ``max_states``. ``truncate_at``: instead, stop
+    expanding once that many states are known and return the partial graph (``truncated``;
+    the states left unexpanded have no outgoing edges). ``on_transition(u, s, action, t)`` is
+    called for every transition, in exploration order (``u`` is the fingerprint of ``s``):
+    for searches that look at transitions, such as the conformance kit's scenario targets.
+    ``edges=False`` keeps states, distances and parents only (shortest paths, no graph edges:
+    half the time when only paths are wanted)."""
     t0 = time.perf_counter()
     canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
     g = nx.DiGraph()
@@ -109,7 +122,11 @@ def build_graph(
         init.append(fp)
         g.add_node(fp)
         queue.append(fp)
+    truncated = False
     while queue:
+        if truncate_at is not None and len(states) >= truncate_at:
+            truncated = True
+            break
         u = queue.popleft()
         s = states[u]
         if not model.within_boundary(s):
@@ -117,6 +134,8 @@ def build_graph(
             continue
         du = dist[u] + 1
         for action, t in model.successors(s):
+            if on_transition is not None:
+                on_transition(u, s, action, t)
             c = canon(t)
             v = fingerprint(c)
             if v not in states:
@@ -127,6 +146,8 @@ def build_graph(
                 parent[v] = (u, action)
                 g.add_node(v)
                 queue.append(v)
+            if not edges:
+                continue
             data = g.get_edge_data(u, v)
             if data is None:
                 g.add_edge(u, v, actions=[action])
@@ -142,6 +163,7 @@ def build_graph(
         outside=outside,
         symmetry=symmetry,
         seconds=time.perf_counter() - t0,
+        truncated=truncated,
     )
 
 

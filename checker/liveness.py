@@ -34,6 +34,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .engines import split_properties
 from .fingerprint import collision_probability, fingerprint
 from .graph import GraphLimitError, StateGraph, build_graph, graph_stats
 from .model import Action, Fairness, Model, Property, State
@@ -345,11 +346,7 @@ def check_liveness(
     """Build the reachable graph (unless given) and check every ``eventually`` property under
     the model's fairness. Other kinds of properties are reported as not checked here."""
     t0 = time.perf_counter()
-    props = [
-        p
-        for p in model.properties
-        if p.kind == "eventually" and (properties is None or p.name in properties)
-    ]
+    props = split_properties(model, properties).liveness
     try:
         sg = graph if graph is not None else build_graph(model, max_states=max_states)
     except GraphLimitError:

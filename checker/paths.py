@@ -4,6 +4,7 @@ real initial state (with symmetry reduction too: see :func:`replay_chain`)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -187,13 +188,17 @@ def to_counterexample(model: Model, path: Sequence[tuple[Action, State]]) -> Cou
     """Render a concrete path for people and JSON."""
     first = model.state_to_json(path[0][1])
     steps: list[Step] = []
+    states = [first]
     prev = first
     for i, (action, state) in enumerate(path[1:], start=1):
         cur = model.state_to_json(state)
         desc = model.describe_action(action)
         steps.append(Step(i, desc["action"], desc["args"], diff_vars(prev, cur)))
+        states.append(cur)
         prev = cur
-    cx = Counterexample(initial=first, steps=steps)
+    # the whole states travel with the counterexample (the CLI's trace writers use them as they
+    # are); ``initial`` is a copy so that nothing edits a state of ``states`` through it
+    cx = Counterexample(initial=copy.deepcopy(first), steps=steps, states=states)
     if not getattr(path, "concrete", True):
         cx.note = UP_TO_SYMMETRY
     return cx

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,16 +29,40 @@ class Step:
 @dataclass
 class Counterexample:
     """A path from an initial state. ``initial`` is the whole first state; each step lists only
-    what changed. ``loop_start`` marks the first step of the cycle of a liveness lasso."""
+    what changed. ``loop_start`` marks the first step of the cycle of a liveness lasso.
+
+    ``states``: every whole state along the path (``initial`` first, then one per step), as the
+    engine that found the path had them (:func:`checker.paths.to_counterexample`), so that the
+    CLI and the trace writers use them as they are instead of rebuilding them. Not part of the
+    JSON form (which shows the changes only); a counterexample read back from JSON has none and
+    :meth:`whole_states` rebuilds them from the changes."""
 
     initial: dict[str, Any]
     steps: list[Step]
     loop_start: int | None = None
     note: str = ""  # e.g. a path shown up to symmetry (checker.paths.UP_TO_SYMMETRY)
+    states: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def length(self) -> int:
         return len(self.steps)
+
+    def whole_states(self) -> list[dict[str, Any]]:
+        """The whole state before the first step and after each step: the engine's own states
+        when it gave them, else rebuilt from ``initial`` and each step's changes (a
+        counterexample read from a JSON result)."""
+        if self.states is not None and len(self.states) == len(self.steps) + 1:
+            return self.states
+        states = [copy.deepcopy(self.initial)]
+        for step in self.steps:
+            s = copy.deepcopy(states[-1])
+            for key, value in step.changed.items():
+                if isinstance(value, dict) and isinstance(s.get(key), dict):
+                    s[key].update(value)
+                else:
+                    s[key] = value
+            states.append(s)
+        return states
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .engines import select_properties
 from .fingerprint import collision_probability, fingerprint
 from .model import Action, Model, Property, State
 from .progress import Progress, ProgressReporter
@@ -64,7 +65,7 @@ def walk_rng(seed: int, index: int) -> random.Random:
 
 
 def selected(model: Model, properties: Sequence[str] | None) -> list[Property]:
-    return [p for p in model.properties if properties is None or p.name in properties]
+    return select_properties(model, properties)
 
 
 def run_walks(

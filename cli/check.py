@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
 import json
+import os
 import sys
-from collections.abc import Callable
 
-from checker.bfs import Limits
+from checker import engines
+from checker.engines import EngineOptionError, Limits, Options
 from checker.paths import ReplayError
 from checker.progress import stderr_reporter
 from checker.result import CheckResult
@@ -19,20 +18,23 @@ from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError
 from .models import (
     add_model_args,
     add_property_args,
-    int_in,
     model_from_args,
     positive_int,
     positive_seconds,
 )
-from .render import render_counterexample, render_result
-from .sparkopts import add_spark_args, check_note, configure_spark, spark_failures
+from .render import config_words, render_counterexample, render_result
+from .sparkopts import (
+    add_engine_args,
+    check_note,
+    configure_spark,
+    engine_family,
+    spark_failures,
+)
 
-# Engines by name: (module, function). Each takes the model and the same keyword arguments as
-# checker.bfs.check_bfs and returns a CheckResult.
-ENGINES: dict[str, tuple[str, str]] = {
-    "bfs": ("checker.bfs", "check_bfs"),
-    "spark": ("checker.spark.engine", "check_spark"),
-}
+# The `check` engines by registry name (checker.engines): `--engine local` is "bfs", or
+# "parallel" with --workers N > 1 or a checkpoint; `--engine spark` is "spark". Kept importable
+# under its old name.
+ENGINES = {name: engines.engine("check", name).target for name in engines.names("check")}
 
 
 def register(sub) -> None:
@@ -49,12 +51,6 @@ def register(sub) -> None:
     add_model_args(p)
     add_property_args(p)
     p.add_argument(
-        "--engine", choices=sorted(ENGINES), default="bfs", help="exploration engine (default bfs)"
-    )
-    p.add_argument(
-        "--master", default=None, help="Spark master URL for --engine spark (default local[*])"
-    )
-    p.add_argument(
         "--checkpoint",
         metavar="DIR",
         default=None,
@@ -65,14 +61,6 @@ def register(sub) -> None:
         metavar="DIR",
         default=None,
         help="continue the run checkpointed in DIR (and keep checkpointing there)",
-    )
-    p.add_argument(
-        "--workers",
-        type=int_in(1, 256),
-        default=None,
-        metavar="N",
-        help="--engine bfs: worker processes (default: every core, or 1 for a model estimated "
-        f"below {AUTO_WORKERS_MIN_STATES:,} states; exit 5 if one dies)",
     )
     p.add_argument(
         "--no-symmetry",
@@ -107,24 +95,17 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
     traceout.add_trace_args(p)
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
-    add_spark_args(p)
+    add_engine_args(p, "check", workers=True)
+    # --workers not given: every core, or one process for a small model (default_workers)
+    p.set_defaults(workers=None)
+    for action in p._actions:
+        if action.dest == "workers":
+            action.help = (
+                "--engine local: worker processes (default: every core, or 1 for a model "
+                f"estimated below {AUTO_WORKERS_MIN_STATES:,} states; exit 5 if one dies)"
+            )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
-
-
-def resolve_engine(name: str) -> Callable[..., CheckResult]:
-    module, fn = ENGINES[name]
-    try:
-        return getattr(importlib.import_module(module), fn)
-    except ImportError as e:
-        raise UsageError(f"engine {name!r} is not available: {e}") from None
-
-
-def accepts(fn: Callable, kwarg: str) -> bool:
-    try:
-        return kwarg in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def replay_failed(e: ReplayError) -> int:
@@ -136,9 +117,7 @@ def replay_failed(e: ReplayError) -> int:
 
 def header_line(cfg) -> str:
     return (
-        f"isr check: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
-        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
-        f"min.insync.replicas {cfg.min_isr}"
+        f"isr check: {config_words(cfg)}"
         + (f", fault modes {' '.join(cfg.fault_modes)}" if cfg.fault_modes else "")
         + (f", retries {cfg.retries}" if cfg.retries > 1 else "")
         + (", idempotence" if cfg.idempotence else "")
@@ -146,64 +125,51 @@ def header_line(cfg) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.workers is None:
+        args.workers = default_workers(args)
+    family = engine_family(args, "check")
     model = model_from_args(args)
-    names = {p.name for p in model.properties}
-    if args.properties:
-        unknown = [n for n in args.properties if n not in names]
-        if unknown:
-            raise UsageError(
-                f"unknown property {unknown[0]!r}; the spec has: {', '.join(p.name for p in model.properties)}"
-            )
+    unknown, known = engines.unknown_properties(model, args.properties)
+    if unknown:
+        raise UsageError(f"unknown property {unknown[0]!r}; the spec has: {', '.join(known)}")
     if args.max_states is not None and args.max_states <= 0:
         raise UsageError("--max-states must be positive")
     if args.max_seconds is not None and args.max_seconds <= 0:
         raise UsageError("--max-seconds must be positive")
-    if args.master and args.engine != "spark":
-        raise UsageError("--master goes with --engine spark")
-    local = parallel_engine(args)
-    configure_spark(args, args.engine == "spark", args.max_seconds)
-    engine = local or resolve_engine(args.engine)
-    if args.stop_at_first_violation and not accepts(engine, "stop_at_first_violation"):
-        raise UsageError(f"--stop-at-first-violation does not go with --engine {args.engine}")
-    kwargs = dict(
+    name = engines.registry_name(
+        "check", family, workers=args.workers, checkpoint=bool(args.checkpoint or args.resume)
+    )
+    configure_spark(args, family == "spark", args.max_seconds)
+    options = Options(
+        properties=args.properties,
         symmetry=args.symmetry,
         limits=Limits(args.max_states, args.max_seconds),
-        properties=args.properties,
         progress=None if args.quiet else stderr_reporter(),
+        stop_at_first_violation=args.stop_at_first_violation,
+        checkpoint=args.checkpoint,
+        resume=args.resume,
         config=model.config.to_json(),
     )
-    if args.stop_at_first_violation:
-        kwargs["stop_at_first_violation"] = True
-    if args.engine == "spark":
-        from checker.spark.checkpoint import CheckpointError
+    extras: dict = {}
+    if name == "parallel":
+        warn_cores(args.workers)
+        extras["workers"] = args.workers
+    elif name == "spark":
         from checker.spark.progress import level_reporter
 
-        kwargs.update(master=args.master, checkpoint=args.checkpoint, resume=args.resume)
+        extras["master"] = args.spark_master
         if not args.quiet:
-            kwargs["progress"] = level_reporter()
-        try:
-            with spark_failures():
-                res = engine(model, **kwargs)
-        except CheckpointError as e:
-            raise UsageError(str(e)) from None
-        except ReplayError as e:
-            return replay_failed(e)
+            options.progress = level_reporter()
+    try:
+        res = run_engine(name, model, options, extras)
+    except ReplayError as e:
+        return replay_failed(e)
+    if isinstance(res, int):
+        return res
+    if name == "spark":
         note = check_note(res)
         if note:
             print(note, file=sys.stderr)
-    elif local is not None:
-        try:
-            res = run_parallel(engine, model, args, kwargs)
-        except ReplayError as e:
-            return replay_failed(e)
-        if isinstance(res, int):
-            return res
-    else:
-        try:
-            res = engine(model, **kwargs)
-        except ReplayError as e:
-            return replay_failed(e)
-    res.config = model.config.to_json()
     if args.trace_out:
         traceout.write_trace(args.trace_out, args.trace_format, model, res)
     if args.junit:
@@ -220,22 +186,22 @@ def run(args: argparse.Namespace) -> int:
     return res.exit_code()
 
 
-# Below this estimated size one process is the faster choice: forking workers and the barrier
-# at every level cost more than the second core gives back on a run of a few seconds (measured:
-# see README, "Several cores"). The estimate is cli.models.estimate_log10_states (right within a
-# factor of 10 or so); a model near the threshold is fast either way.
+# Below this estimated size one process is the faster choice: a search of a few CPU seconds,
+# where forking workers and a barrier at each of its 20-30 levels cost about what a second core
+# saves (README, "Several cores"). The estimate is cli.models.estimate_log10_states (right within
+# a factor of 10 or so); a model near the threshold is fast either way.
 AUTO_WORKERS_MIN_STATES = 200_000
 
 
 def default_workers(args: argparse.Namespace) -> int:
     """--workers when not given: every core for the local engine, unless the model is small
-    (AUTO_WORKERS_MIN_STATES) or --engine is not bfs (Spark has its own executors): then 1."""
+    (AUTO_WORKERS_MIN_STATES) or the engine is Spark (it has executors of its own): then 1."""
     import math
     import os
 
     from .models import config_from_args, estimate_log10_states
 
-    if args.engine != "bfs":
+    if args.engine == "spark":
         return 1
     cores = os.cpu_count() or 1
     if cores == 1:
@@ -245,43 +211,40 @@ def default_workers(args: argparse.Namespace) -> int:
     return cores
 
 
-def parallel_engine(args: argparse.Namespace) -> Callable[..., CheckResult] | None:
-    """check_parallel when --workers N > 1, --checkpoint or --resume asks for it with the local
-    engine; None for check_bfs or Spark. Warns when N exceeds the cores."""
-    import os
-
-    if args.workers is None:
-        args.workers = default_workers(args)
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
-    if args.engine != "bfs":
-        if args.workers != 1:
-            raise UsageError("--workers goes with --engine bfs")
-        return None
-    if args.workers == 1 and not args.checkpoint and not args.resume:
-        return None
+def warn_cores(workers: int) -> None:
     cores = os.cpu_count() or 1
-    if args.workers > cores:
+    if workers > cores:
         print(
-            f"isr: warning: --workers {args.workers} is more than the {cores} cores here",
+            f"isr: warning: --workers {workers} is more than the {cores} cores here",
             file=sys.stderr,
         )
-    from checker.parallel import check_parallel
-
-    return check_parallel
 
 
-def run_parallel(engine, model, args: argparse.Namespace, kwargs: dict) -> CheckResult | int:
-    """Run the parallel engine: a bad checkpoint is bad input (exit 2), a dead worker an engine
+def run_engine(name: str, model, options: Options, extras: dict) -> CheckResult | int:
+    """Run a `check` engine through the registry: an option it does not support or a bad
+    checkpoint is bad input (exit 2), Spark that cannot start too; a dead worker is an engine
     failure (exit 5, one line)."""
-    from checker.parallel import CheckpointError, EngineFailure
-
+    spec = engines.engine("check", name)
     try:
-        return engine(
-            model, workers=args.workers, checkpoint=args.checkpoint, resume=args.resume, **kwargs
-        )
-    except CheckpointError as e:
-        raise UsageError(str(e)) from None
-    except EngineFailure as e:
-        print(f"isr: engine failure: {e}", file=sys.stderr)
-        return ENGINE_FAILURE
+        spec.check_options(options, extras)
+    except EngineOptionError as e:
+        raise UsageError(f"{e} (--engine {'spark' if name == 'spark' else 'local'})") from None
+    if name == "spark":
+        from checker.spark.checkpoint import CheckpointError
+
+        try:
+            with spark_failures():
+                return engines.run("check", name, model, options, **extras)
+        except CheckpointError as e:
+            raise UsageError(str(e)) from None
+    if name == "parallel":
+        from checker.parallel import CheckpointError, EngineFailure
+
+        try:
+            return engines.run("check", name, model, options, **extras)
+        except CheckpointError as e:
+            raise UsageError(str(e)) from None
+        except EngineFailure as e:
+            print(f"isr: engine failure: {e}", file=sys.stderr)
+            return ENGINE_FAILURE
+    return engines.run("check", name, model, options, **extras)

@@ -7,13 +7,14 @@ import argparse
 import json
 import sys
 
+from checker import engines
+from checker.engines import Limits, Options
 from checker.graph import WithoutActions
-from checker.liveness import check_liveness
 from checker.result import CheckResult
 
 from .errors import UsageError
 from .models import add_model_args, model_from_args, positive_int
-from .render import render_result
+from .render import config_words, render_result
 from .traceout import add_trace_args, write_trace
 
 
@@ -70,19 +71,16 @@ MOVES = ("ControllerMoveLeader", "ControllerShutdownBroker")
 
 def header_line(cfg, without: list[str]) -> str:
     extra = f", without {', '.join(without)}" if without else ""
-    return (
-        f"isr liveness: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
-        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
-        f"min.insync.replicas {cfg.min_isr}{extra}"
-    )
+    return f"isr liveness: {config_words(cfg)}{extra}"
 
 
 def run(args: argparse.Namespace) -> int:
     spec = model_from_args(args)
-    live = [p.name for p in spec.properties if p.kind == "eventually"]
-    for name in args.properties or []:
-        if name not in live:
-            raise UsageError(f"unknown liveness property {name!r}; the spec has: {', '.join(live)}")
+    unknown, live = engines.unknown_properties(spec, args.properties, kinds=("eventually",))
+    if unknown:
+        raise UsageError(
+            f"unknown liveness property {unknown[0]!r}; the spec has: {', '.join(live)}"
+        )
     if args.max_states <= 0:
         raise UsageError("--max-states must be positive")
     model = spec
@@ -96,12 +94,13 @@ def run(args: argparse.Namespace) -> int:
             model = WithoutActions(spec, args.without)
         except ValueError as e:
             raise UsageError(f"{e}; actions: {', '.join(spec.action_names)}") from None
-    res = check_liveness(
-        model,
+    # the one liveness engine of the registry (checker.engines: "scc")
+    options = Options(
         properties=args.properties,
-        max_states=args.max_states,
+        limits=Limits(max_states=args.max_states),
         config=spec.config.to_json(),
     )
+    res = engines.run("liveness", "scc", model, options)
     if args.trace_out:
         write_lasso(args.trace_out, spec, res, args.trace_format)
     if args.format == "json":

@@ -8,6 +8,7 @@ import importlib
 import sys
 
 from .errors import BAD_INPUT, UsageError, one_line
+from .sparkopts import flush_notices
 
 # Subcommand modules, in the order `isr --help` lists them.
 COMMANDS = [
@@ -55,16 +56,21 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return BAD_INPUT
+    flush_notices(show=False)
     try:
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
     except UsageError as e:
+        flush_notices(show=False)  # bad input: one line, the error
         print(f"isr: error: {one_line(str(e))}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
+        flush_notices()
         print("isr: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    flush_notices()  # deprecated option spellings (cli.sparkopts)
+    return code
 
 
 if __name__ == "__main__":

@@ -18,6 +18,15 @@ def _args(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items())
 
 
+def config_words(cfg) -> str:
+    """The bounds of a model configuration, as every command's header line gives them."""
+    return (
+        f"protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
+        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
+        f"min.insync.replicas {cfg.min_isr}"
+    )
+
+
 def render_counterexample(cx: Counterexample, indent: str = "  ") -> list[str]:
     lines = [f"{indent}0. Init"]
     for key, value in cx.initial.items():

@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
+from checker import engines
+from checker.engines import EngineOptionError, Options
 from checker.progress import stderr_reporter
-from checker.simulate import simulate
 
 from .errors import OK, VIOLATION, UsageError
 from .models import (
@@ -17,8 +18,8 @@ from .models import (
     positive_int,
     seed_int,
 )
-from .render import render_result
-from .sparkopts import add_spark_args, configure_spark, spark_failures
+from .render import config_words, render_result
+from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
 from .traceout import add_trace_args, write_trace
 
 # Walks x depth: the sequential engine takes ~1e4 steps/s, so 1e10 steps is about two weeks.
@@ -35,7 +36,6 @@ def register(sub) -> None:
     )
     add_model_args(p)
     add_property_args(p)
-    p.add_argument("--engine", choices=["seq", "spark"], default="seq", help="default seq")
     p.add_argument(
         "--walks", type=positive_int, default=1000, metavar="N", help="walks (default 1000)"
     )
@@ -48,9 +48,6 @@ def register(sub) -> None:
     )
     p.add_argument("--seed", type=seed_int, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument(
-        "--master", default=None, help="Spark master URL for --engine spark (default local[*])"
-    )
-    p.add_argument(
         "--no-symmetry",
         dest="symmetry",
         action="store_false",
@@ -58,55 +55,54 @@ def register(sub) -> None:
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
     add_trace_args(p)
-    add_spark_args(p)
+    add_engine_args(p, "simulate")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
 
 
 def header_line(cfg, args: argparse.Namespace) -> str:
     return (
-        f"isr simulate: protocol {cfg.protocol}, replicas {cfg.replicas}, records {cfg.records}, "
-        f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
-        f"min.insync.replicas {cfg.min_isr}; {args.walks} walks of at most {args.depth} steps, "
+        f"isr simulate: {config_words(cfg)}; {args.walks} walks of at most {args.depth} steps, "
         f"seed {args.seed}"
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    family = engine_family(args, "simulate")
     model = model_from_args(args, exhaustive=False)
-    names = [p.name for p in model.properties]
-    for n in args.properties or []:
-        if n not in names:
-            raise UsageError(f"unknown property {n!r}; the spec has: {', '.join(names)}")
-    limit = MAX_STEPS * (100 if args.engine == "spark" else 1)
+    unknown, known = engines.unknown_properties(model, args.properties)
+    if unknown:
+        raise UsageError(f"unknown property {unknown[0]!r}; the spec has: {', '.join(known)}")
+    limit = MAX_STEPS * (100 if family == "spark" else 1)
     if args.walks * args.depth > limit:
         raise UsageError(
             f"--walks {args.walks} x --depth {args.depth} = {args.walks * args.depth:.1e} steps, "
             f"beyond what a simulation can finish (limit {limit:.0e}); use fewer walks"
-            + ("" if args.engine == "spark" else " or --engine spark")
+            + ("" if family == "spark" else " or --engine spark")
         )
-    if args.master and args.engine != "spark":
-        raise UsageError("--master goes with --engine spark")
-    configure_spark(args, args.engine == "spark")
-    kwargs = dict(
-        walks=args.walks,
-        depth=args.depth,
-        seed=args.seed,
+    configure_spark(args, family == "spark")
+    name = engines.registry_name("simulate", family)
+    options = Options(
         properties=args.properties,
         symmetry=args.symmetry,
         progress=None if args.quiet else stderr_reporter(),
         config=model.config.to_json(),
     )
-    if args.engine == "spark":
+    extras: dict = dict(walks=args.walks, depth=args.depth, seed=args.seed)
+    if name == "spark":
+        extras["master"] = args.spark_master
+    try:
+        engines.engine("simulate", name).check_options(options, extras)
+    except EngineOptionError as e:
+        raise UsageError(str(e)) from None
+    if name == "spark":
         with spark_failures():
-            from checker.spark.simulate import simulate_spark
-
-            res = simulate_spark(model, master=args.master, **kwargs)
+            res = engines.run("simulate", name, model, options, **extras)
         note = simulate_note(res)
         if note:
             print(note, file=sys.stderr)
     else:
-        res = simulate(model, **kwargs)
+        res = engines.run("simulate", name, model, options, **extras)
     if args.trace_out:
         write_trace(args.trace_out, args.trace_format, model, res)
     if args.format == "json":
@@ -145,5 +141,5 @@ def simulate_note(res) -> str | None:
     return (
         f"note: {res.states_generated:,} steps took {res.seconds:.1f} s on Spark; below about "
         f"{SIMULATE_BREAK_EVEN_STEPS:,} steps its start-up outweighs its parallelism "
-        "(--engine seq is faster here)"
+        "(--engine local is faster here)"
     )

@@ -1,6 +1,10 @@
-"""The Spark flags every command with ``--engine spark`` shares, and the one place where Spark's
-failures become a one-line error with exit 2 (never the exit code of a verdict).
+"""The engine options every command shares (`isr check`, `isr simulate`, `isr validate`), and
+the one place where Spark's failures become a one-line error with exit 2 (never the exit code
+of a verdict).
 
+    --engine local|spark       where the work runs (default local: this machine)
+    --workers N                `isr check` only: local worker processes (default 1)
+    --spark-master URL         Spark master for --engine spark (default local[*])
     --spark-conf KEY=VALUE     any Spark setting (repeatable), e.g. spark.executor.memory=2g
     --driver-host HOST         where executors reach the driver (default: loopback for local[*],
                                this machine's address on the route to a spark:// master)
@@ -8,22 +12,109 @@ failures become a one-line error with exit 2 (never the exit code of a verdict).
     --no-spark-ui              no web UI (it is on by default; its address is printed)
     --spark-timeout S          start-up budget: Spark must start and give an executor within S
                                seconds (default 60, and never more than --max-seconds)
+
+Older spellings still work, each with a one-line deprecation notice on stderr (printed once the
+command has run, left out when it ends in bad input, whose one line is the error):
+`check --engine bfs`, `simulate --engine seq`, `validate --engine sequential` (all now
+`--engine local`) and `--master URL` (now `--spark-master URL`). Which registry engine
+(checker.engines) a command's `--engine` stands for is :func:`checker.engines.registry_name`.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .errors import UsageError
-from .models import positive_seconds
+from checker.engines import DEPRECATED, FAMILIES
 
-FLAGS = ("spark_conf", "driver_host", "driver_bind_address", "spark_timeout")
+from .errors import UsageError
+from .models import int_in, positive_seconds
+
+FLAGS = ("spark_master", "spark_conf", "driver_host", "driver_bind_address", "spark_timeout")
+
+ENGINE_HELP = {
+    "check": "local: this machine (one process, or --workers N processes); spark: a Spark "
+    "cluster (--spark-master)",
+    "simulate": "local: this machine; spark: the walks spread over Spark tasks (--spark-master)",
+    "validate": "local: one trace after another in this process; spark: the traces spread over "
+    "Spark tasks (--spark-master)",
+}
+
+
+def add_engine_args(p: argparse.ArgumentParser, command: str, *, workers: bool = False) -> None:
+    """`--engine local|spark` (with the command's deprecated spellings), `--workers N` where
+    the command has local workers, and the Spark flags."""
+    aliases = sorted(DEPRECATED.get(command, {}))
+    p.add_argument(
+        "--engine",
+        choices=[*FAMILIES, *aliases],
+        default="local",
+        metavar="{local,spark}",
+        help=f"{ENGINE_HELP[command]} (default local"
+        + (f"; deprecated: {', '.join(aliases)} for local" if aliases else "")
+        + ")",
+    )
+    if workers:
+        p.add_argument(
+            "--workers",
+            type=int_in(1, 256),
+            default=1,
+            metavar="N",
+            help="--engine local: worker processes, one per core (default 1; exit 5 if one dies)",
+        )
+    add_spark_args(p)
+
+
+# Deprecation notices wait here until the command has run: cli.main prints them once it is
+# done, and drops them when the command ends in bad input (exit 2 is one line on stderr, the
+# error, whatever else went wrong).
+_NOTICES: list[str] = []
+
+
+def deprecated(old: str, new: str) -> None:
+    _NOTICES.append(f"isr: warning: {old} is deprecated; use {new}")
+
+
+def flush_notices(show: bool = True) -> None:
+    """Print the pending deprecation notices on stderr (``show``), or drop them."""
+    if show:
+        for line in _NOTICES:
+            print(line, file=sys.stderr)
+    _NOTICES.clear()
+
+
+def engine_family(args: argparse.Namespace, command: str) -> str:
+    """``args.engine`` as `local` or `spark`, after a deprecation notice for an old spelling
+    (and for `--master`); sets ``args.engine`` to it. Bad combinations: UsageError."""
+    alias = DEPRECATED.get(command, {}).get(args.engine)
+    if alias is not None:
+        deprecated(f"--engine {args.engine}", f"--engine {alias}")
+        args.engine = alias
+    old_master = getattr(args, "deprecated_master", None)
+    if old_master is not None:
+        deprecated("--master", "--spark-master")
+        if args.spark_master is not None and args.spark_master != old_master:
+            raise UsageError("--master and --spark-master name different masters")
+        args.spark_master = old_master
+    if args.engine != "spark" and getattr(args, "workers", 1) is None:
+        args.workers = 1
+    if args.engine == "spark" and getattr(args, "workers", 1) != 1:
+        raise UsageError("--workers goes with --engine local")
+    return args.engine
 
 
 def add_spark_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Spark (with --engine spark)")
+    g.add_argument(
+        "--spark-master",
+        metavar="URL",
+        default=None,
+        help="Spark master URL, e.g. spark://host:7077 (default local[*])",
+    )
+    # the old spelling of --spark-master on check and simulate (a deprecation notice)
+    g.add_argument("--master", dest="deprecated_master", default=None, help=argparse.SUPPRESS)
     g.add_argument(
         "--spark-conf",
         action="append",

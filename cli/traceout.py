@@ -8,7 +8,6 @@ same way; only the format differs: our NDJSON (traces/counterexample.py) or Apal
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 
 from checker.result import CheckResult, Counterexample
@@ -33,17 +32,9 @@ def add_trace_args(p: argparse.ArgumentParser, what: str = "counterexample") -> 
 
 
 def full_states(cx: Counterexample) -> list[dict]:
-    """Whole states along a counterexample, rebuilt from the initial state and the changes."""
-    states = [copy.deepcopy(cx.initial)]
-    for step in cx.steps:
-        s = copy.deepcopy(states[-1])
-        for key, value in step.changed.items():
-            if isinstance(value, dict) and isinstance(s.get(key), dict):
-                s[key].update(value)
-            else:
-                s[key] = value
-        states.append(s)
-    return states
+    """Whole states along a counterexample: the engine's own (:attr:`Counterexample.states`),
+    rebuilt from the changes only for a counterexample read back from JSON."""
+    return cx.whole_states()
 
 
 def write_trace(path: str, fmt: str, model, res: CheckResult, what: str = "counterexample") -> None:

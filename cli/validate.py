@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import junit
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
-from .sparkopts import add_spark_args, configure_spark, spark_failures
+from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
 
 
 def register(sub) -> None:
@@ -26,11 +26,9 @@ def register(sub) -> None:
     )
     p.add_argument("traces", nargs="+", metavar="TRACE")
     p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--engine", choices=["sequential", "spark"], default="sequential")
-    p.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
-    add_spark_args(p)
+    add_engine_args(p, "validate")
     p.set_defaults(run=run)
 
 
@@ -77,10 +75,10 @@ def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
 def run(args: argparse.Namespace) -> int:
     from traces.validate import validate_paths
 
-    configure_spark(args, args.engine == "spark")
+    family = engine_family(args, "validate")
+    configure_spark(args, family == "spark")
     runs = _runs(args.traces)
-    if args.engine == "spark":
-        from checker.spark.session import spark_context
+    if family == "spark":
         from traces.spark_validate import validate_many
 
         items: list = []
@@ -92,9 +90,7 @@ def run(args: argparse.Namespace) -> int:
             items.append((name, texts[0] if len(texts) == 1 else texts))
         if len({name for name, _t in items}) != len(items):
             raise UsageError("a trace is named twice")
-        # our context first (one-line failures, --spark-conf, UI); validate_many's
-        # SparkSession.builder.getOrCreate() then runs on it
-        with spark_failures(), spark_context(args.spark_master, "isr validate"):
+        with spark_failures():  # Spark that cannot start: one line, exit 2
             verdicts, summary = validate_many(items, master=args.spark_master)
     else:
         verdicts = [

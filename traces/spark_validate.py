@@ -1,4 +1,4 @@
-"""`isr validate --engine spark`: many traces validated in parallel (one SparkSession, local[*]).
+"""`isr validate --engine spark`: many traces validated in parallel on Spark (local[*] by default).
 
 Runs travel as (name, text) pairs, the text being one file or the list of a run's per-process
 files (merged by Lamport clock on the executor). The driver cuts them into slices of similar
@@ -60,33 +60,20 @@ def slices(items: list[Run], slots: int) -> tuple[list[Run], int]:
 
 
 def validate_many(
-    items: list[Run], master: str = "local[*]", partitions: int | None = None
+    items: list[Run], master: str | None = None, partitions: int | None = None
 ) -> tuple[list[Verdict], dict[str, Any]]:
-    """Verdicts in the order of ``items`` (names must be unique), and a summary."""
-    import os
-    import sys
+    """Verdicts in the order of ``items`` (names must be unique), and a summary. Runs on the
+    project's one Spark session helper (checker.spark.session.spark_context: the running
+    SparkContext if there is one, else a new one on ``master``, default local[*], stopped at
+    the end); its failures come out as SparkError."""
+    from checker.spark.session import spark_context
 
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     t0 = time.perf_counter()
-    spark = (
-        SparkSession.builder.master(master)
-        .appName("isr-validate")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    try:
-        sc = spark.sparkContext
-        sc.setLogLevel("ERROR")
+    with spark_context(master, "isr validate") as sc:
         ordered, n = slices(items, partitions or sc.defaultParallelism)
         t1 = time.perf_counter()
         rows = sc.parallelize(ordered, n).mapPartitions(_validate_bucket).collect()
         t2 = time.perf_counter()
-    finally:
-        spark.stop()
     pos = {name: k for k, (name, _t) in enumerate(items)}
     rows.sort(key=lambda d: pos[d.pop("order")])
     verdicts = []

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..engines import load_manifest
 from ..fpset import FingerprintTable
 from ..model import State
 
@@ -308,12 +309,7 @@ def read_manifest(directory: str, identity: dict[str, Any]) -> dict[str, Any]:
     are checked; CheckpointError (one line) otherwise."""
     root = Path(directory)
     path = root / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise CheckpointError(f"no checkpoint to resume in {directory} (no {MANIFEST})") from None
-    except (OSError, ValueError) as e:
-        raise CheckpointError(f"cannot read {path}: {e}") from None
+    manifest = load_manifest(directory, MANIFEST, CheckpointError)
     if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(
             f"{path}: not a checkpoint of the parallel engine (or another format)"

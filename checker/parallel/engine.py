@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..bfs import Limits
+from ..engines import Limits, open_properties, select_properties
 from ..fingerprint import collision_probability
 from ..model import Model, Property, State
 from ..nogc import gc_paused
@@ -159,9 +159,7 @@ class _Run:
         self.symmetry = symmetry
         self.limits = limits
         self.canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
-        self.props: list[Property] = [
-            p for p in model.properties if properties is None or p.name in properties
-        ]
+        self.props: list[Property] = select_properties(model, properties)
         self.property_filter = None if properties is None else sorted(properties)
         self.reporter = Progress(progress)
         self.config = dict(config or {})
@@ -183,13 +181,7 @@ class _Run:
     def open_(self, kind: str, on_transitions: bool | None = None) -> tuple[str, ...]:
         t = self.t
         done = {"always": t["inv"], "action": t["act"], "sometimes": t["wit"]}[kind]
-        return tuple(
-            p.name
-            for p in self.props
-            if p.kind == kind
-            and p.name not in done
-            and (on_transitions is None or p.on_transitions == on_transitions)
-        )
+        return open_properties(self.props, kind, done, on_transitions)
 
     def all_decided(self) -> bool:
         return not (self.open_("always") or self.open_("action") or self.open_("sometimes"))

@@ -31,6 +31,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+from ..engines import load_manifest
 from .partition import route
 from .tally import Tally
 
@@ -165,12 +166,7 @@ def save_level(
 
 def read_manifest(directory: str, identity: dict[str, Any]) -> dict[str, Any]:
     path = Path(directory) / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise CheckpointError(f"no checkpoint to resume in {directory} (no {MANIFEST})") from None
-    except (OSError, ValueError) as e:
-        raise CheckpointError(f"cannot read {path}: {e}") from None
+    manifest = load_manifest(directory, MANIFEST, CheckpointError)
     if manifest.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"{path}: unsupported checkpoint format")
     saved = dict(manifest["identity"])

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..bfs import Limits
+from ..engines import Limits, open_properties, select_properties
 from ..fingerprint import collision_probability, fingerprint
 from ..model import Model, State
 from ..paths import extend_with_transition, replay_chain
@@ -84,7 +84,7 @@ class _Run:
         self.symmetry = symmetry
         self.limits = limits
         self.canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
-        self.props = [p for p in model.properties if properties is None or p.name in properties]
+        self.props = select_properties(model, properties)
         self.property_filter = None if properties is None else sorted(properties)
         self.progress = progress
         self.config = dict(config or {})
@@ -110,13 +110,7 @@ class _Run:
         t = self.tally
 
         def open_(kind: str, done: dict, on_transitions: bool | None = None) -> tuple[str, ...]:
-            return tuple(
-                p.name
-                for p in self.props
-                if p.kind == kind
-                and p.name not in done
-                and (on_transitions is None or p.on_transitions == on_transitions)
-            )
+            return open_properties(self.props, kind, done, on_transitions)
 
         return LevelJob(
             model=self.model,

@@ -7,23 +7,23 @@ and ``frontier`` the packed list of ``(fp, packed canonical state)`` new at this
 Each state is pickled once, where it is generated, and travels as bytes from then on (the
 shuffle, the frontier, the cache): Spark moves opaque bytes, and dedup unpickles only the new
 states, to check invariants. The tasks run without the cyclic garbage collector (see
-:func:`no_cyclic_gc`).
+:mod:`checker.nogc`: unpickling hundreds of thousands of nested tuples otherwise triggers
+full collections over and over, 3x slower).
 Dedup reports its summary through an accumulator keyed by (level, partition): re-running a task
 overwrites its entry instead of counting twice.
 """
 
 from __future__ import annotations
 
-import gc
 import pickle
 from array import array
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from ..fingerprint import fingerprint
 from ..model import Model, State
+from ..nogc import paused_gc as no_cyclic_gc  # the one GC helper (states are acyclic)
 from . import summary as S
 from .partition import fingerprints, one_blob, partition_of
 
@@ -37,20 +37,6 @@ def pack(obj: Any) -> bytes:
 
 def unpack(data: bytes) -> Any:
     return pickle.loads(data)
-
-
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """Run without CPython's cyclic collector. Unpickling (and building) hundreds of thousands
-    of nested tuples otherwise triggers full collections over and over: 3x slower. States are
-    acyclic (tuples of ints), so reference counting alone frees everything."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @dataclass(frozen=True)

@@ -2,21 +2,23 @@
 
 A scenario is a list of adapter commands (traces/ADAPTER.md). The spec-derived ones are shortest
 paths of the spec's state graph, one for each spec action and one for each replica role change
-(leader/follower/none/crashed), found by breadth-first search from the initial state. Steps the
+(leader/follower/none/crashed), found by breadth-first search from the initial state (checker.graph.build_graph). Steps the
 environment causes become commands (ProducerSend -> produce, BrokerCrash -> crash, BrokerRestart
 -> restart, ConsumerFetch -> consume, a lost LeaderAndIsr -> a short partition from the
 controller); every other spec step is the implementation's own business, so it becomes time
 passing (`run`). Each scenario ends by healing the network, restarting the dead and settling.
+The search is the checker's own state graph (checker.graph), not a BFS of the kit's own.
 Random fault schedules come from hypothesis strategies (``ops_strategy``).
 """
 
 from __future__ import annotations
 
 import functools
-from collections import deque
 from typing import Any
 
+from checker.graph import WithoutActions, build_graph
 from spec import Config, IsrSpec
+from traces.partition import _role  # a replica's role: the validator's own definition
 
 Op = dict[str, Any]
 Scenario = list[Op]
@@ -31,15 +33,6 @@ ENV_OPS = {
 }
 
 
-def _role(s: Any, i: int) -> str:
-    r = s.replicas[i]
-    if not r.alive:
-        return "crashed"
-    if r.leader == i:
-        return "leader"
-    return "follower" if r.leader >= 0 else "none"
-
-
 MOVES = frozenset({"ControllerMoveLeader", "ControllerShutdownBroker"})
 
 
@@ -51,42 +44,32 @@ def spec_targets(
     without: frozenset[str] = frozenset(),
 ) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """Shortest spec paths: target name -> [(action, args)], one per spec action and per role
-    transition ("role:a->b"), using no action named in ``without``."""
+    transition ("role:a->b"), using no action named in ``without``.
+
+    The search is the checker's state graph (checker.graph.build_graph, breadth-first, stopped
+    once ``max_states`` states are known): a target is the first transition of its kind in
+    breadth-first order, and its path the graph's shortest prefix to that transition's source."""
     spec = IsrSpec(
         Config(replicas=replicas, records=2, epochs=3, crashes=1, min_isr=1, protocol=protocol)
     )
-    init = spec.init_states()[0]
-    parent: dict[Any, tuple[Any, tuple] | None] = {init: None}
-    want = set(spec.action_names)
-    found: dict[str, Any] = {}
-    q = deque([init])
-    while q and len(parent) < max_states:
-        s = q.popleft()
-        for act, t in spec.successors(s):
-            name = spec.action_names[act[0]]
-            if name in without:
-                continue
-            keys = [name] if name in want and name not in found else []
-            for i in range(replicas):
-                a, b = _role(s, i), _role(t, i)
-                if a != b and f"role:{a}->{b}" not in found:
-                    keys.append(f"role:{a}->{b}")
-            if t not in parent:
-                parent[t] = (s, act)
-                q.append(t)
-            for k in keys:
-                found[k] = (s, act)
+    model = WithoutActions(spec, sorted(without)) if without else spec
+    names = spec.action_names
+    found: dict[str, tuple[int, Any]] = {}  # target -> (fingerprint of the source, action)
+
+    def look(u: int, s: Any, act: Any, t: Any) -> None:
+        name = names[act[0]]
+        if name not in found:
+            found[name] = (u, act)
+        for i in range(replicas):
+            a, b = _role(s, i), _role(t, i)
+            if a != b and f"role:{a}->{b}" not in found:
+                found[f"role:{a}->{b}"] = (u, act)
+
+    sg = build_graph(model, truncate_at=max_states, on_transition=look, edges=False)
     out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for k, (s, act) in sorted(found.items()):
-        path = [act]
-        cur = s
-        while parent[cur] is not None:
-            prev, a = parent[cur]  # type: ignore[misc]
-            path.append(a)
-            cur = prev
-        out[k] = [
-            (d["action"], d["args"]) for d in (spec.describe_action(a) for a in reversed(path))
-        ]
+    for k, (u, act) in sorted(found.items()):
+        path = [a for a, _fp in sg.prefix_to(u)] + [act]
+        out[k] = [(d["action"], d["args"]) for d in map(spec.describe_action, path)]
     return out
 
 

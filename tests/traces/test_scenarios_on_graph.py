@@ -1,0 +1,47 @@
+"""The conformance kit's spec-derived scenarios come from the checker's state graph
+(checker.graph.build_graph) and are exactly the ones its former hand-written BFS produced: the
+digests below were taken from that BFS before the change (issue 15)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from checker.graph import build_graph
+from traces.conformance import scenarios
+from traces.conformance.scenarios import MOVES, spec_scenarios, spec_targets
+
+from ..checker.toys import grid
+
+
+def digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+
+
+def test_the_scenario_set_is_unchanged():
+    kip320 = spec_scenarios(3, "kip-320")
+    assert len(kip320) == 49
+    assert digest(kip320) == "1011a4fcba52d7adc3569f8afb44a0c12ed3327e9de10f6aa2d07e947b48b519"
+    hw = spec_scenarios(3, "hw-truncation")
+    assert len(hw) == 47
+    assert digest(hw) == "108ca75606b30a0e14b9d266a3d38b427a7c1140846ddd21b6c7d1a321f91a9b"
+    assert all(
+        not any(a in MOVES for a, _args in p)
+        for p in spec_targets(3, "kip-320", without=MOVES).values()
+    )
+
+
+def test_no_search_of_its_own():
+    src = Path(scenarios.__file__).read_text(encoding="utf-8")
+    assert "build_graph(" in src and "deque" not in src and "popleft" not in src
+
+
+def test_truncated_graph_and_transition_hook():
+    seen = []
+    sg = build_graph(grid(3), truncate_at=5, on_transition=lambda u, s, a, t: seen.append((s, t)))
+    assert sg.truncated and 5 <= len(sg.states) < 16
+    assert seen[:2] == [((0, 0), (1, 0)), ((0, 0), (0, 1))]
+    full = build_graph(grid(3), edges=False)
+    assert not full.truncated and len(full.states) == 16 and full.graph.number_of_edges() == 0
+    assert len(full.prefix_to(max(full.dist, key=full.dist.get))) == 6
