@@ -21,7 +21,7 @@ system-deps:
 	@bash scripts/system-deps.sh
 
 check: $(STAMP)
-	$(VENV)/bin/isr check --workers $$(nproc)
+	$(VENV)/bin/isr check  # every core by default (--workers)
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q -n auto --maxprocesses 4

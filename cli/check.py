@@ -97,6 +97,14 @@ def register(sub) -> None:
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
     p.add_argument("--sarif", metavar="FILE", help="also write the verdicts as SARIF 2.1.0")
     add_engine_args(p, "check", workers=True)
+    # --workers not given: every core, or one process for a small model (default_workers)
+    p.set_defaults(workers=None)
+    for action in p._actions:
+        if action.dest == "workers":
+            action.help = (
+                "--engine local: worker processes (default: every core, or 1 for a model "
+                f"estimated below {AUTO_WORKERS_MIN_STATES:,} states; exit 5 if one dies)"
+            )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
 
@@ -118,6 +126,8 @@ def header_line(cfg) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.workers is None:
+        args.workers = default_workers(args)
     family = engine_family(args, "check")
     model = model_from_args(args)
     unknown, known = engines.unknown_properties(model, args.properties)
@@ -175,6 +185,31 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_result(res, header_line(model.config)))
     return res.exit_code()
+
+
+# Below this estimated size one process is the faster choice: a search of a few CPU seconds,
+# where forking workers and a barrier at each of its 20-30 levels cost about what a second core
+# saves (README, "Several cores"). The estimate is cli.models.estimate_log10_states (right within
+# a factor of 10 or so); a model near the threshold is fast either way.
+AUTO_WORKERS_MIN_STATES = 200_000
+
+
+def default_workers(args: argparse.Namespace) -> int:
+    """--workers when not given: every core for the local engine, unless the model is small
+    (AUTO_WORKERS_MIN_STATES) or the engine is Spark (it has executors of its own): then 1."""
+    import math
+    import os
+
+    from .models import config_from_args, estimate_log10_states
+
+    if args.engine == "spark":
+        return 1
+    cores = os.cpu_count() or 1
+    if cores == 1:
+        return 1
+    if estimate_log10_states(config_from_args(args)) < math.log10(AUTO_WORKERS_MIN_STATES):
+        return 1
+    return cores
 
 
 def warn_cores(workers: int) -> None:

