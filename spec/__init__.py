@@ -2,6 +2,15 @@
 
 from .config import PROTOCOL_NAMES, Config, ConfigError
 from .model import IsrSpec
-from .protocols import PROTOCOLS
+from .protocols import DEFAULT_PROTOCOL, PROTOCOLS, ProtocolVersion, get_protocol
 
-__all__ = ["PROTOCOLS", "PROTOCOL_NAMES", "Config", "ConfigError", "IsrSpec"]
+__all__ = [
+    "DEFAULT_PROTOCOL",
+    "PROTOCOLS",
+    "PROTOCOL_NAMES",
+    "Config",
+    "ConfigError",
+    "IsrSpec",
+    "ProtocolVersion",
+    "get_protocol",
+]

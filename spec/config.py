@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-PROTOCOL_NAMES = (
-    "hw-truncation",
-    "original-design",
-    "kip-101",
-    "kip-279",
-    "kip-320-first-try",
-    "kip-320",
-    "kip-966",
-    "majority-quorum",
-)
+from .protocols import BUILTIN_NAMES, DEFAULT_PROTOCOL, PROTOCOLS
+
+PROTOCOL_NAMES = BUILTIN_NAMES  # the built-in versions, from the one registry (spec.protocols)
 ACKS = ("all", "1", "0", "mixed")
 
 MIN_REPLICAS, MAX_REPLICAS = 2, 5
@@ -36,7 +29,8 @@ class Config:
     crashes   how many broker crashes may happen in a behaviour (each may be followed by a restart).
     acks      the producers' acks setting (R6): "all", "1", "0", or "mixed" (each write picks one).
     min_isr   min.insync.replicas for acks=all writes (R6).
-    protocol  the truncation/fencing rule: one of PROTOCOL_NAMES.
+    protocol  the protocol version: a name in spec.protocols.PROTOCOLS (the built-in ones, and a
+              user's version once registered, see --protocol-file).
 
     The fault modes (each OFF by default; with all off the model is the fault-free one):
     unclean               R9: with no live ISR member, any live replica may lead with ISR = {it}.
@@ -64,7 +58,7 @@ class Config:
     crashes: int = 1
     acks: str = "all"
     min_isr: int = 1
-    protocol: str = "kip-320"
+    protocol: str = DEFAULT_PROTOCOL
     unclean: bool = False
     lose_unflushed: bool = False
     retries: int = 0
@@ -93,7 +87,7 @@ class Config:
             raise ConfigError(
                 f"--min-isr must be between 1 and the replica count {self.replicas}, got {self.min_isr}"
             )
-        if self.protocol not in PROTOCOL_NAMES:
+        if self.protocol not in PROTOCOLS:
             raise ConfigError(
                 f"unknown protocol {self.protocol!r}; `isr protocols` lists: {', '.join(PROTOCOL_NAMES)}"
             )

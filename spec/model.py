@@ -19,7 +19,7 @@ class IsrSpec:
     def __init__(self, config: Config):
         self.config = config.validate()
         self.ctx = Ctx.of(config)
-        epoch_based = not self.ctx.protocol.truncate_to_hw_on_become_follower
+        epoch_based = self.ctx.protocol.truncates_by_asking_leader
         self.actions: tuple[ActionDef, ...] = tuple(
             a
             for a in ACTIONS

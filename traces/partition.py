@@ -283,7 +283,7 @@ class PartitionValidator:
         rf, lr = s.replicas[f], s.replicas[l]
         if not (lr.alive and lr.leader == l and rf.alive and rf.leader == l):
             return False
-        if self.ctx.protocol.fenced_fetch and lr.epoch != rf.epoch:
+        if self.ctx.fetch_fenced(lr.epoch, rf.epoch):
             return False
         if a.get("phase") == "serve":
             o = int(a["offset"])

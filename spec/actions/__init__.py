@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config import Config
-from ..protocols import PROTOCOLS
+from ..protocols import get_protocol
 from ..state import State
 from .broker import (
     broker_become_follower,
@@ -53,7 +53,7 @@ class ActionDef:
 
 
 def _has_isr(c: Config) -> bool:
-    return not PROTOCOLS[c.protocol].majority_quorum
+    return not get_protocol(c.protocol).majority_quorum
 
 
 ACTIONS: tuple[ActionDef, ...] = (

@@ -27,7 +27,7 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     its purgatory survive a re-election of the same leader. In the original design (R16) the new
     leader sets HW := its own LEO instead. With controller failover, a request from a controller
     older than one the replica has heard from is not applied (R9)."""
-    hw_is_leo = ctx.protocol.new_leader_hw_is_leo
+    new_leader_hw = ctx.new_leader_hw
     seen = s.faults.ctrl_seen
     for q in s.requests:
         i = q.dest
@@ -38,7 +38,7 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         nr = Replica(
             r.log,
-            len(r.log) if hw_is_leo else r.hw,
+            new_leader_hw(r.log, r.hw),
             r.hw_ckpt,
             True,
             i,
@@ -60,7 +60,7 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
     NotLeaderForPartition) and truncates by the protocol version's rule: to its HW at once
     (hw-truncation, then checkpoints it), or later by asking the leader (the fetcher starts in
     the truncating state, kip-101 and later). Then its fetcher follows the new leader."""
-    proto = ctx.protocol
+    become_follower = ctx.become_follower
     seen = s.faults.ctrl_seen
     for q in s.requests:
         i = q.dest
@@ -69,17 +69,7 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         if seen and q.ctrl_epoch < seen[i]:
             continue
-        if proto.truncate_to_hw_on_become_follower:
-            log = r.log[: r.hw]
-            hw = r.hw
-            ckpt = r.hw
-            truncating = False
-        else:
-            log = r.log
-            hw = r.hw
-            ckpt = r.hw_ckpt
-            # kip-320-first-try has no truncation phase: the fetch finds any divergence
-            truncating = bool(log) and not proto.truncate_on_divergence
+        log, hw, ckpt, truncating = become_follower(r.log, r.hw, r.hw_ckpt)
         nr = Replica(
             log, hw, ckpt, True, q.leader, q.epoch, q.isr, False, ctx.unknown_leos, truncating, ()
         )
@@ -186,12 +176,13 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     a leader no longer counts the fetches it made (KIP-903: an ISR expansion carries the broker
     epoch of the fetch that justified it)."""
     unclean_restart = ctx.elr and ctx.config.lose_unflushed
-    fence = ctx.protocol.broker_epoch_fencing
+    fence = ctx.fence_incarnations
+    on_restart = ctx.on_restart
     for i, r in enumerate(s.replicas):
         if r.alive:
             continue
         ckpt = r.hw_ckpt
-        log = r.log[:ckpt] if ctx.protocol.truncate_to_hw_on_restart else r.log
+        log = on_restart(r.log, ckpt)
         nr = Replica(
             log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()
         )

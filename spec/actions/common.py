@@ -3,16 +3,18 @@ several actors use (the leader's HW rule, the controller's versioned write)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config import Config
-from ..protocols import PROTOCOLS, ProtocolVersion
-from ..state import NO_FAULTS, Coord, Faults, History, Replica, Request, State
+from ..protocols import ProtocolVersion, get_protocol
+from ..state import NO_FAULTS, Coord, Faults, History, Log, Replica, Request, State
 
 
 @dataclass(frozen=True)
 class Ctx:
-    """One model's constants, computed once from its Config."""
+    """One model's constants, computed once from its Config, and the protocol version's hooks
+    bound once (a bound method read from here costs what the flag test it replaced did)."""
 
     config: Config
     protocol: ProtocolVersion
@@ -26,11 +28,20 @@ class Ctx:
     hw_needs_min_isr: bool = False  # kip-966: the HW advances only with |ISR| >= min ISR
     clamp: bool = False  # a per-replica offset of a fault mode must follow truncations
     initial_faults: Faults = NO_FAULTS
+    # the version's hooks (spec.protocols.base.ProtocolVersion), bound
+    become_follower: Callable[[Log, int, int], tuple[Log, int, int, bool]] | None = None
+    on_restart: Callable[[Log, int], Log] | None = None
+    truncation_offset: Callable[[Log, int, Log, int], int] | None = None
+    fetch_fenced: Callable[[int, int], bool] | None = None
+    isr_join_floor: Callable[[Log, int, int], int] | None = None
+    new_leader_hw: Callable[[Log, int], int] | None = None
+    on_divergence: bool = False  # kip-320-first-try: no truncation phase (LOG_TRUNCATION)
+    fence_incarnations: bool = False  # KIP-380 broker epochs (kip-966)
 
     @staticmethod
     def of(config: Config) -> Ctx:
         n = config.replicas
-        proto = PROTOCOLS[config.protocol]
+        proto = get_protocol(config.protocol)
         faults = NO_FAULTS._replace(
             flushed=(0,) * n if config.lose_unflushed else (),
             log_start=(0,) * n if config.retention else (),
@@ -51,6 +62,14 @@ class Ctx:
             hw_needs_min_isr=proto.eligible_leader_replicas,
             clamp=config.lose_unflushed or config.retention,
             initial_faults=faults,
+            become_follower=proto.become_follower,
+            on_restart=proto.on_restart,
+            truncation_offset=proto.truncation_offset,
+            fetch_fenced=proto.fetch_fenced,
+            isr_join_floor=proto.isr_join_floor,
+            new_leader_hw=proto.new_leader_hw,
+            on_divergence=proto.truncate_on_divergence,
+            fence_incarnations=proto.broker_epoch_fencing,
         )
 
 

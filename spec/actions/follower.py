@@ -16,7 +16,7 @@ def _leader_serving(ctx: Ctx, s: State, f: int):
     lr = s.replicas[l]
     if not lr.alive or lr.leader != l:
         return None
-    if ctx.protocol.fenced_fetch and lr.epoch != r.epoch:
+    if ctx.fetch_fenced(lr.epoch, r.epoch):
         return None
     return l
 
@@ -41,7 +41,7 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     (R12). Fetches that would change nothing are not listed (they are stuttering steps). A fetch
     offset below the leader's log start (retention) is FollowerResetToLogStart's."""
     start = s.faults.log_start
-    on_divergence = ctx.protocol.truncate_on_divergence
+    on_divergence = ctx.on_divergence
     for f, r in enumerate(s.replicas):
         if r.truncating:
             continue
@@ -94,8 +94,8 @@ def follower_truncate(ctx: Ctx, s: State, kind: int, out: list) -> None:
     kip-320-first-try: there is no truncating phase; the follower truncates (by the same walk
     back) when a fetch is answered LOG_TRUNCATION, i.e. whenever its log diverges from the log of
     the leader it follows (see ``diverges``), whatever the epochs of the two."""
-    proto = ctx.protocol
-    on_divergence = proto.truncate_on_divergence
+    on_divergence = ctx.on_divergence
+    truncation_offset = ctx.truncation_offset
     for f, r in enumerate(s.replicas):
         if on_divergence:
             if not r.alive or r.leader < 0 or r.leader == f:
@@ -108,6 +108,6 @@ def follower_truncate(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if l is None:
             continue
         lr = s.replicas[l]
-        t = proto.truncation_offset(r.log, r.hw, lr.log, lr.epoch)
+        t = truncation_offset(r.log, r.hw, lr.log, lr.epoch)
         nr = r._replace(log=r.log[:t], hw=min(r.hw, t), hw_ckpt=min(r.hw_ckpt, t), truncating=False)
         out.append(((kind, (f, l)), set_replica(s, f, nr)))

@@ -4,7 +4,6 @@ majority-quorum, which has no ISR; kip-966 keeps the ELR beside the ISR."""
 
 from __future__ import annotations
 
-from ..log import epoch_start
 from ..state import State
 from .common import Ctx, advance_leader_hw, with_stale_versions
 from .controller import elr_after_shrink
@@ -37,15 +36,14 @@ def leader_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
 
 def leader_expand_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """LeaderExpandIsr(leader, follower): a follower whose fetched LEO reached the leader's HW
-    rejoins the ISR (R7), a CAS write like the shrink. With KAFKA-7128 (kip-320 here) it must
-    also have reached the start offset of the leader's epoch, since a new leader's HW may lag."""
-    need_epoch_start = ctx.protocol.isr_join_needs_epoch_start
+    rejoins the ISR (R7), a CAS write like the shrink. The version's ``isr_join_floor`` may ask
+    more: with KAFKA-7128 (kip-320 here) also the start offset of the leader's epoch, since a new
+    leader's HW may lag."""
+    isr_join_floor = ctx.isr_join_floor
     for l, r in enumerate(s.replicas):
         if not (r.alive and r.leader == l and r.zk_fresh):
             continue
-        floor = r.hw
-        if need_epoch_start:
-            floor = max(floor, epoch_start(r.log, r.epoch))
+        floor = isr_join_floor(r.log, r.epoch, r.hw)
         for j in range(ctx.n):
             if j != l and not r.isr >> j & 1 and r.remote_leo[j] >= floor:
                 t = _leader_write(s, l, r.isr | (1 << j))

@@ -33,13 +33,13 @@ def follower_reset_to_log_start(ctx: Ctx, s: State, kind: int, out: list) -> Non
     start offset (R12), with its HW there too. (The other out-of-range case, a fetch offset past
     the leader's LEO, is in FollowerFetch.)"""
     start = s.faults.log_start
-    fenced = ctx.protocol.fenced_fetch
+    fenced = ctx.fetch_fenced
     for f, r in enumerate(s.replicas):
         l = r.leader
         if not r.alive or l < 0 or l == f or r.truncating:
             continue
         lr = s.replicas[l]
-        if not lr.alive or lr.leader != l or (fenced and lr.epoch != r.epoch):
+        if not lr.alive or lr.leader != l or fenced(lr.epoch, r.epoch):
             continue
         ls = start[l]
         if len(r.log) >= ls:

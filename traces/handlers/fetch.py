@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spec.log import epoch_start
-from spec.protocols import Kip279
 from spec.state import Replica, State
 
 from ..candidates import (
@@ -144,11 +143,17 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
         # The leader logs a serve only when it changed something: a fetch at the offset the
         # leader already recorded is the spec's FollowerFetch with an unchanged leader half.
         helds.append((l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
-    if r.alive and not v.ctx.protocol.fenced_fetch:
+    if r.alive:
         # Before KIP-320 a follower at an older epoch (a zombie, or one that missed a
         # LeaderAndIsr) also fetches from its leader at a newer one and applies whatever fits
-        # its LEO: the responses held at another leader epoch are alternatives.
-        helds += [h for h in pend[f][::-1] if h[0] == l and h[1] != r.epoch and h[2] == len(r.log)]
+        # its LEO: the responses held at another leader epoch are alternatives, unless the
+        # version fences them (``fetch_fenced``).
+        fenced = v.ctx.fetch_fenced
+        helds += [
+            h
+            for h in pend[f][::-1]
+            if h[0] == l and h[1] != r.epoch and h[2] == len(r.log) and not fenced(h[1], r.epoch)
+        ]
     if not helds:
         if pend[f]:
             hl, hepoch, o = pend[f][-1][:3]
@@ -222,7 +227,9 @@ def _re_elected_leader(
 ) -> bool:
     """Leader ``l`` leads now at an epoch newer than ``hepoch``, its log extending ``hlog``
     (its last entry then is still there), and fetches are not fenced (before KIP-320)."""
-    if v.ctx.protocol.fenced_fetch or not (lr.alive and lr.leader == l and lr.epoch > hepoch):
+    if not (lr.alive and lr.leader == l and lr.epoch > hepoch) or v.ctx.fetch_fenced(
+        lr.epoch, hepoch
+    ):
         return False
     n = len(hlog)  # type: ignore[arg-type]
     return len(lr.log) >= n and (n == 0 or lr.log[n - 1] == hlog[n - 1])  # type: ignore[index]
@@ -279,7 +286,7 @@ def _walk_back_round(v: PartitionValidator, ev: Event, s: State, f: int, l: int)
     does (the entries cut are beyond the point both reach)."""
     r = s.replicas[f]
     obs = (ev.get("state") or {}).get("leo")
-    if not isinstance(obs, int) or not isinstance(v.ctx.protocol, Kip279):
+    if not isinstance(obs, int) or not v.ctx.protocol.walks_back:
         return []
     finals = [len(t.replicas[f].log) for _a, t in v.steps(s, "FollowerTruncate", (f, l))]
     if not finals or not all(fin <= obs < len(r.log) for fin in finals):

@@ -1,0 +1,111 @@
+"""What a protocol version is: the base class every version (and a user's own) extends.
+
+A version is one object with named hooks. The spec's actions never ask which version runs; they
+call the hooks, bound once per model (spec.actions.common.Ctx), so the hot path pays one call
+where it paid one flag test. The base class is no Kafka release: it is the skeleton every version
+fills in. Its hooks answer these questions:
+
+* ``become_follower``: what a replica does to its log on becoming follower (R10);
+* ``on_restart``: what a restarted broker does to its log (R13);
+* ``truncation_offset``: where a truncating follower cuts its log, given the leader's answer
+  (KIP-101, KIP-279);
+* ``fetch_fenced``: whether a leader refuses a fetch made at another leader epoch (KIP-320);
+* ``isr_join_floor``: the offset a follower must reach to rejoin the ISR (R7, KAFKA-7128);
+* ``new_leader_hw``: the HW a new leader starts from (R11; R16 in the original design).
+
+The base hooks read the flags below, so a version that only switches a rule sets a flag; a
+version (or a user's) that changes how a rule works overrides the hook. Rules that change which
+actions exist, or the election and commit rules as a whole, stay flags
+(class attributes): ``majority_quorum`` (R17), ``eligible_leader_replicas`` (KIP-966),
+``broker_epoch_fencing`` (KIP-380), ``truncate_on_divergence`` (KIP-320's first design). A flag is
+the honest form there: each switches on a family of actions and properties, not one decision.
+
+A subclass overrides what its KIP changed and inherits the rest, as the TLA+ modules extend each
+other (``Kip320.tla`` EXTENDS ``Kip279.tla``). A version's ``name`` is what ``--protocol`` takes;
+it and ``description`` are class attributes, and a version is used as one instance.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..log import epoch_start
+from ..state import Log
+
+
+class ProtocolVersion:
+    """The skeleton of a protocol version. Subclasses set ``name`` and ``description`` and
+    override the hooks their KIP changed."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    # --- flags: the declarations the base hooks read ----------------------------------------
+    truncate_to_hw_on_become_follower: ClassVar[bool] = False  # seeds: R10 "truncate to the HW"
+    truncate_to_hw_on_restart: ClassVar[bool] = False  # seeds: R13 "truncates to the checkpoint"
+    fenced_fetch: ClassVar[bool] = False  # KIP-320: fetches carry the current leader epoch
+    isr_join_needs_epoch_start: ClassVar[bool] = False  # KAFKA-7128
+    new_leader_hw_is_leo: ClassVar[bool] = False  # R16 original design: new leader's HW := LEO
+    majority_quorum: ClassVar[bool] = False  # R17: commit at a majority, elect most up-to-date
+    eligible_leader_replicas: ClassVar[bool] = False  # KIP-966: ELR, HW needs min ISR
+    broker_epoch_fencing: ClassVar[bool] = False  # KIP-380: a previous incarnation is fenced
+    truncate_on_divergence: ClassVar[bool] = False  # KIP-320's first design: no truncation
+    # phase; the leader answers LOG_TRUNCATION to a fetch whose last epoch disagrees
+    walks_back: ClassVar[bool] = False  # KIP-279: OffsetsForLeaderEpoch in rounds, epoch by
+    # epoch (the trace validator accepts an intermediate round an implementation logs)
+
+    # Set by load_protocol_file on a user's version: where it came from (for result headers).
+    source_file: str | None = None
+    source_sha256: str | None = None
+
+    # --- hooks --------------------------------------------------------------------------------
+    def become_follower(self, log: Log, hw: int, hw_ckpt: int) -> tuple[Log, int, int, bool]:
+        """R10: (log, HW, HW checkpoint, truncating) of a replica that applies a LeaderAndIsr
+        naming another leader. With ``truncate_to_hw_on_become_follower`` (the seeds): cut the
+        log to the HW at once and checkpoint it. Otherwise keep the log and ask the leader before
+        fetching (the fetcher starts truncating), unless the version has no truncation phase."""
+        if self.truncate_to_hw_on_become_follower:
+            return log[:hw], hw, hw, False
+        return log, hw, hw_ckpt, bool(log) and not self.truncate_on_divergence
+
+    def on_restart(self, log: Log, hw_ckpt: int) -> Log:
+        """R13: the log a broker restarts with, given its HW checkpoint: cut to the checkpoint with
+        ``truncate_to_hw_on_restart`` (the seeds), else all of it (truncation waits for the
+        leader)."""
+        return log[:hw_ckpt] if self.truncate_to_hw_on_restart else log
+
+    def truncation_offset(self, flog: Log, fhw: int, llog: Log, lepoch: int) -> int:
+        """Where a truncating follower with log ``flog`` and HW ``fhw`` cuts its log, given the
+        leader's log and current epoch. Only the epoch-based versions truncate this way."""
+        raise NotImplementedError(f"{self.name}: no truncation by asking the leader")
+
+    def fetch_fenced(self, leader_epoch: int, follower_epoch: int) -> bool:
+        """Whether the leader refuses a follower's fetch (and OffsetsForLeaderEpoch) because the
+        follower is at another leader epoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH).
+        Base: only when the version's fetches carry the epoch (``fenced_fetch``)."""
+        return self.fenced_fetch and leader_epoch != follower_epoch
+
+    def isr_join_floor(self, log: Log, epoch: int, hw: int) -> int:
+        """R7: the fetched LEO a follower must reach to rejoin the ISR of a leader with ``log``,
+        leader epoch ``epoch`` and HW ``hw``: the HW, and with ``isr_join_needs_epoch_start``
+        (KAFKA-7128) also the start offset of the leader's epoch, since a new leader's HW may lag
+        records the previous leader already committed."""
+        if self.isr_join_needs_epoch_start:
+            return max(hw, epoch_start(log, epoch))
+        return hw
+
+    def new_leader_hw(self, log: Log, hw: int) -> int:
+        """R11: the HW a replica starts from on becoming leader; it may lag the old leader's.
+        With ``new_leader_hw_is_leo`` (R16, the original design) its own LEO. (The leader
+        then re-evaluates it from its ISR, R4.)"""
+        return len(log) if self.new_leader_hw_is_leo else hw
+
+    # --- derived ------------------------------------------------------------------------------
+    @property
+    def truncates_by_asking_leader(self) -> bool:
+        """The version has FollowerTruncate (KIP-101 and later): a new follower does not cut its
+        log to the HW at once."""
+        return not self.truncate_to_hw_on_become_follower
+
+    def __repr__(self) -> str:
+        return f"<protocol {self.name}>"
