@@ -9,6 +9,8 @@ import json
 import sys
 from typing import Any
 
+from spec.protocols import DEFAULT_PROTOCOL
+
 from .errors import OK, VIOLATION, UsageError
 from .models import int_in
 
@@ -97,7 +99,7 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
         "--replication", type=int_in(1, MAX_BROKERS), default=3, help="at most --brokers"
     )
     p.add_argument(
-        "--protocol", default="kip-320", help="hw-truncation | kip-101 | kip-279 | kip-320"
+        "--protocol", default=DEFAULT_PROTOCOL, help="hw-truncation | kip-101 | kip-279 | kip-320"
     )
     p.add_argument("--min-insync", type=int_in(1, MAX_BROKERS), default=2)
     p.add_argument("--unclean", action="store_true", help="allow unclean leader election")

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from spec.protocols import DEFAULT_PROTOCOL
+
 from . import junit
 from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
 from .models import int_in, positive_seconds, seed_int
@@ -44,7 +46,7 @@ def register(sub) -> None:
         help="every random schedule may use every fault kind (default: each draws a subset)",
     )
     p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--protocol", default="kip-320")
+    p.add_argument("--protocol", default=DEFAULT_PROTOCOL)
     p.add_argument(
         "--mutants",
         action="store_true",

@@ -9,8 +9,13 @@ import json
 import sys
 import time
 
+from spec.protocols import DEFAULT_PROTOCOL
+
 from .errors import INCOMPLETE, OK, VIOLATION, UsageError
 from .models import int_in
+
+# spec.symbolic.encoding.SYM_PROTOCOLS (z3 is imported only when the command runs; a test checks)
+SYM_NAMES = [DEFAULT_PROTOCOL, "hw-truncation"]
 
 MAX_BMC_DEPTH = 60  # z3's work grows steeply with the unrolling; 60 steps would not finish
 
@@ -23,7 +28,7 @@ def register(sub) -> None:
         "and BMC found nothing; 1: a counterexample to induction or a BMC violation; 2: bad "
         "input; 3: z3 answered unknown.",
     )
-    p.add_argument("--protocol", default="kip-320", choices=["kip-320", "hw-truncation"])
+    p.add_argument("--protocol", default=DEFAULT_PROTOCOL, choices=SYM_NAMES)
     p.add_argument("--replicas", type=int_in(2, 4), default=2, metavar="N", help="2..4 (default 2)")
     p.add_argument(
         "--bmc-depth",

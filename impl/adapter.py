@@ -19,6 +19,7 @@ import json
 import sys
 from typing import Any
 
+from .config import DEFAULT_PROTOCOL
 from .mutants import MUTANTS
 from .sim.world import Net, World, sim_config
 
@@ -52,7 +53,7 @@ class Session:
         if acks not in ("all", "1"):
             return {"ok": False, "error": f"acks must be 'all' or '1', not {acks!r}"}
         cfg = sim_config(
-            c.get("protocol", "kip-320"),
+            c.get("protocol", DEFAULT_PROTOCOL),
             min_insync_replicas=min(int(c.get("min_insync", 2)), replication),
             # small fetches, so that a follower far behind needs several (its HW is then
             # capped by its own LEO, R4): the kit's scenarios produce tens of records, not 500s

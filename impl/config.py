@@ -12,12 +12,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-PROTOCOLS = ("hw-truncation", "kip-101", "kip-279", "kip-320")
+from .core.truncation import STRATEGIES
+
+PROTOCOLS = tuple(STRATEGIES)  # the versions the implementation runs (a subset of the spec's)
+# The spec's DEFAULT_PROTOCOL (impl imports no spec; tests/impl/test_strategies_match_spec.py checks)
+DEFAULT_PROTOCOL = "kip-320"
 
 
 @dataclass(frozen=True)
 class Config:
-    protocol: str = "kip-320"
+    protocol: str = DEFAULT_PROTOCOL
     min_insync_replicas: int = 2
     replica_lag_time_max_ms: int = 10_000  # R7
     replica_fetch_backoff_ms: int = 100  # R12

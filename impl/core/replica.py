@@ -672,7 +672,7 @@ class Broker:
             r in p.isr
             or p.pending_isr is not None
             or rem.leo < p.log.hw
-            or rem.leo < p.epoch_start_offset
+            or (self.strat.isr_join_needs_epoch_start and rem.leo < p.epoch_start_offset)
         ):
             return
         new = p.isr | {r}

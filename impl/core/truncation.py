@@ -4,7 +4,12 @@ A version overrides one decision, as the spec's protocol modules do:
 - where a follower truncates when it becomes follower (to HW, or after asking the leader);
 - what the leader answers to OffsetsForLeaderEpoch;
 - whether fetches are fenced by the current leader epoch (KIP-320);
-- what a restarting broker does with its log (R13: truncate to the HW checkpoint, or keep it).
+- what a restarting broker does with its log (R13: truncate to the HW checkpoint, or keep it);
+- whether a follower must reach the leader's epoch start offset to rejoin the ISR (KAFKA-7128).
+
+The implementation does not import the spec; tests/impl/test_strategies_match_spec.py checks this
+table against the spec's registry (spec.protocols): one strategy per spec version the
+implementation runs, agreeing on every rule both have.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ class HwTruncation:
     name = "hw-truncation"
     asks_leader = False
     fences_fetch = False
+    isr_join_needs_epoch_start = False  # KAFKA-7128: only with KIP-320, as in the spec
 
     def truncate_on_restart(self, log: PartitionLog, hw_checkpoint: int) -> int:
         return hw_checkpoint
@@ -87,6 +93,7 @@ class Kip320(Kip279):
 
     name = "kip-320"
     fences_fetch = True
+    isr_join_needs_epoch_start = True
 
 
 STRATEGIES = {s.name: s for s in (HwTruncation(), Kip101(), Kip279(), Kip320())}

@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import Config
+from ..config import DEFAULT_PROTOCOL, Config
 from ..core import messages as m
 from ..core.clients import ConsumerClient, ProducerClient
 from ..core.controller import Controller
@@ -558,7 +558,7 @@ class World:
         return lost
 
 
-def sim_config(protocol: str = "kip-320", **kw: Any) -> Config:
+def sim_config(protocol: str = DEFAULT_PROTOCOL, **kw: Any) -> Config:
     """Timings scaled for virtual time: faults matter within a few simulated seconds."""
     base: dict[str, Any] = {
         "protocol": protocol,

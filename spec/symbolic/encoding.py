@@ -73,6 +73,8 @@ from typing import Any
 
 import z3
 
+from ..protocols import PROTOCOLS, ProtocolVersion
+
 Int = z3.IntSort()
 ARR = z3.ArraySort(Int, Int)
 _counter = [0]
@@ -397,18 +399,31 @@ def broker_restart(s: Sym, i: int, truncate_to_ckpt: bool) -> Step:
 
 @dataclass(frozen=True)
 class SymProtocol:
+    """The rules of a protocol version the encoding has, read from the one registry's flags
+    (spec.protocols): the encoding reads no hook, so only a version whose rules are these flags
+    can be encoded (its truncation point, when asked, is not encoded: see SYM_PROTOCOLS)."""
+
     name: str
     fenced: bool
     truncate_to_hw: bool
     epoch_start: bool
 
+    @staticmethod
+    def of(p: ProtocolVersion) -> SymProtocol:
+        if p.truncate_to_hw_on_become_follower != p.truncate_to_hw_on_restart:
+            raise ValueError(f"{p.name}: the encoding truncates to the HW on both or neither")
+        return SymProtocol(
+            p.name,
+            fenced=p.fenced_fetch,
+            truncate_to_hw=p.truncate_to_hw_on_become_follower,
+            epoch_start=p.isr_join_needs_epoch_start,
+        )
 
-SYM_PROTOCOLS = {
-    "kip-320": SymProtocol("kip-320", fenced=True, truncate_to_hw=False, epoch_start=True),
-    "hw-truncation": SymProtocol(
-        "hw-truncation", fenced=False, truncate_to_hw=True, epoch_start=False
-    ),
-}
+
+# The versions the encoding covers: kip-320 (the induction proof's subject) and hw-truncation
+# (its known-bad contrast). The others differ in truncation points or elections the encoding
+# does not model. Derived from the registry, so a change of a version's flags reaches it.
+SYM_PROTOCOLS = {name: SymProtocol.of(PROTOCOLS[name]) for name in ("kip-320", "hw-truncation")}
 
 
 def steps(s: Sym, proto: SymProtocol) -> list[Step]:

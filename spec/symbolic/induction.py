@@ -28,6 +28,7 @@ from typing import Any
 
 import z3
 
+from ..protocols import DEFAULT_PROTOCOL
 from .encoding import SYM_PROTOCOLS, Sym, agree, init, steps, variables
 
 
@@ -237,7 +238,7 @@ def _solver(timeout_ms: int) -> z3.Solver:
 
 
 def check_induction(
-    protocol: str = "kip-320",
+    protocol: str = DEFAULT_PROTOCOL,
     n: int = 2,
     *,
     timeout_ms: int = 60_000,

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spec.protocols import DEFAULT_PROTOCOL
+
 from .. import format as tformat
 from ..validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict, validate_events
 from .scenarios import (
@@ -228,13 +230,13 @@ class Outcome:
 
 
 def run_scenario(
-    adapter: Any, scenario: Scenario, name: str, seed: int = 0, protocol: str = "kip-320"
+    adapter: Any, scenario: Scenario, name: str, seed: int = 0, protocol: str = DEFAULT_PROTOCOL
 ) -> Verdict:
     return run_scenario_full(adapter, scenario, name, seed, protocol)[0]
 
 
 def run_scenario_full(
-    adapter: Any, scenario: Scenario, name: str, seed: int = 0, protocol: str = "kip-320"
+    adapter: Any, scenario: Scenario, name: str, seed: int = 0, protocol: str = DEFAULT_PROTOCOL
 ) -> tuple[Verdict, Outcome]:
     """Run one scenario; the verdict is the validator's on the trace the adapter returned, or
     ``unsupported`` (a coverage gap) when the adapter does not support one of its commands, or
@@ -311,7 +313,7 @@ def conform(
     *,
     random_examples: int = 20,
     seed: int = 0,
-    protocol: str = "kip-320",
+    protocol: str = DEFAULT_PROTOCOL,
     spec_paths: bool = True,
     stop_at_first: bool = False,
     shrink: bool = True,

@@ -18,6 +18,7 @@ from typing import Any
 
 from checker.graph import WithoutActions, build_graph
 from spec import Config, IsrSpec
+from spec.protocols import DEFAULT_PROTOCOL
 from traces.partition import _role  # a replica's role: the validator's own definition
 
 Op = dict[str, Any]
@@ -39,7 +40,7 @@ MOVES = frozenset({"ControllerMoveLeader", "ControllerShutdownBroker"})
 @functools.cache
 def spec_targets(
     replicas: int = 3,
-    protocol: str = "kip-320",
+    protocol: str = DEFAULT_PROTOCOL,
     max_states: int = 60_000,
     without: frozenset[str] = frozenset(),
 ) -> dict[str, list[tuple[str, dict[str, Any]]]]:
@@ -73,7 +74,7 @@ def spec_targets(
     return out
 
 
-def spec_transitions(protocol: str = "kip-320", replicas: int = 3) -> set[str]:
+def spec_transitions(protocol: str = DEFAULT_PROTOCOL, replicas: int = 3) -> set[str]:
     """The replica role changes the spec can make ("a->b"), for ``--require-coverage``."""
     return {k[5:] for k in spec_targets(replicas, protocol) if k.startswith("role:")}
 
@@ -381,7 +382,7 @@ def rare() -> dict[str, Scenario]:
     return {k: [*sc, *settle(size.get(k, 3))] for k, sc in out.items()}
 
 
-def spec_scenarios(replicas: int = 3, protocol: str = "kip-320") -> dict[str, Scenario]:
+def spec_scenarios(replicas: int = 3, protocol: str = DEFAULT_PROTOCOL) -> dict[str, Scenario]:
     out = {f"spec:{k}": path_to_scenario(p) for k, p in spec_targets(replicas, protocol).items()}
     # The shortest paths often move a live leader (elect_leader, controlled_shutdown); an
     # adapter without those commands still gets each target, by crashes and elections only.
