@@ -12,6 +12,7 @@ from checker.engines import EngineOptionError, Limits, Options
 from checker.paths import ReplayError
 from checker.progress import stderr_reporter
 from checker.result import CheckResult
+from spec.protocols import protocol_source
 
 from . import junit, traceout
 from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError
@@ -180,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         out = res.to_json()
         out["protocol"] = model.config.protocol
+        out.update(protocol_source(model.config.protocol))
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:

@@ -7,6 +7,7 @@ import json
 import sys
 
 from checker.graph import GraphLimitError, build_graph, export_dot, export_graphml, graph_stats
+from spec.protocols import protocol_source
 
 from .errors import INCOMPLETE, UsageError
 from .models import add_model_args, model_from_args, positive_int
@@ -48,10 +49,15 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UsageError(f"cannot write: {e}") from None
     if args.format == "json":
-        json.dump({"model": model.name, "config": model.config.to_json(), **stats}, sys.stdout)
+        src = protocol_source(model.config.protocol)
+        json.dump(
+            {"model": model.name, "config": model.config.to_json(), **src, **stats}, sys.stdout
+        )
         sys.stdout.write("\n")
     else:
         print(f"isr graph: {model.name} {json.dumps(model.config.to_json())}")
+        for k, v in protocol_source(model.config.protocol).items():
+            print(f"  {k:<18} {v}")
         for k, v in stats.items():
             print(f"  {k:<18} {v}")
     return 0

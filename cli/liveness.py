@@ -11,6 +11,7 @@ from checker import engines
 from checker.engines import Limits, Options
 from checker.graph import WithoutActions
 from checker.result import CheckResult
+from spec.protocols import protocol_source
 
 from .errors import UsageError
 from .models import add_model_args, model_from_args, positive_int
@@ -106,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         out = res.to_json()
         out["protocol"] = spec.config.protocol
+        out.update(protocol_source(spec.config.protocol))
         out["without"] = args.without
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")

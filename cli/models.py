@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import ACKS
+from spec.protocols import ProtocolFileError, load_protocol_file, register_protocol
 
 from .errors import UsageError
 
@@ -133,6 +134,42 @@ def check_run_limits(args: argparse.Namespace) -> None:
 
 DEFAULTS = Config()  # the embedded default model: `isr check` with no options
 
+PROTOCOL_FILE_HELP = (
+    "a Python file defining your own protocol version (a spec.protocols.ProtocolVersion "
+    "subclass; see examples/protocols/my_kip.py); used instead of --protocol"
+)
+
+
+def add_protocol_file_arg(
+    p: argparse.ArgumentParser | argparse._ArgumentGroup, help: str = ""
+) -> None:
+    """``--protocol-file FILE``: the one option every command that builds the spec shares."""
+    p.add_argument("--protocol-file", metavar="FILE", default=None, help=help or PROTOCOL_FILE_HELP)
+
+
+_LOADED: dict[str, str] = {}  # --protocol-file path -> the registered version's name
+
+
+def user_protocol(args: argparse.Namespace) -> str | None:
+    """The name of the version in ``--protocol-file`` (loaded and registered once per path), or
+    None without the option. A file that cannot be used is a UsageError (one line, exit 2); so is
+    a Spark engine, whose executors would not have the file (it is not shipped with the job)."""
+    path = getattr(args, "protocol_file", None)
+    if not path:
+        return None
+    if getattr(args, "engine", None) == "spark":
+        raise UsageError(
+            "--protocol-file runs on the local engines only: Spark executors would not have the "
+            "file; drop --engine spark"
+        )
+    if path not in _LOADED:
+        try:
+            p = register_protocol(load_protocol_file(path))
+        except ProtocolFileError as e:
+            raise UsageError(str(e)) from None
+        _LOADED[path] = p.name
+    return _LOADED[path]
+
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model (bounds and protocol options)")
@@ -142,6 +179,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help=f"protocol version: {', '.join(PROTOCOL_NAMES)} (default {DEFAULTS.protocol})",
     )
+    add_protocol_file_arg(g)
     g.add_argument(
         "--replicas",
         type=MODEL_COUNT,
@@ -252,7 +290,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         crashes=args.crashes,
         acks=args.acks,
         min_isr=args.min_isr,
-        protocol=args.protocol,
+        protocol=user_protocol(args) or args.protocol,
         unclean=args.unclean,
         lose_unflushed=args.lose_unflushed,
         retries=args.retries,

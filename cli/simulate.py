@@ -9,6 +9,7 @@ import sys
 from checker import engines
 from checker.engines import EngineOptionError, Options
 from checker.progress import stderr_reporter
+from spec.protocols import protocol_source
 
 from .errors import OK, VIOLATION, UsageError
 from .models import (
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             p.holds is False and p.kind in ("always", "action") for p in res.properties
         )
         out["protocol"] = model.config.protocol
+        out.update(protocol_source(model.config.protocol))
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     found = any(p.holds is False and p.kind in ("always", "action") for p in res.properties)

@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from checker.result import CheckResult, Counterexample
+from spec.protocols import protocol_source
 from traces import itf
 
 from .errors import UsageError
@@ -49,6 +50,7 @@ def write_trace(path: str, fmt: str, model, res: CheckResult, what: str = "count
     header = {
         "model": model.name,
         "config": model.config.to_json(),
+        **protocol_source(model.config.protocol),  # a replay refuses a changed file
         "property": prop.name,
         "kind": prop.kind,
     }
