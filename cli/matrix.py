@@ -22,10 +22,19 @@ from checker.bfs import Limits, check_bfs
 from checker.result import Counterexample, Step
 from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import FAULT_MODE_NAMES, FAULT_MODES
+from spec.protocols import PROTOCOLS, load_protocol_file, protocol_source, register_protocol
 
 from . import junit
 from .errors import INCOMPLETE, OK, UsageError
-from .models import MODEL_COUNT, int_in, positive_int, positive_seconds, refuse_hopeless
+from .models import (
+    MODEL_COUNT,
+    add_protocol_file_arg,
+    int_in,
+    positive_int,
+    positive_seconds,
+    refuse_hopeless,
+    user_protocol,
+)
 from .render import render_counterexample
 
 NO_FAULT = "none"
@@ -82,6 +91,11 @@ def register(sub) -> None:
         default=",".join(PROTOCOL_NAMES),
         metavar="A,B",
         help="protocol versions, comma-separated (default: all)",
+    )
+    add_protocol_file_arg(
+        p,
+        "a Python file defining your own protocol version (see examples/protocols/my_kip.py): "
+        "its rows follow those of --protocols",
     )
     p.add_argument(
         "--modes",
@@ -141,6 +155,9 @@ def mode_config(base: Config, mode: str) -> Config:
 def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The cells: one per (replicas, crashes, protocol, fault mode), with its Config."""
     protocols = _names(args.protocols, PROTOCOL_NAMES, "protocol")
+    mine = user_protocol(args)
+    if mine is not None and mine not in protocols:
+        protocols.append(mine)
     modes = _names(args.modes, (NO_FAULT, *FAULT_MODE_NAMES), "fault mode")
     if args.max_seconds <= 0:
         raise UsageError("--max-seconds must be positive")
@@ -174,6 +191,7 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
                             "protocol": protocol,
                             "mode": mode,
                             "config": cfg.to_json(),
+                            **protocol_source(protocol),
                         }
                     )
     return cells
@@ -181,6 +199,9 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def run_cell(cell: dict[str, Any], max_seconds: float, max_states: int | None) -> dict[str, Any]:
     """One cell: a bounded BFS of the model (in a worker process). Returns its JSON."""
+    if cell.get("protocol_file") and cell["protocol"] not in PROTOCOLS:
+        # a worker that did not inherit the registry (not forked): load the user's file again
+        register_protocol(load_protocol_file(cell["protocol_file"]))
     cfg = Config(**cell["config"])
     model = IsrSpec(cfg)
     res = check_bfs(model, limits=Limits(max_states, max_seconds), config=cfg.to_json())

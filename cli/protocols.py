@@ -7,6 +7,9 @@ import json
 
 from spec import PROTOCOLS
 from spec.config import FAULT_MODES
+from spec.protocols import protocol_source
+
+from .models import add_protocol_file_arg, user_protocol
 
 
 def register(sub) -> None:
@@ -16,6 +19,9 @@ def register(sub) -> None:
         description="Exit 0: listed; 2: bad input.",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
+    add_protocol_file_arg(
+        p, "also list your own protocol version from this Python file (and check that it loads)"
+    )
     p.set_defaults(run=run)
 
 
@@ -28,12 +34,14 @@ def _flags(settings) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    user_protocol(args)  # registers it: listed below with the built-in versions
     if args.format == "json":
         print(
             json.dumps(
                 {
                     "protocols": [
-                        {"name": p.name, "description": p.description} for p in PROTOCOLS.values()
+                        {"name": p.name, "description": p.description, **protocol_source(p.name)}
+                        for p in PROTOCOLS.values()
                     ],
                     "fault_modes": [
                         {
@@ -52,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
         width = max(len(n) for n in PROTOCOLS)
         print("protocol versions (--protocol NAME):")
         for p in PROTOCOLS.values():
-            print(f"  {p.name:<{width}}  {p.description}")
+            src = protocol_source(p.name)
+            where = f" (--protocol-file {src['protocol_file']})" if src else ""
+            print(f"  {p.name:<{width}}  {p.description}{where}")
         print()
         print("fault modes (flags of `isr check`; rows of `isr matrix`):")
         width = max(len(m.name) for m in FAULT_MODES)

@@ -7,10 +7,12 @@ import json
 import sys
 
 from spec import Config, ConfigError, IsrSpec
+from spec.protocols import get_protocol
 from traces import counterexample as cxfile
 from traces import itf
 
 from .errors import OK, REJECTED, VIOLATION, UsageError
+from .models import add_protocol_file_arg, user_protocol
 
 
 def register(sub) -> None:
@@ -24,10 +26,54 @@ def register(sub) -> None:
     )
     p.add_argument("file", metavar="FILE")
     p.add_argument("--format", choices=["text", "json"], default="text")
+    add_protocol_file_arg(
+        p,
+        "the protocol file the trace was written with (default: the one its header names); "
+        "refused if its content changed since (protocol_sha256)",
+    )
     p.set_defaults(run=run)
 
 
+def _peek_header(path: str) -> dict:
+    """The header of a counterexample file before it is read in full (which needs the user's
+    protocol registered): NDJSON's first line, or ITF's ``#meta.isr``. Empty when unreadable;
+    the full read then says what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline(1 << 20)
+            obj = json.loads(first)
+            if isinstance(obj, dict) and obj.get("type") == "header":
+                return obj
+            f.seek(0)
+            doc = json.load(f)
+        meta = doc.get("#meta") if isinstance(doc, dict) else None
+        isr = meta.get("isr") if isinstance(meta, dict) else None
+        return isr if isinstance(isr, dict) else {}
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+
+
+def load_trace_protocol(args: argparse.Namespace) -> None:
+    """A trace made with --protocol-file: load that file (or the one given), and refuse it when
+    its content is not what the trace was made with."""
+    header = _peek_header(args.file)
+    path = args.protocol_file or header.get("protocol_file")
+    if not path:
+        return
+    if not isinstance(path, str):
+        raise UsageError(f"{args.file}: header protocol_file is not a string")
+    name = user_protocol(argparse.Namespace(protocol_file=path))
+    want = header.get("protocol_sha256")
+    have = get_protocol(name).source_sha256 or ""
+    if want and want != have:
+        raise UsageError(
+            f"{args.file} was written with protocol file sha256 {str(want)[:12]}, {path} now has "
+            f"{have[:12]}: the protocol changed since; re-run the check"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
+    load_trace_protocol(args)
     try:
         trace = itf.read_any(args.file)  # NDJSON or ITF, by content
     except cxfile.TraceFileError as e:

@@ -9,8 +9,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from spec.protocols import protocol_source
+
 from . import junit
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
+from .models import add_protocol_file_arg, user_protocol
 from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
 
 
@@ -30,6 +33,11 @@ def register(sub) -> None:
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
     p.add_argument("--sarif", metavar="FILE", help="also write the verdicts as SARIF 2.1.0")
     add_engine_args(p, "validate")
+    add_protocol_file_arg(
+        p,
+        "a Python file defining your own protocol version (see examples/protocols/my_kip.py): "
+        "validate every trace against it instead of the version its header names",
+    )
     p.set_defaults(run=run)
 
 
@@ -77,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from traces.validate import validate_paths
 
     family = engine_family(args, "validate")
+    mine = user_protocol(argparse.Namespace(protocol_file=args.protocol_file, engine=family))
     configure_spark(args, family == "spark")
     runs = _runs(args.traces)
     if family == "spark":
@@ -95,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             verdicts, summary = validate_many(items, master=args.spark_master)
     else:
         verdicts = [
-            validate_paths(files, name, None if args.quiet else progress(name))
+            validate_paths(files, name, None if args.quiet else progress(name), protocol=mine)
             for name, files in runs
         ]
         summary = None
@@ -105,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.junit or args.sarif:
         junit.write_reports(args, [junit.validate_suite(verdicts)])
     if args.format == "json":
-        doc = {"traces": [v.to_json() for v in verdicts]}
+        doc = {"traces": [v.to_json() for v in verdicts], **protocol_source(mine or "")}
         if summary:
             doc["summary"] = summary
         json.dump(doc, sys.stdout, indent=2, default=list)

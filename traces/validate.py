@@ -258,9 +258,9 @@ def validate_events(
 
 
 def _check_header(header: dict[str, Any]) -> None:
-    from spec.config import PROTOCOL_NAMES
+    from spec.protocols import PROTOCOLS
 
-    if header.get("protocol") not in PROTOCOL_NAMES:
+    if header.get("protocol") not in PROTOCOLS:
         raise TraceInputError(f"unknown protocol {header.get('protocol')!r} in the header")
     cl = header.get("cluster") or {}
     if not cl.get("assignments"):
@@ -328,11 +328,18 @@ def validate_text(text: str | list[str], name: str = "trace") -> Verdict:
 
 
 def validate_paths(
-    paths: list[str | Path], name: str | None = None, on_step: Callable | None = None
+    paths: list[str | Path],
+    name: str | None = None,
+    on_step: Callable | None = None,
+    protocol: str | None = None,
 ) -> Verdict:
+    """``protocol``: validate against this registered version instead of the one the header
+    names (``isr validate --protocol-file``)."""
     nm = name or ",".join(str(p) for p in paths)
     try:
         head, events = read_trace_texts(paths)
+        if protocol is not None:
+            head = {**head, "protocol": protocol}
     except (OSError, ValueError) as e:
         return Verdict(nm, BAD_INPUT, reason=str(e).splitlines()[0])
     return validate_events(head, events, nm, on_step)
