@@ -8,11 +8,11 @@ import sys
 import time
 from pathlib import Path
 
-from spec.protocols import DEFAULT_PROTOCOL
+from spec.protocols import DEFAULT_PROTOCOL, protocol_source
 
 from . import junit
 from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
-from .models import int_in, positive_seconds, seed_int
+from .models import add_protocol_file_arg, int_in, positive_seconds, seed_int, user_protocol
 
 REFERENCE = f"{sys.executable} -m impl.adapter"
 COVERAGE_KINDS = ("transitions", "actions", "all")
@@ -46,7 +46,16 @@ def register(sub) -> None:
         help="every random schedule may use every fault kind (default: each draws a subset)",
     )
     p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--protocol", default=DEFAULT_PROTOCOL)
+    p.add_argument(
+        "--protocol",
+        default=DEFAULT_PROTOCOL,
+        help=f"the version the implementation runs (default {DEFAULT_PROTOCOL})",
+    )
+    add_protocol_file_arg(
+        p,
+        "a Python file defining your own protocol version (see examples/protocols/my_kip.py): "
+        "the implementation still runs --protocol; its traces are validated against yours",
+    )
     p.add_argument(
         "--mutants",
         action="store_true",
@@ -103,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
     if args.random < 0:
         raise UsageError("--random must be >= 0")
     check_protocol(args.protocol)
+    mine = user_protocol(args)
+    if mine is not None and args.mutants:
+        raise UsageError("--protocol-file and --mutants: the mutation score is the built-in spec's")
     cmd = args.adapter or REFERENCE
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:
@@ -145,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 protocol=args.protocol,
                 swarm=not args.no_swarm,
                 max_ops=args.max_ops,
+                spec_protocol=mine,
             )
         finally:
             ad.close()
@@ -193,7 +206,8 @@ def _report(args, rep) -> int:
     from traces.conformance.report import classify, coverage, junit_xml, to_json, write_failures
 
     failures = write_failures(rep, args.out) if args.out and rep.rejected else []
-    cov = coverage(rep, args.protocol)
+    spec_name = user_protocol(args) or args.protocol
+    cov = coverage(rep, spec_name)
     missing = _missing(cov, args.require_coverage)
     if args.junit:
         try:
@@ -203,7 +217,8 @@ def _report(args, rep) -> int:
     if args.sarif:
         junit.write_reports(argparse.Namespace(sarif=args.sarif, command="conform"), [_suite(rep)])
     if args.format == "json":
-        doc = to_json(rep, args.protocol, failures)
+        doc = to_json(rep, spec_name, failures)
+        doc.update(protocol_source(spec_name))
         doc["coverage_required"] = args.require_coverage
         doc["coverage_unmet"] = missing
         json.dump(doc, sys.stdout, indent=2, default=list)

@@ -236,11 +236,18 @@ def run_scenario(
 
 
 def run_scenario_full(
-    adapter: Any, scenario: Scenario, name: str, seed: int = 0, protocol: str = DEFAULT_PROTOCOL
+    adapter: Any,
+    scenario: Scenario,
+    name: str,
+    seed: int = 0,
+    protocol: str = DEFAULT_PROTOCOL,
+    spec_protocol: str | None = None,
 ) -> tuple[Verdict, Outcome]:
     """Run one scenario; the verdict is the validator's on the trace the adapter returned, or
     ``unsupported`` (a coverage gap) when the adapter does not support one of its commands, or
-    ``bad-input`` when the trace breaks the trace schema (an encoding mismatch)."""
+    ``bad-input`` when the trace breaks the trace schema (an encoding mismatch). The adapter
+    runs ``protocol``; the trace is validated against ``spec_protocol`` when given (a user's
+    version, ``isr conform --protocol-file``), else against the version its header names."""
     start = {"op": "start", "brokers": 3, "replication": 3, "protocol": protocol, "seed": seed}
     if scenario and scenario[0].get("op") == "start":  # a scenario may set up the cluster
         start.update(scenario[0])
@@ -263,7 +270,9 @@ def run_scenario_full(
     bad = schema_problem(head, events)
     if bad:
         return Verdict(name, BAD_INPUT, events=len(events), reason=bad), out
-    v = validate_events(head, events, name)
+    v = validate_events(
+        head if spec_protocol is None else {**head, "protocol": spec_protocol}, events, name
+    )
     return v, out
 
 
@@ -319,10 +328,13 @@ def conform(
     shrink: bool = True,
     swarm: bool = True,
     max_ops: int = 24,
+    spec_protocol: str | None = None,
 ) -> ConformReport:
     """Run the spec-derived and directed scenarios, then ``random_examples`` random fault
     schedules (swarm testing: each draws a subset of the fault kinds the adapter supports,
-    ``scenarios.ops_strategy``)."""
+    ``scenarios.ops_strategy``). ``spec_protocol``: the registered version the traces are
+    validated against and the scenarios derived from (default: ``protocol``, which the adapter
+    runs)."""
     t0 = time.perf_counter()
     rep = ConformReport(stderr_path=str(getattr(adapter, "stderr_path", "") or ""))
 
@@ -338,8 +350,8 @@ def conform(
         rep.supported |= out.supported
 
     if spec_paths:
-        for name, sc in spec_scenarios(3, protocol).items():
-            v, out = run_scenario_full(adapter, sc, name, seed, protocol)
+        for name, sc in spec_scenarios(3, spec_protocol or protocol).items():
+            v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol)
             record(name, sc, v, out)
             if stop_at_first and v.verdict in FAILED:
                 break
@@ -347,7 +359,7 @@ def conform(
         kinds = supported_kinds(adapter, protocol, seed, rep) if swarm else None
         _random(
             adapter, rep, record, random_examples, seed, protocol, stop_at_first, shrink, kinds,
-            max_ops,
+            max_ops, spec_protocol,
         )  # fmt: skip
     fails = rep.rejected
     if fails and rep.shortest_failing is None:
@@ -380,7 +392,9 @@ def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) 
     return out
 
 
-def _random(adapter, rep, record, n, seed, protocol, stop_at_first, shrink, kinds, max_ops):
+def _random(
+    adapter, rep, record, n, seed, protocol, stop_at_first, shrink, kinds, max_ops, spec_protocol
+):
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
@@ -402,7 +416,7 @@ def _random(adapter, rep, record, n, seed, protocol, stop_at_first, shrink, kind
     def scenario(sc: Scenario) -> None:
         counter[0] += 1
         name = f"random:{counter[0]}"
-        v, out = run_scenario_full(adapter, sc, name, seed, protocol)
+        v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol)
         if counter[0] <= n:
             record(name, sc, v, out)
         if v.verdict in FAILED:
