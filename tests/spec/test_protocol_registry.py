@@ -1,0 +1,164 @@
+"""One registry of protocol versions (issue 15 part 1): spec/protocols/ holds one module per
+version, each extending its predecessor, and every other list of names is derived from the
+registry or checked against it here (spec.config, spec.symbolic, cli)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from spec import Config, IsrSpec
+from spec.actions.common import Ctx
+from spec.config import PROTOCOL_NAMES
+from spec.protocols import (
+    BUILTIN,
+    BUILTIN_NAMES,
+    DEFAULT_PROTOCOL,
+    PROTOCOLS,
+    ProtocolVersion,
+    get_protocol,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# version -> the version it extends, as the TLA+ modules do (Kip320.tla EXTENDS Kip279.tla)
+PARENT = {
+    "hw-truncation": None,
+    "original-design": "hw-truncation",
+    "kip-101": "hw-truncation",
+    "kip-279": "kip-101",
+    "kip-320": "kip-279",
+    "kip-320-first-try": "kip-279",
+    "kip-966": "kip-320",
+    "majority-quorum": "kip-320",
+}
+
+
+@pytest.fixture(autouse=True)
+def _registry_restored():
+    saved = dict(PROTOCOLS)
+    yield
+    PROTOCOLS.clear()
+    PROTOCOLS.update(saved)
+
+
+def test_one_registry_the_others_derive_from_it():
+    assert tuple(p.name for p in BUILTIN) == BUILTIN_NAMES == PROTOCOL_NAMES
+    assert [n for n in PROTOCOLS if n in BUILTIN_NAMES] == list(BUILTIN_NAMES)
+    assert Config().protocol == DEFAULT_PROTOCOL == "kip-320"
+    assert get_protocol(DEFAULT_PROTOCOL) is PROTOCOLS["kip-320"]
+    with pytest.raises(KeyError, match="unknown protocol 'kip-999'"):
+        get_protocol("kip-999")
+
+
+def test_each_version_extends_its_predecessor():
+    for name, parent in PARENT.items():
+        cls = type(PROTOCOLS[name])
+        assert cls.name == name
+        base = cls.__mro__[1]
+        if parent is None:
+            assert base is ProtocolVersion, name
+        else:
+            assert base is type(PROTOCOLS[parent]), (name, base)
+    assert set(PARENT) == set(BUILTIN_NAMES)
+
+
+def test_one_module_per_version_whose_docstring_says_what_it_changed():
+    for p in BUILTIN:
+        mod = importlib.import_module(type(p).__module__)
+        assert mod.__name__ == "spec.protocols." + p.name.replace("-", "_")
+        assert mod.__doc__ and p.name in mod.__doc__.splitlines()[0]
+        if PARENT[p.name]:
+            assert "changes from " + PARENT[p.name] in " ".join(mod.__doc__.split()), p.name
+
+
+def test_the_flags_each_version_declares():
+    """The rules as the versions declare them (the table the flags used to be): a change here
+    changes a version's meaning."""
+    rows = {
+        p.name: (
+            p.truncate_to_hw_on_become_follower,
+            p.truncate_to_hw_on_restart,
+            p.fenced_fetch,
+            p.isr_join_needs_epoch_start,
+            p.new_leader_hw_is_leo,
+            p.majority_quorum,
+            p.eligible_leader_replicas,
+            p.broker_epoch_fencing,
+            p.truncate_on_divergence,
+            p.walks_back,
+        )
+        for p in BUILTIN
+    }
+    T, F = True, False
+    assert rows == {
+        "hw-truncation": (T, T, F, F, F, F, F, F, F, F),
+        "original-design": (T, T, F, F, T, F, F, F, F, F),
+        "kip-101": (F, F, F, F, F, F, F, F, F, F),
+        "kip-279": (F, F, F, F, F, F, F, F, F, T),
+        "kip-320-first-try": (F, F, F, T, F, F, F, F, T, T),
+        "kip-320": (F, F, T, T, F, F, F, F, F, T),
+        "kip-966": (F, F, T, T, F, F, T, T, F, T),
+        "majority-quorum": (F, F, T, F, F, T, F, F, F, T),
+    }
+
+
+def test_hooks_are_bound_once_per_model():
+    ctx = IsrSpec(Config(replicas=2, records=1)).ctx
+    proto = PROTOCOLS["kip-320"]
+    assert ctx.protocol is proto
+    for hook in ("become_follower", "on_restart", "truncation_offset", "fetch_fenced"):
+        assert getattr(ctx, hook).__self__ is proto, hook
+    assert ctx.isr_join_floor.__func__ is type(proto).isr_join_floor
+    assert ctx.fetch_fenced(2, 1) and not ctx.fetch_fenced(2, 2)
+    old = Ctx.of(Config(replicas=2, records=1, protocol="kip-279"))
+    assert not old.fetch_fenced(2, 1)
+
+
+def test_symbolic_encoding_reads_the_registry():
+    pytest.importorskip("z3")
+    from cli.prove import SYM_NAMES
+    from spec.symbolic.encoding import SYM_PROTOCOLS, SymProtocol
+
+    assert list(SYM_PROTOCOLS) == SYM_NAMES
+    for name, sp in SYM_PROTOCOLS.items():
+        assert sp == SymProtocol.of(PROTOCOLS[name])
+    assert SYM_PROTOCOLS["kip-320"] == SymProtocol(
+        "kip-320", fenced=True, truncate_to_hw=False, epoch_start=True
+    )
+
+
+def test_cli_lists_come_from_the_registry(capsys):
+    from cli.main import build_parser, main
+
+    assert main(["protocols", "--format", "json"]) == 0
+    names = [p["name"] for p in json.loads(capsys.readouterr().out)["protocols"]]
+    assert names == list(BUILTIN_NAMES)
+    parser = build_parser()
+    assert parser.parse_args(["matrix"]).protocols == ",".join(BUILTIN_NAMES)
+    assert parser.parse_args(["check"]).protocol == DEFAULT_PROTOCOL
+    assert parser.parse_args(["conform"]).protocol == DEFAULT_PROTOCOL
+
+
+def test_default_protocol_not_written_out_in_the_tools():
+    """DEFAULT_PROTOCOL, not the literal, wherever a tool means "the default version". Allowed:
+    the registry and kip-320's own module, the implementation (it imports no spec; its constant
+    is checked in tests/impl/test_strategies_match_spec.py) and the symbolic encoding, which
+    names the one version its proof is about."""
+    allowed = {
+        "spec/protocols/__init__.py",
+        "spec/protocols/kip_320.py",
+        "spec/symbolic/encoding.py",
+        "impl/config.py",
+        "impl/core/truncation.py",
+    }
+    found = []
+    for pkg in ("spec", "checker", "cli", "traces", "impl"):
+        for f in (ROOT / pkg).rglob("*.py"):
+            rel = f.relative_to(ROOT).as_posix()
+            if rel not in allowed and '"kip-320"' in f.read_text(encoding="utf-8"):
+                found.append(rel)
+    assert found == []
