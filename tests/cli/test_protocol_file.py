@@ -1,0 +1,192 @@
+"""A user's own protocol version, `--protocol-file FILE` (issue 15 part 1): loaded from a Python
+file, refused with one line and exit 2 when it cannot be used, and run through `isr check`,
+`isr matrix`, `isr validate` and `isr replay` without touching the source."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import cli.models
+from spec.protocols import (
+    PROTOCOLS,
+    ProtocolFileError,
+    file_sha256,
+    load_protocol_file,
+    register_protocol,
+)
+
+from .hostile_inputs import ROOT, run_cli
+
+MY_KIP = ROOT / "examples" / "protocols" / "my_kip.py"
+README_BOUNDS = ["--replicas", "3", "--records", "1", "--epochs", "3", "--crashes", "0"]
+
+
+@pytest.fixture(autouse=True)
+def _registry_restored():
+    saved, loaded = dict(PROTOCOLS), dict(cli.models._LOADED)
+    yield
+    PROTOCOLS.clear()
+    PROTOCOLS.update(saved)
+    cli.models._LOADED.clear()
+    cli.models._LOADED.update(loaded)
+
+
+BAD_FILES = {
+    "syntax": ("x = (\n", "line 1: syntax error"),
+    "raises": ("raise RuntimeError('boom')\n", "importing it raised RuntimeError: boom"),
+    "none": ("X = 1\n", "defines no ProtocolVersion"),
+    "two": (
+        "from spec.protocols.kip_279 import Kip279\n"
+        "class A(Kip279):\n    name = 'a'\n"
+        "class B(Kip279):\n    name = 'b'\n",
+        "defines 2 ProtocolVersions",
+    ),
+    "builtin-name": (
+        "from spec.protocols.kip_279 import Kip279\nclass A(Kip279):\n    name = 'kip-320'\n",
+        "is a built-in version",
+    ),
+    "builtin-object": (
+        "from spec.protocols import KIP_320\nPROTOCOL = KIP_320\n",
+        "PROTOCOL is the built-in 'kip-320'",
+    ),
+    "not-a-version": ("PROTOCOL = 3\n", "PROTOCOL is a int, not a ProtocolVersion"),
+    "no-name": (
+        "from spec.protocols.kip_279 import Kip279\nclass A(Kip279):\n    name = ''\n",
+        "needs a name",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_a_file_that_cannot_be_used_is_one_line_and_exit_2(tmp_path, kind):
+    text, message = BAD_FILES[kind]
+    f = tmp_path / f"{kind}.py"
+    f.write_text(text)
+    with pytest.raises(ProtocolFileError, match="protocol file") as e:
+        load_protocol_file(str(f))
+    assert isinstance(e.value, ValueError) and message in str(e.value)
+    out = run_cli(["check", "--protocol-file", str(f), "--replicas", "2", "--quiet"])
+    assert out.code == 2 and out.exc is None
+    assert out.err.count("\n") == 1 and message in out.err, out.err
+
+
+def test_a_missing_file_is_exit_2_for_every_command(tmp_path):
+    missing = str(tmp_path / "nope.py")
+    for argv in (
+        ["check", "--replicas", "2"],
+        ["simulate", "--replicas", "2"],
+        ["liveness", "--replicas", "2"],
+        ["graph", "--replicas", "2"],
+        ["matrix", "--replicas", "2"],
+        ["validate", str(tmp_path)],
+        ["protocols"],
+        ["conform", "--random", "0"],
+        ["replay", str(tmp_path / "cx.ndjson")],
+    ):
+        out = run_cli([*argv, "--protocol-file", missing])
+        assert out.code == 2 and out.exc is None, (argv, out)
+        assert out.err.strip() == f"isr: error: protocol file {missing}: no such file", argv
+
+
+def test_spark_is_refused_with_a_protocol_file():
+    out = run_cli(["check", "--protocol-file", str(MY_KIP), "--engine", "spark", "--quiet"])
+    assert out.code == 2 and "drop --engine spark" in out.err
+
+
+def test_the_example_runs_through_isr_check():
+    """README, "Check your own protocol change": kip-320 without fetch fencing loses its
+    WeakIsr at once (7 steps: a follower counted by a leader of an epoch it does not follow)."""
+    out = run_cli(
+        ["check", "--protocol-file", str(MY_KIP), *README_BOUNDS, "--workers", "1"]
+        + ["--stop-at-first-violation", "--format", "json", "--quiet"]
+    )
+    assert out.code == 1, out.err
+    doc = json.loads(out.out)
+    assert doc["protocol"] == "my-kip"
+    assert doc["protocol_file"] == str(MY_KIP)
+    assert doc["protocol_sha256"] == file_sha256(str(MY_KIP))
+    bad = {p["name"]: p for p in doc["properties"] if p["holds"] is False}
+    assert list(bad) == ["WeakIsr"]
+    assert bad["WeakIsr"]["counterexample"]["length"] == 7
+    assert doc["distinct_states"] == 34_860
+
+
+def test_a_one_hook_version_is_the_model_of_its_hook():
+    """A user's kip-320 that never fences a fetch has kip-279's fetches and kip-320's ISR-join
+    rule: at 2 replicas exactly kip-279's state count (KAFKA-7128 changes nothing there), 1,384
+    more than kip-320's."""
+    p = register_protocol(load_protocol_file(str(MY_KIP)))
+    from checker.bfs import check_bfs
+    from spec import Config, IsrSpec
+
+    counts = {
+        n: check_bfs(IsrSpec(Config(replicas=2, records=1, protocol=n))).distinct_states
+        for n in ("kip-279", "kip-320", p.name)
+    }
+    assert counts == {"kip-279": 7_010, "kip-320": 5_626, "my-kip": 7_010}
+
+
+def test_the_example_runs_through_isr_matrix(tmp_path):
+    out = run_cli(
+        ["matrix", "--protocols", "kip-320", "--protocol-file", str(MY_KIP), "--replicas", "2"]
+        + ["--crashes", "1", "--modes", "none", "--jobs", "1", "--out", str(tmp_path)]
+        + ["--format", "json"]
+    )
+    assert out.code in (0, 1), out.err
+    cells = json.loads((tmp_path / "matrix.json").read_text())["cells"]
+    rows = {c["protocol"]: c for c in cells}
+    assert list(rows) == ["kip-320", "my-kip"]
+    assert rows["my-kip"]["protocol_file"] == str(MY_KIP)
+    assert "protocol_file" not in rows["kip-320"]
+    assert {n: c["distinct_states"] for n, c in rows.items()} == {
+        "kip-320": 5_626,
+        "my-kip": 7_010,
+    }
+    assert all(c["complete"] for c in cells)
+
+
+def test_replay_refuses_a_changed_file(tmp_path):
+    mine = tmp_path / "mine.py"
+    shutil.copy(MY_KIP, mine)
+    cx = tmp_path / "cx.ndjson"
+    out = run_cli(
+        ["check", "--protocol-file", str(mine), *README_BOUNDS, "--workers", "1", "--quiet"]
+        + ["--stop-at-first-violation", "--trace-out", str(cx)]
+    )
+    assert out.code == 1, out.err
+    head = json.loads(cx.read_text().splitlines()[0])
+    assert head["protocol_file"] == str(mine)
+    assert head["protocol_sha256"] == file_sha256(str(mine))
+    PROTOCOLS.pop("my-kip")
+    cli.models._LOADED.clear()
+    assert run_cli(["replay", str(cx)]).code == 1  # the header's file, loaded again: confirmed
+    PROTOCOLS.pop("my-kip")
+    cli.models._LOADED.clear()
+    mine.write_text(mine.read_text() + "# changed\n")
+    out = run_cli(["replay", str(cx)])
+    assert out.code == 2 and "the protocol changed since" in out.err
+
+
+def test_validate_against_a_user_version():
+    """A trace of the implementation's kip-320 is a behaviour of kip-320 without fencing too
+    (fencing only removes behaviours)."""
+    sample = ROOT / "traces" / "samples" / "accepted" / "sim-kip320-leader-crash.ndjson"
+    out = run_cli(
+        ["validate", str(sample), "--protocol-file", str(MY_KIP), "--format", "json", "--quiet"]
+    )
+    assert out.code == 0, out.err
+    doc = json.loads(out.out)
+    assert [t["verdict"] for t in doc["traces"]] == ["accepted"]
+    assert doc["protocol_file"] == str(MY_KIP)
+
+
+def test_protocols_lists_the_user_version():
+    out = run_cli(["protocols", "--protocol-file", str(MY_KIP), "--format", "json"])
+    assert out.code == 0
+    names = {p["name"]: p for p in json.loads(out.out)["protocols"]}
+    assert names["my-kip"]["protocol_file"] == str(MY_KIP)
+    assert Path(names["my-kip"]["protocol_file"]).name == "my_kip.py"
