@@ -18,7 +18,7 @@ from spec.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 
 def test_every_strategy_is_a_spec_version():
-    assert IMPL_PROTOCOLS == tuple(STRATEGIES)
+    assert tuple(STRATEGIES) == IMPL_PROTOCOLS
     assert set(STRATEGIES) <= set(PROTOCOLS)
     assert IMPL_DEFAULT == DEFAULT_PROTOCOL
     # the versions the implementation does not run: design comparisons and later releases
