@@ -3,6 +3,7 @@ several actors use (the leader's HW rule, the controller's versioned write)."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -65,12 +66,24 @@ class Ctx:
             become_follower=proto.become_follower,
             on_restart=proto.on_restart,
             truncation_offset=proto.truncation_offset,
-            fetch_fenced=proto.fetch_fenced,
+            fetch_fenced=_fetch_fenced(proto),
             isr_join_floor=proto.isr_join_floor,
             new_leader_hw=proto.new_leader_hw,
             on_divergence=proto.truncate_on_divergence,
             fence_incarnations=proto.broker_epoch_fencing,
         )
+
+
+def _never(leader_epoch: int, follower_epoch: int) -> bool:
+    return False
+
+
+def _fetch_fenced(proto: ProtocolVersion) -> Callable[[int, int], bool]:
+    """The version's fetch_fenced, bound. The base rule (a flag) becomes a C comparison or a
+    constant: it runs for every follower in every explored state (FollowerFetch)."""
+    if type(proto).fetch_fenced is ProtocolVersion.fetch_fenced:
+        return operator.ne if proto.fenced_fetch else _never
+    return proto.fetch_fenced
 
 
 def set_replica(s: State, i: int, r: Replica) -> State:

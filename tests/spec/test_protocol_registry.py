@@ -110,12 +110,23 @@ def test_hooks_are_bound_once_per_model():
     ctx = IsrSpec(Config(replicas=2, records=1)).ctx
     proto = PROTOCOLS["kip-320"]
     assert ctx.protocol is proto
-    for hook in ("become_follower", "on_restart", "truncation_offset", "fetch_fenced"):
+    for hook in ("become_follower", "on_restart", "truncation_offset"):
         assert getattr(ctx, hook).__self__ is proto, hook
     assert ctx.isr_join_floor.__func__ is type(proto).isr_join_floor
     assert ctx.fetch_fenced(2, 1) and not ctx.fetch_fenced(2, 2)
     old = Ctx.of(Config(replicas=2, records=1, protocol="kip-279"))
     assert not old.fetch_fenced(2, 1)
+
+    class Mine(type(proto)):  # an overridden hook is bound as it is
+        name = "mine"
+
+        def fetch_fenced(self, leader_epoch, follower_epoch):
+            return leader_epoch > follower_epoch
+
+    mine = PROTOCOLS.setdefault("mine", Mine())
+    ctx = Ctx.of(Config(replicas=2, records=1, protocol="mine"))
+    assert ctx.fetch_fenced.__self__ is mine
+    assert ctx.fetch_fenced(2, 1) and not ctx.fetch_fenced(1, 2)
 
 
 def test_symbolic_encoding_reads_the_registry():
