@@ -13,10 +13,11 @@ flags the base hooks read (``fenced_fetch``, ``isr_join_needs_epoch_start``, ...
 
 The question this one asks: does KIP-320 still need its fencing once it has KIP-279's truncation
 and KAFKA-7128's ISR-join rule? ``fetch_fenced`` says when a leader refuses a fetch made at
-another leader epoch; here never, as before KIP-320. The checker answers no: a follower acting on
-an old LeaderAndIsr (it missed the newer one) is counted by a leader it is not following in that
-epoch, and acknowledged records are lost (NoAckedLoss is violated; README, "Check your own protocol
-change", gives the run and the counterexample's length).
+another leader epoch; here never, as before KIP-320. The checker says it does: a follower still at
+an old epoch (it missed a LeaderAndIsr, R8) is counted by the leader of a newer epoch, then
+applies the older LeaderAndIsr and truncates against a stale leader, in whose ISR it now sits
+without a record below the HW (WeakIsr violated in 7 steps, StrongIsr in 9; README, "Check your
+own protocol change", gives the run).
 
 The file is imported as Python, so it can do anything Python can: load only files you trust.
 The result headers carry the file's path and SHA-256 (``protocol_file``, ``protocol_sha256``);
