@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import junit
+from . import junit, reports
 from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
 from .models import int_in, positive_seconds, seed_int
 
@@ -199,7 +199,9 @@ def _report(args, rep) -> int:
         except OSError as e:
             raise UsageError(f"cannot write --junit {args.junit}: {e.strerror}") from None
     if args.sarif:
-        junit.write_reports(argparse.Namespace(sarif=args.sarif, command="conform"), [_suite(rep)])
+        reports.write_reports(
+            argparse.Namespace(sarif=args.sarif, command="conform"), [_suite(rep)]
+        )
     if args.format == "json":
         doc = to_json(rep, args.protocol, failures)
         doc["coverage_required"] = args.require_coverage

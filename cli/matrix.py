@@ -23,7 +23,7 @@ from checker.result import Counterexample, Step
 from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import FAULT_MODE_NAMES, FAULT_MODES
 
-from . import junit
+from . import junit, reports
 from .errors import INCOMPLETE, OK, UsageError
 from .models import MODEL_COUNT, int_in, positive_int, positive_seconds, refuse_hopeless
 from .render import render_counterexample
@@ -355,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
     if args.junit or args.sarif:
-        junit.write_reports(args, junit.matrix_suites(results))
+        reports.write_reports(args, junit.matrix_suites(results))
     if args.format == "json":
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")

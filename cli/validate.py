@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import junit
+from . import junit, reports
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
 from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
 
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         if v.exit == BAD_INPUT:
             print(f"isr: error: {one_line(_located(v))}", file=sys.stderr)
     if args.junit or args.sarif:
-        junit.write_reports(args, [junit.validate_suite(verdicts)])
+        reports.write_reports(args, [junit.validate_suite(verdicts)])
     if args.format == "json":
         doc = {"traces": [v.to_json() for v in verdicts]}
         if summary:
