@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from impl.adapter import Session
 from traces.conformance.runner import InProcess, run_scenario_full
 from traces.conformance.scenarios import directed
 from traces.validate import ACCEPTED, REJECTED, validate_events
@@ -20,7 +21,7 @@ Event = dict[str, Any]
 
 @pytest.fixture(scope="module")
 def traces() -> dict[str, tuple[dict[str, Any], list[Event]]]:
-    ad = InProcess()
+    ad = InProcess(Session(None))
     out = {}
     for name in ("lagging-follower-rejoins", "epoch-walk-back", "five-brokers"):
         v, o = run_scenario_full(ad, directed()[name], name)
