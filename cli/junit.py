@@ -202,7 +202,7 @@ def matrix_suites(cells: list[dict[str, Any]]) -> list[Suite]:
 
 
 def validate_suite(verdicts: list[Any]) -> Suite:
-    """`isr validate`'s verdicts (traces.validate.Verdict): one case per trace."""
+    """`isr validate`'s verdicts (traces.validator.validate.Verdict): one case per trace."""
     suite = Suite(name="isr validate", seconds=sum(v.seconds for v in verdicts))
     for v in verdicts:
         case = Case(name=v.name, classname="isr validate", seconds=v.seconds, uri=v.name)

@@ -74,13 +74,13 @@ def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from traces.validate import validate_paths
+    from traces.validator.validate import validate_paths
 
     family = engine_family(args, "validate")
     configure_spark(args, family == "spark")
     runs = _runs(args.traces)
     if family == "spark":
-        from traces.spark_validate import validate_many
+        from traces.validator.spark_validate import validate_many
 
         items: list = []
         for name, files in runs:

@@ -18,7 +18,7 @@ from impl.adapter import Session
 from traces.conformance.report import ENCODING, GAP, PROPERTY, classify
 from traces.conformance.runner import Adapter, InProcess, conform, run_scenario_full
 from traces.conformance.scenarios import FAULT_KINDS, rare, schedule_strategy
-from traces.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED
+from traces.validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED
 
 TOY = Path(__file__).resolve().parents[2] / "traces/conformance/examples/toy_adapter.js"
 NODE = shutil.which("node")

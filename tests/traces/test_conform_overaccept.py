@@ -14,7 +14,7 @@ import pytest
 from impl.adapter import Session
 from traces.conformance.runner import InProcess, run_scenario_full
 from traces.conformance.scenarios import directed
-from traces.validate import ACCEPTED, REJECTED, validate_events
+from traces.validator.validate import ACCEPTED, REJECTED, validate_events
 
 Event = dict[str, Any]
 

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import format as tformat
-from ..validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict, validate_events
+from ..validator.validate import (
+    ACCEPTED,
+    BAD_INPUT,
+    REJECTED,
+    UNSUPPORTED,
+    Verdict,
+    validate_events,
+)
 from .scenarios import (
     FAULT_KINDS,
     START_PROBE,
