@@ -1,9 +1,6 @@
 """LeaderAndIsr and StopReplica: a replica becomes leader or follower, or stops (mirrors
 spec/actions/broker.py's BrokerBecomeLeader/BrokerBecomeFollower). (R9, R10, R11, R18)
-
-A role of :class:`impl.core.replica.Broker`, which mixes it in: the methods use the
-broker's state (``self.partitions``, ``self.config``, ...) and its helpers (``self._trace``,
-``self._append``, ...). Sans-I/O like the rest of impl/core: effects are returned, not performed."""
+Mixed into impl.core.replica.Broker, whose state and helpers it uses."""
 
 from __future__ import annotations
 

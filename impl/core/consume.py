@@ -1,8 +1,5 @@
 """Consumer fetches below the HW (mirrors spec/actions/consumer.py's ConsumerFetch). (R5)
-
-A role of :class:`impl.core.replica.Broker`, which mixes it in: the methods use the
-broker's state (``self.partitions``, ``self.config``, ...) and its helpers (``self._trace``,
-``self._append``, ...). Sans-I/O like the rest of impl/core: effects are returned, not performed."""
+Mixed into impl.core.replica.Broker, whose state and helpers it uses."""
 
 from __future__ import annotations
 

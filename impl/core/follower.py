@@ -1,9 +1,6 @@
 """The follower side: truncation (OffsetsForLeaderEpoch, KIP-101/279/320) and fetching
 (mirrors spec/actions/follower.py's FollowerTruncate/FollowerFetch). (R10, R12)
-
-A role of :class:`impl.core.replica.Broker`, which mixes it in: the methods use the
-broker's state (``self.partitions``, ``self.config``, ...) and its helpers (``self._trace``,
-``self._append``, ...). Sans-I/O like the rest of impl/core: effects are returned, not performed."""
+Mixed into impl.core.replica.Broker, whose state and helpers it uses."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """The leader side: serving fetches, the HW, ISR changes and OffsetsForLeaderEpoch answers
 (mirrors spec/actions/leader.py's LeaderShrinkIsr/LeaderExpandIsr and the leader half of
 FollowerFetch). (R3, R4, R5, R7, R12)
-
-A role of :class:`impl.core.replica.Broker`, which mixes it in: the methods use the
-broker's state (``self.partitions``, ``self.config``, ...) and its helpers (``self._trace``,
-``self._append``, ...). Sans-I/O like the rest of impl/core: effects are returned, not performed."""
+Mixed into impl.core.replica.Broker, whose state and helpers it uses."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """Produce requests: acks, min.insync.replicas, delayed produce, idempotent retries (mirrors
 spec/actions/producer.py's ProducerSend). (R6, R15)
-
-A role of :class:`impl.core.replica.Broker`, which mixes it in: the methods use the
-broker's state (``self.partitions``, ``self.config``, ...) and its helpers (``self._trace``,
-``self._append``, ...). Sans-I/O like the rest of impl/core: effects are returned, not performed."""
+Mixed into impl.core.replica.Broker, whose state and helpers it uses."""
 
 from __future__ import annotations
 
