@@ -139,6 +139,14 @@ class CheckResult:
     def violated(self) -> list[PropertyResult]:
         return [p for p in self.properties if p.holds is False]
 
+    def holds(self, name: str) -> bool | None:
+        """The verdict on property ``name``: True (holds), False (violated), None (undecided: the
+        search stopped first). KeyError for a property that was not checked."""
+        for p in self.properties:
+            if p.name == name:
+                return p.holds
+        raise KeyError(f"{name} was not checked; checked: {[p.name for p in self.properties]}")
+
     @property
     def states_per_second(self) -> float:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0

@@ -14,7 +14,7 @@ from checker.progress import stderr_reporter
 from checker.result import CheckResult
 from spec.protocols import protocol_source
 
-from . import junit, traceout
+from . import junit, reports, traceout
 from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError
 from .models import (
     add_model_args,
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     if args.trace_out:
         traceout.write_trace(args.trace_out, args.trace_format, model, res)
     if args.junit or args.sarif:
-        junit.write_reports(
+        reports.write_reports(
             args, [junit.check_suite(res, header_line(model.config), render_counterexample)]
         )
     if args.format == "json":

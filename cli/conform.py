@@ -10,7 +10,7 @@ from pathlib import Path
 
 from spec.protocols import DEFAULT_PROTOCOL, protocol_source
 
-from . import junit
+from . import junit, reports
 from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
 from .models import add_protocol_file_arg, int_in, positive_seconds, seed_int, user_protocol
 
@@ -215,7 +215,9 @@ def _report(args, rep) -> int:
         except OSError as e:
             raise UsageError(f"cannot write --junit {args.junit}: {e.strerror}") from None
     if args.sarif:
-        junit.write_reports(argparse.Namespace(sarif=args.sarif, command="conform"), [_suite(rep)])
+        reports.write_reports(
+            argparse.Namespace(sarif=args.sarif, command="conform"), [_suite(rep)]
+        )
     if args.format == "json":
         doc = to_json(rep, spec_name, failures)
         doc.update(protocol_source(spec_name))

@@ -86,22 +86,6 @@ def to_xml(suites: Iterable[Suite]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
 
-def write_reports(args: Any, suites: list[Suite]) -> None:
-    """The one call every command makes after a run: ``--junit FILE`` as JUnit XML and
-    ``--sarif FILE`` as SARIF 2.1.0 (cli/sarif.py), both from the same suites."""
-    if getattr(args, "junit", None):
-        write(args.junit, suites)
-    if getattr(args, "sarif", None):
-        from . import sarif
-
-        sarif.write(args.sarif, sarif.from_suites(suites, command=_command(args)))
-
-
-def _command(args: Any) -> str:
-    cmd = getattr(args, "command", None) or getattr(args, "cmd", None)
-    return f"isr {cmd}" if isinstance(cmd, str) else "isr"
-
-
 def write(path: str, suites: Iterable[Suite]) -> None:
     try:
         with open(path, "w", encoding="utf-8") as f:
@@ -218,7 +202,7 @@ def matrix_suites(cells: list[dict[str, Any]]) -> list[Suite]:
 
 
 def validate_suite(verdicts: list[Any]) -> Suite:
-    """`isr validate`'s verdicts (traces.validate.Verdict): one case per trace."""
+    """`isr validate`'s verdicts (traces.validator.validate.Verdict): one case per trace."""
     suite = Suite(name="isr validate", seconds=sum(v.seconds for v in verdicts))
     for v in verdicts:
         case = Case(name=v.name, classname="isr validate", seconds=v.seconds, uri=v.name)

@@ -28,6 +28,18 @@ COMMANDS = [
 ]
 
 
+def version() -> str:
+    """The installed distribution's version (pyproject.toml), or "unknown" in a checkout that was
+    never installed."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("isr-toolkit")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse's own usage errors: exit 2, one line
         self.exit(BAD_INPUT, f"{self.prog}: error: {message}\n")
@@ -38,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="isr",
         description="Specification, model checker and reference implementation of Kafka's "
         "in-sync-replica replication protocol.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"isr {version()} (Python {sys.version.split()[0]})",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:

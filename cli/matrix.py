@@ -24,7 +24,7 @@ from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import FAULT_MODE_NAMES, FAULT_MODES
 from spec.protocols import PROTOCOLS, load_protocol_file, protocol_source, register_protocol
 
-from . import junit
+from . import junit, reports
 from .errors import INCOMPLETE, OK, UsageError
 from .models import (
     MODEL_COUNT,
@@ -376,7 +376,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
     if args.junit or args.sarif:
-        junit.write_reports(args, junit.matrix_suites(results))
+        reports.write_reports(args, junit.matrix_suites(results))
     if args.format == "json":
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from spec.protocols import protocol_source
 
-from . import junit
+from . import junit, reports
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
 from .models import add_protocol_file_arg, user_protocol
 from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
@@ -82,14 +82,14 @@ def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from traces.validate import validate_paths
+    from traces.validator.validate import validate_paths
 
     family = engine_family(args, "validate")
     mine = user_protocol(argparse.Namespace(protocol_file=args.protocol_file, engine=family))
     configure_spark(args, family == "spark")
     runs = _runs(args.traces)
     if family == "spark":
-        from traces.spark_validate import validate_many
+        from traces.validator.spark_validate import validate_many
 
         items: list = []
         for name, files in runs:
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         if v.exit == BAD_INPUT:
             print(f"isr: error: {one_line(_located(v))}", file=sys.stderr)
     if args.junit or args.sarif:
-        junit.write_reports(args, [junit.validate_suite(verdicts)])
+        reports.write_reports(args, [junit.validate_suite(verdicts)])
     if args.format == "json":
         doc = {"traces": [v.to_json() for v in verdicts], **protocol_source(mine or "")}
         if summary:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from impl.sim.scenarios import Fault, run_random
 from traces.format import merge
-from traces.validate import validate_events
+from traces.validator.validate import validate_events
 
 PROTOCOLS = ["kip-320", "kip-279", "kip-101", "hw-truncation"]
 KINDS = [

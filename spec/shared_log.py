@@ -20,7 +20,7 @@ at its end, so every view of it is immutable, and logs that agree on a prefix sh
 
 Slices that do not start at 0 return a plain tuple of the entries (the delta a fetch carries).
 The spec's actions only use these operations, so the same action code runs on tuples in the
-checker and on shared logs in the validator (``traces.partition``). Logs of both kinds are never
+checker and on shared logs in the validator (``traces.validator.partition``). Logs of both kinds are never
 mixed in one state: hashes differ between the two representations.
 """
 

@@ -26,14 +26,10 @@ stays a follower here and may rejoin the ISR, which the spec allows).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..config import Config
 from . import messages as m
-from .messages import TP, PartitionState
+from .messages import TP, Effects, PartitionState
 from .trace import LamportClock, event
-
-Effects = list[Any]
 
 
 class Controller:

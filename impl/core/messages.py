@@ -333,3 +333,8 @@ def from_wire(v: Any) -> Any:
     if isinstance(v, list):
         return tuple(from_wire(x) for x in v)
     return v
+
+
+# What every sans-I/O handler of impl/core returns: Send, SetTimer, Append, Truncate, CheckpointHw,
+# CasWrite, Trace, ... for the runtime to perform in order.
+Effects = list[Any]

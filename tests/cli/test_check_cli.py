@@ -253,3 +253,21 @@ def test_json_result_matches_its_schema(capsys):
         assert schema_errors(out, schema) == []
     broken = {**out, "properties": [{"name": "X", "kind": "bogus", "holds": 1}]}
     assert schema_errors(broken, schema)  # the check can fail
+
+
+def test_version_is_the_distribution_version(capsys):
+    """`isr --version` prints pyproject.toml's version and exits 0."""
+    import tomllib
+    from pathlib import Path
+
+    import pytest
+
+    from cli.main import main
+
+    expected = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
+        "version"
+    ]
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.startswith(f"isr {expected} (Python ")

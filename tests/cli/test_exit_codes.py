@@ -234,7 +234,7 @@ TABLE = [
         "validate",
         3,  # two candidate states at one point: over a limit of one, the run is incomplete
         ["validate", str(SAMPLES / "accepted" / "sim-kip-101-kip101-scenario1.ndjson"), "--quiet"],
-        lambda mp: mp.setattr("traces.partition.MAX_CANDIDATES", 1),
+        lambda mp: mp.setattr("traces.validator.partition.MAX_CANDIDATES", 1),
     ),
     ("conform", 0, ["conform"], one_scenario),
     ("conform", 1, ["conform", "--adapter", f"{ADAPTER} --mutant ack-before-commit"], one_scenario),

@@ -23,7 +23,7 @@ from impl.cluster.client import ClusterClient
 from impl.cluster.manager import Cluster
 from impl.cluster.workload import Ledger, produce_stream
 from traces import format as tf
-from traces.validate import validate_paths
+from traces.validator.validate import validate_paths
 
 pytestmark = pytest.mark.zookeeper
 TP = ("t", 0)

@@ -17,7 +17,7 @@ import pytest
 from impl.cluster.client import ClusterClient
 from impl.cluster.workload import Ledger, produce_stream, verdict
 from traces import format as tf
-from traces.validate import validate_paths
+from traces.validator.validate import validate_paths
 
 pytestmark = pytest.mark.zookeeper
 TP = ("t", 0)

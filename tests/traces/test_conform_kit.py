@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from impl.adapter import Session
 from traces.conformance.report import ENCODING, GAP, PROPERTY, classify
 from traces.conformance.runner import Adapter, InProcess, conform, run_scenario_full
 from traces.conformance.scenarios import FAULT_KINDS, rare, schedule_strategy
-from traces.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED
+from traces.validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED
 
 TOY = Path(__file__).resolve().parents[2] / "traces/conformance/examples/toy_adapter.js"
 NODE = shutil.which("node")
@@ -100,7 +101,7 @@ class _Corrupting(InProcess):
 
 
 def test_encoding_mismatch_names_the_field() -> None:
-    v, _o = run_scenario_full(_Corrupting(), [{"op": "produce", "count": 1}], "enc")
+    v, _o = run_scenario_full(_Corrupting(Session(None)), [{"op": "produce", "count": 1}], "enc")
     assert v.verdict == BAD_INPUT
     assert "state.hw" in v.reason and "expected integer" in v.reason
     assert classify(v)["kind"] == ENCODING
@@ -109,7 +110,7 @@ def test_encoding_mismatch_names_the_field() -> None:
 def test_unsupported_command_is_a_coverage_gap() -> None:
     """The simulation has no partition from the coordination service."""
     sc = [{"op": "partition_coord", "broker": 1}, {"op": "run", "ms": 100}]
-    v, out = run_scenario_full(InProcess(), sc, "gap")
+    v, out = run_scenario_full(InProcess(Session(None)), sc, "gap")
     assert v.verdict == UNSUPPORTED and out.unsupported == "partition_coord"
     assert classify(v)["kind"] == GAP
 
@@ -132,7 +133,7 @@ def test_adapter_stderr_is_drained(tmp_path: Path) -> None:
 def test_fault_commands_reach_the_implementation() -> None:
     """The new commands of the reference adapter do what ADAPTER.md says (R8, R9, R14), and
     the reference implementation is accepted on every rare directed scenario."""
-    ad = InProcess()
+    ad = InProcess(Session(None))
     seen: dict[str, set[str]] = {}
     for name, sc in rare().items():
         v, out = run_scenario_full(ad, sc, name)
@@ -175,7 +176,7 @@ def test_swarm_schedules_use_only_the_supported_kinds() -> None:
     ],
 )
 def test_rejections_are_classified(mutant: str, kind: str, prop: str | None) -> None:
-    rep = conform(InProcess(mutant), random_examples=0, stop_at_first=True, shrink=False)
+    rep = conform(InProcess(Session(mutant)), random_examples=0, stop_at_first=True, shrink=False)
     assert rep.rejected
     c = classify(rep.rejected[0][2])
     assert (c["kind"], c.get("property")) == (kind, prop), c

@@ -11,16 +11,17 @@ from typing import Any
 
 import pytest
 
+from impl.adapter import Session
 from traces.conformance.runner import InProcess, run_scenario_full
 from traces.conformance.scenarios import directed
-from traces.validate import ACCEPTED, REJECTED, validate_events
+from traces.validator.validate import ACCEPTED, REJECTED, validate_events
 
 Event = dict[str, Any]
 
 
 @pytest.fixture(scope="module")
 def traces() -> dict[str, tuple[dict[str, Any], list[Event]]]:
-    ad = InProcess()
+    ad = InProcess(Session(None))
     out = {}
     for name in ("lagging-follower-rejoins", "epoch-walk-back", "five-brokers"):
         v, o = run_scenario_full(ad, directed()[name], name)

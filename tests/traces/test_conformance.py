@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from impl.adapter import Session
 from impl.mutants import MUTANTS
 from traces.conformance.runner import Adapter, InProcess, conform, run_scenario
 from traces.conformance.scenarios import spec_scenarios, spec_targets
@@ -19,7 +20,7 @@ def test_spec_paths_cover_every_action() -> None:
 
 
 def test_reference_is_accepted() -> None:
-    rep = conform(InProcess(), random_examples=4, seed=1)
+    rep = conform(InProcess(Session(None)), random_examples=4, seed=1)
     assert not rep.rejected, [(n, v.reason, v.mismatches) for n, _s, v in rep.rejected]
     assert rep.counts().get("accepted", 0) >= len(rep.results) - 2
     assert {"ProducerSend", "FollowerFetch", "ControllerElectLeader"} <= rep.actions
@@ -28,7 +29,7 @@ def test_reference_is_accepted() -> None:
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutant_is_rejected(mutant: str) -> None:
-    rep = conform(InProcess(mutant), random_examples=0, stop_at_first=True)
+    rep = conform(InProcess(Session(mutant)), random_examples=0, stop_at_first=True)
     assert rep.rejected, f"{mutant} survived {len(rep.results)} scenarios"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from impl.sim.world import World, sim_config
 from traces.format import header
-from traces.validate import validate_events
+from traces.validator.validate import validate_events
 
 TP0 = ("t", 0)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from traces.validate import validate_paths
+from traces.validator.validate import validate_paths
 
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"
 MANIFEST = json.loads((SAMPLES / "manifest.json").read_text())

@@ -11,7 +11,7 @@ from impl.core import messages as m
 from impl.sim.scenarios import TP0, Fault, run_random
 from impl.sim.world import World, sim_config
 from traces.format import header, merge
-from traces.validate import Verdict, validate_events
+from traces.validator.validate import Verdict, validate_events
 
 
 def verdict(w: World, merged: bool = False) -> Verdict:

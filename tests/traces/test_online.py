@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from impl.sim.world import World, sim_config
-from traces.mapping import Unsupported
-from traces.validate import OnlineValidator, Rejection
+from traces.validator.mapping import Unsupported
+from traces.validator.validate import OnlineValidator, Rejection
 
 
 class OnlineCheck(RuleBasedStateMachine):

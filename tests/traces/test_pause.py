@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from impl.sim.scenarios import Fault, run_random
 from traces.format import header, merge
-from traces.mapping import derive_config
-from traces.validate import PartitionValidator, validate_events
+from traces.validator.mapping import derive_config
+from traces.validator.validate import PartitionValidator, validate_events
 
 from .test_known_gaps import accepted, verdict
 

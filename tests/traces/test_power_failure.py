@@ -16,8 +16,8 @@ from impl.core.partition import Partition
 from impl.core.replica import Broker
 from impl.sim.scenarios import run_random
 from impl.sim.world import World, sim_config
-from traces.mapping import derive_config
-from traces.validate import Verdict, parse_text, validate_events, validate_text
+from traces.validator.mapping import derive_config
+from traces.validator.validate import Verdict, parse_text, validate_events, validate_text
 
 TP0 = ("t", 0)
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"

@@ -6,9 +6,9 @@ bug: the trace must be accepted, or a conformance run of a correct implementatio
   crash had equal Lamport clocks, because the crash reached the controller through the
   coordination service, which carried no clock (impl.sim.world.World._coord_sync);
 * seed 639 again: a follower applied its leader's OffsetsForLeaderEpoch answer after the leader
-  crashed (traces.handlers.fetch._stale_truncate);
+  crashed (traces.validator.handlers.fetch._stale_truncate);
 * seed 10 (60 records, duplicated messages): a duplicated fetch request was served twice, and
-  the validator held only the latest response (traces.candidates.with_held).
+  the validator held only the latest response (traces.validator.candidates.with_held).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from impl.sim.scenarios import random_faults, run_random
-from traces.validate import validate_events
+from traces.validator.validate import validate_events
 
 
 def _run(seed: int, records: int):

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from traces.validate import validate_text
+from traces.validator.validate import validate_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"
 
 
 @pytest.mark.spark
 def test_spark_batch_matches_sequential() -> None:
-    from traces.spark_validate import validate_many
+    from traces.validator.spark_validate import validate_many
 
     files = sorted(SAMPLES.glob("*/*.ndjson"))
     items: list = [(str(p.relative_to(SAMPLES)), p.read_text()) for p in files]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from traces.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, validate_events
+from traces.validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, validate_events
 
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples" / "accepted"
 Event = dict[str, Any]
@@ -45,7 +45,7 @@ def _find(events: list[Event], **want: Any) -> int:
 
 def test_samples_still_accepted() -> None:
     """Every golden sample, the per-process files of a real cluster's run included."""
-    from traces.validate import validate_paths
+    from traces.validator.validate import validate_paths
 
     runs = sorted(SAMPLES.glob("*.ndjson")) + sorted(p for p in SAMPLES.iterdir() if p.is_dir())
     assert len(runs) >= 10

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from ..validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict
+from ..validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict
 from .runner import ConformReport
 
 PROPERTY, STEP, ENCODING, GAP = "property", "step", "encoding", "coverage-gap"

@@ -1,7 +1,7 @@
 """The conformance kit: drive an implementation through its adapter, validate what it recorded.
 
 `Adapter` speaks the NDJSON protocol of traces/ADAPTER.md with a child process; `InProcess`
-does the same with the reference adapter's session object (tests, no process start-up). A
+does the same with a session object given by the caller (tests, no process start-up). A
 scenario's verdict is the validator's verdict on the trace the implementation returned.
 """
 
@@ -22,7 +22,14 @@ from typing import Any
 from spec.protocols import DEFAULT_PROTOCOL
 
 from .. import format as tformat
-from ..validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict, validate_events
+from ..validator.validate import (
+    ACCEPTED,
+    BAD_INPUT,
+    REJECTED,
+    UNSUPPORTED,
+    Verdict,
+    validate_events,
+)
 from .scenarios import (
     FAULT_KINDS,
     START_PROBE,
@@ -202,12 +209,13 @@ def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> 
 
 
 class InProcess:
-    """The reference adapter without a process (for tests)."""
+    """An adapter without a process (tests): ``session`` is any object whose ``handle(cmd)``
+    answers one command of traces/ADAPTER.md as a dict, e.g. the reference implementation's
+    ``impl.adapter.Session``. Commands and answers still go through JSON, as over a pipe; the kit
+    itself imports no implementation."""
 
-    def __init__(self, mutant: str | None = None) -> None:
-        from impl.adapter import Session
-
-        self.session = Session(mutant)
+    def __init__(self, session: Any) -> None:
+        self.session = session
 
     def request(self, cmd: dict[str, Any]) -> dict[str, Any]:
         resp = self.session.handle(json.loads(json.dumps(cmd)))

@@ -19,7 +19,7 @@ from typing import Any
 from checker.graph import WithoutActions, build_graph
 from spec import Config, IsrSpec
 from spec.protocols import DEFAULT_PROTOCOL
-from traces.partition import _role  # a replica's role: the validator's own definition
+from traces.validator.partition import _role  # a replica's role: the validator's own definition
 
 Op = dict[str, Any]
 Scenario = list[Op]

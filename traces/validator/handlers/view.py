@@ -1,4 +1,4 @@
-"""What a handler may use of the partition validator (traces/partition.py), as a Protocol: the
+"""What a handler may use of the partition validator (traces/validator/partition.py), as a Protocol: the
 handlers are called by the validator and must not import it (that would be an import cycle)."""
 
 from __future__ import annotations

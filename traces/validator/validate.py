@@ -41,7 +41,7 @@ from checker.nogc import gc_paused
 from spec import IsrSpec
 from spec.state import Replica
 
-from . import format as tformat
+from .. import format as tformat
 from .candidates import MAX_CANDIDATES, Cand, Rejection, fmt_args
 from .mapping import (
     Event,

@@ -1,0 +1,154 @@
+"""LeaderAndIsr and StopReplica: a replica becomes leader or follower, or stops (mirrors
+spec/actions/broker.py's BrokerBecomeLeader/BrokerBecomeFollower). (R9, R10, R11, R18)
+Mixed into impl.core.replica.Broker, whose state and helpers it uses."""
+
+from __future__ import annotations
+
+from . import messages as m
+from .log import PartitionLog
+from .messages import Effects
+from .partition import (
+    FETCHING,
+    FOLLOWER,
+    LEADER,
+    NONE_ROLE,
+    STOPPED,
+    TRUNCATING,
+    Partition,
+    RemoteReplica,
+)
+
+
+class BecomeRole:
+    # ---- LeaderAndIsr / StopReplica (R9, R10, R11) --------------------------------------------
+    def _on_leader_and_isr(self, req: m.LeaderAndIsr, now: int) -> Effects:
+        out: Effects = []
+        if req.controller_epoch < self.controller_epoch:  # R9: a stale controller
+            for lp in req.partitions:
+                p = self.partitions.get((lp.topic, lp.partition))
+                self._trace(
+                    out,
+                    "BrokerIgnoreStaleRequest",
+                    {"replica": self.id, "epoch": lp.leader_epoch, "reason": "controller_epoch"},
+                    now,
+                    p,
+                )
+            return out
+        self.controller_epoch = req.controller_epoch
+        for lp in req.partitions:
+            if self.id not in lp.replicas:
+                continue
+            tp = (lp.topic, lp.partition)
+            p = self.partitions.get(tp)
+            if p is None:
+                p = self.partitions[tp] = Partition(tp, PartitionLog())
+                # the log exists on disk from now on: a restart finds it (and traces it, R13)
+                out.append(m.Append(tp, 0, ()))
+            if lp.leader_epoch < p.leader_epoch:
+                self._trace(
+                    out,
+                    "BrokerIgnoreStaleRequest",
+                    {"replica": self.id, "epoch": lp.leader_epoch, "reason": "leader_epoch"},
+                    now,
+                    p,
+                )
+                continue
+            if lp.leader_epoch == p.leader_epoch and p.role != NONE_ROLE:
+                if p.role == FOLLOWER and p.fetch_state == STOPPED and lp.leader == p.leader:
+                    # stopped (StopReplica) and told again: resume where it stopped (its broker
+                    # came back in a new session without restarting)
+                    p.fetch_state = p.resume_state
+                    if p.fetch_state == TRUNCATING:
+                        self._send_epoch_query(out, p)
+                    else:
+                        self._start_fetching(out, p, now)
+                continue  # already applied (the controller re-sends state periodically)
+            if lp.leader < 0:
+                # An offline partition (no live ISR member, R9): nobody to follow. As Kafka's
+                # makeFollowers, which aborts the transition when the leader is not alive, the
+                # broker keeps its state and epoch and waits for an election.
+                continue
+            p.replicas = lp.replicas
+            if lp.leader == self.id:
+                self._become_leader(out, p, lp, now)
+            else:
+                self._become_follower(out, p, lp, now)
+        return out
+
+    def _become_leader(
+        self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int
+    ) -> None:
+        """R11: stop fetching, adopt epoch and ISR, accept produce; HW may lag until fetches."""
+        self.fetchers.remove(p.tp)
+        p.role, p.leader, p.leader_epoch = LEADER, self.id, lp.leader_epoch
+        p.isr, p.zk_version = frozenset(lp.isr), lp.zk_version
+        p.pending_isr = None
+        p.epoch_start_offset = p.log.leo
+        # Followers in the ISR get a fresh lag clock so they are not shrunk before fetching.
+        p.remote = {
+            r: RemoteReplica(leo=-1, last_caught_up_ms=now if r in p.isr else 0)
+            for r in p.replicas
+            if r != self.id
+        }
+        raised = self._raise_hw(p, now)  # R4/R11: part of becoming leader, traced with it
+        self._trace(
+            out, "BrokerBecomeLeader", {"replica": self.id, "epoch": lp.leader_epoch}, now, p
+        )
+        if raised:
+            self._complete_delayed(out, p, now)
+
+    def _become_follower(
+        self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int
+    ) -> None:
+        """R10: refuse produce, stop the fetcher, truncate (per version), fetch from the leader."""
+        self._fail_delayed(out, p, m.NOT_LEADER)
+        self.fetchers.remove(p.tp)
+        p.role, p.leader, p.leader_epoch = FOLLOWER, lp.leader, lp.leader_epoch
+        p.isr, p.zk_version = frozenset(lp.isr), lp.zk_version
+        p.remote, p.pending_isr = {}, None
+        cut = self.strat.truncate_on_become_follower(p.log)
+        self._truncate(out, p, cut)
+        if not self.strat.asks_leader:  # R10: truncate to HW, then checkpoint
+            p.hw_checkpoint = p.log.hw
+            out.append(m.CheckpointHw(((p.tp, p.log.hw),)))
+        p.fetch_state = TRUNCATING if self.strat.asks_leader else FETCHING
+        self._trace(
+            out,
+            "BrokerBecomeFollower",
+            {"replica": self.id, "leader": lp.leader, "epoch": lp.leader_epoch},
+            now,
+            p,
+        )
+        if lp.leader < 0:  # offline partition: nobody to fetch from
+            return
+        if p.fetch_state == TRUNCATING:
+            self._send_epoch_query(out, p)
+        else:
+            self._start_fetching(out, p, now)
+
+    def _on_stop_replica(self, req: m.StopReplica, now: int) -> Effects:
+        out: Effects = []
+        if req.controller_epoch < self.controller_epoch:
+            return out
+        self.controller_epoch = req.controller_epoch
+        for topic, part in req.partitions:
+            p = self.partitions.get((topic, part))
+            if p is None:
+                continue
+            if not req.delete:
+                # Kafka's StopReplica(deletePartition=false) to a broker shutting down (R9): its
+                # fetcher stops, the replica keeps its log, role and epoch (a follower that takes
+                # no steps, which the spec allows), until the next LeaderAndIsr.
+                self.fetchers.remove(p.tp)
+                if p.role == FOLLOWER and p.fetch_state != STOPPED:
+                    p.resume_state, p.fetch_state = p.fetch_state, STOPPED
+                self._trace(out, "StopReplica", {"replica": self.id, "delete": False}, now, p)
+                continue
+            self._fail_delayed(out, p, m.NOT_LEADER)
+            self.fetchers.remove(p.tp)
+            p.role = NONE_ROLE
+            self._trace(out, "StopReplica", {"replica": self.id, "delete": req.delete}, now, p)
+            if req.delete:
+                del self.partitions[p.tp]
+                out.append(m.DeleteLog(p.tp))
+        return out

@@ -1,0 +1,228 @@
+"""The leader side: serving fetches, the HW, ISR changes and OffsetsForLeaderEpoch answers
+(mirrors spec/actions/leader.py's LeaderShrinkIsr/LeaderExpandIsr and the leader half of
+FollowerFetch). (R3, R4, R5, R7, R12)
+Mixed into impl.core.replica.Broker, whose state and helpers it uses."""
+
+from __future__ import annotations
+
+from . import messages as m
+from .messages import Effects
+from .partition import (
+    LEADER,
+    Partition,
+    RemoteReplica,
+)
+
+
+class LeaderRole:
+    # ---- leader side: serving fetches (R3, R4, R5, R7, R12) -----------------------------------
+    def _on_fetch(
+        self, req: m.FetchRequest, now: int, *, first: bool, park: bool = True
+    ) -> Effects:
+        out: Effects = []
+        if first:
+            self.metrics["fetch_requests"] += 1
+        datas: list[m.FetchPartitionData] = []
+        has_data = False
+        has_error = False
+        for fp in req.partitions:
+            tp = (fp.topic, fp.partition)
+            p = self.partitions.get(tp)
+            err = m.NONE
+            if p is None or p.role != LEADER:
+                err = m.NOT_LEADER
+            elif self.strat.fences_fetch and fp.current_leader_epoch < p.leader_epoch:
+                err = m.FENCED_LEADER_EPOCH
+            elif self.strat.fences_fetch and fp.current_leader_epoch > p.leader_epoch:
+                err = m.UNKNOWN_LEADER_EPOCH
+            elif fp.fetch_offset > p.log.leo or fp.fetch_offset < p.log.log_start:
+                err = m.OFFSET_OUT_OF_RANGE
+            if p is None or err != m.NONE:
+                has_error = True
+                datas.append(
+                    m.FetchPartitionData(
+                        fp.topic,
+                        fp.partition,
+                        err,
+                        p.log.hw if p else 0,
+                        p.log.leo if p else 0,
+                        p.log.log_start if p else 0,
+                        fp.fetch_offset,
+                        (),
+                    )
+                )
+                continue
+            if first:
+                self._update_follower(
+                    out, p, req.replica_id, fp.fetch_offset, now, fp.current_leader_epoch
+                )
+            entries = p.log.read(fp.fetch_offset, self.config.replica_fetch_max_records)
+            has_data = has_data or bool(entries)
+            datas.append(
+                m.FetchPartitionData(
+                    fp.topic,
+                    fp.partition,
+                    m.NONE,
+                    p.log.hw,
+                    p.log.leo,
+                    p.log.log_start,
+                    fp.fetch_offset,
+                    entries,
+                )
+            )
+        if park and not has_data and not has_error:
+            # Delayed fetch (long poll): answer when data arrives or the max wait is over.
+            self._parked[(req.replica_id, req.correlation_id)] = req
+            key = f"dfetch:{req.replica_id}:{req.correlation_id}"
+            out.append(m.SetTimer(key, self.config.replica_fetch_wait_max_ms))
+            return out
+        out.append(
+            m.Send(
+                req.replica_id,
+                m.FetchResponse(self.id, req.fetcher_id, req.correlation_id, tuple(datas)),
+            )
+        )
+        return out
+
+    def _update_follower(
+        self, out: Effects, p: Partition, r: int, offset: int, now: int, epoch: int = -1
+    ) -> None:
+        """R2/R3/R7: a fetch at ``offset`` acknowledges everything below it; track catch-up time
+        the way Kafka does, so a produce burst between two fetches does not make a follower lag."""
+        rem = p.remote.setdefault(r, RemoteReplica())
+        before = (rem.leo, p.log.hw)
+        if offset >= p.log.leo:
+            rem.last_caught_up_ms = now
+        elif offset >= rem.leader_leo_at_last_fetch:
+            rem.last_caught_up_ms = max(rem.last_caught_up_ms, rem.last_fetch_ms)
+        rem.leo = offset
+        rem.leader_leo_at_last_fetch = p.log.leo
+        rem.last_fetch_ms = now
+        changed_hw = self._raise_hw(p, now)
+        if before != (rem.leo, p.log.hw) or changed_hw:
+            self._trace(
+                out,
+                "FollowerFetch",
+                {
+                    "follower": r,
+                    "leader": self.id,
+                    "phase": "serve",
+                    "offset": offset,
+                    "epoch": epoch,
+                },
+                now,
+                p,
+            )
+        if changed_hw:
+            self._complete_delayed(out, p, now)
+        self._maybe_expand_isr(out, p, r, now)
+
+    def _maybe_increment_hw(self, out: Effects, p: Partition, now: int) -> bool:
+        """R4 and then R6: raise the HW, then answer the acks=all produces it commits."""
+        changed = self._raise_hw(p, now)
+        if changed:
+            self._complete_delayed(out, p, now)
+        return changed
+
+    def _raise_hw(self, p: Partition, now: int) -> bool:
+        """R4: HW = min LEO over the ISR and over followers whose ISR expansion is in flight;
+        it never decreases."""
+        if p.role != LEADER:
+            return False
+        leos = [p.log.leo]
+        # "About to re-enter the ISR" (R4) is a follower whose expansion write is in flight: the
+        # HW must not pass it before the compare-and-set lands (see traces/VALIDATION.md).
+        joining = p.pending_isr[1] if p.pending_isr and p.pending_isr[0] == "expand" else ()
+        for r, rem in p.remote.items():
+            if r in p.isr or r in joining:
+                leos.append(rem.leo)
+        new_hw = min(leos)
+        if new_hw <= p.log.hw:
+            return False
+        p.log.hw = new_hw
+        return True
+
+    # ---- ISR changes (R7) ---------------------------------------------------------------------
+    def _maybe_expand_isr(self, out: Effects, p: Partition, r: int, now: int) -> None:
+        rem = p.remote[r]
+        if (
+            r in p.isr
+            or p.pending_isr is not None
+            or rem.leo < p.log.hw
+            or (self.strat.isr_join_needs_epoch_start and rem.leo < p.epoch_start_offset)
+        ):
+            return
+        new = p.isr | {r}
+        self._propose_isr(out, p, "expand", new)
+
+    def _maybe_shrink_isr(self, out: Effects, p: Partition, now: int) -> None:
+        if p.pending_isr is not None:
+            return
+        lag = self.config.replica_lag_time_max_ms
+        out_of_sync = {
+            r
+            for r in p.isr
+            if r != self.id and now - p.remote.get(r, RemoteReplica()).last_caught_up_ms > lag
+        }
+        if out_of_sync:
+            self._propose_isr(out, p, "shrink", p.isr - out_of_sync)
+
+    def _propose_isr(self, out: Effects, p: Partition, kind: str, new: frozenset[int]) -> None:
+        """ISR changes are compare-and-set writes fenced by the zkVersion (R7, R18); the local ISR
+        changes only once the write succeeded, so HW is never computed over a set the
+        coordination service does not hold (a shrink keeps the larger set meanwhile)."""
+        p.pending_isr = (kind, new, p.leader_epoch)
+        st = m.PartitionState(self.id, p.leader_epoch, tuple(sorted(new)), self.controller_epoch)
+        out.append(m.CasWrite(p.tp, st, p.zk_version, "isr"))
+
+    def on_cas_results(self, results: list[m.CasResult], now: int) -> Effects:
+        out: Effects = []
+        for res in results:
+            p = self.partitions.get(res.tp)
+            if p is None or p.pending_isr is None:
+                continue
+            kind, new, epoch = p.pending_isr
+            p.pending_isr = None
+            if p.role != LEADER or p.leader_epoch != epoch:
+                continue  # leadership changed while the write was in flight
+            if not res.ok:
+                # Conflict: someone else (the controller) wrote. If it is still our epoch, adopt
+                # the version and retry at the next check; else wait for LeaderAndIsr.
+                st = res.state
+                if st is not None and st.leader == self.id and st.leader_epoch == p.leader_epoch:
+                    p.zk_version = res.version
+                    p.isr = frozenset(st.isr)
+                self._trace(out, "IsrUpdateConflict", {"leader": self.id, "kind": kind}, now, p)
+                continue
+            old = p.isr
+            p.isr, p.zk_version = new, res.version
+            self._raise_hw(p, now)  # R4: part of the ISR change, so traced with it
+            if kind == "expand":
+                for r in sorted(new - old):
+                    self.metrics["isr_expands"] += 1
+                    self._trace(out, "LeaderExpandIsr", {"leader": self.id, "follower": r}, now, p)
+            else:
+                for r in sorted(old - new):
+                    self.metrics["isr_shrinks"] += 1
+                    self._trace(out, "LeaderShrinkIsr", {"leader": self.id, "follower": r}, now, p)
+            self._maybe_increment_hw(out, p, now)
+            self._complete_delayed(out, p, now)
+        return out
+
+    # ---- OffsetsForLeaderEpoch, leader side (KIP-101/279/320) ---------------------------------
+    def _on_epoch_query(self, req: m.OffsetsForLeaderEpochRequest) -> Effects:
+        answers = []
+        for q in req.partitions:
+            p = self.partitions.get((q.topic, q.partition))
+            err, ep, end = m.NONE, -1, -1
+            if p is None or p.role != LEADER:
+                err = m.NOT_LEADER
+            elif self.strat.fences_fetch and q.current_leader_epoch < p.leader_epoch:
+                err = m.FENCED_LEADER_EPOCH
+            elif self.strat.fences_fetch and q.current_leader_epoch > p.leader_epoch:
+                err = m.UNKNOWN_LEADER_EPOCH
+            else:
+                ep, end = self.strat.answer(p.log, q.leader_epoch)
+            answers.append(m.EpochEndOffset(q.topic, q.partition, err, ep, end))
+        resp = m.OffsetsForLeaderEpochResponse(self.id, req.correlation_id, tuple(answers))
+        return [m.Send(req.replica_id, resp)]
