@@ -40,8 +40,10 @@ def _peek_header(path: str) -> dict:
     the full read then says what is wrong."""
     try:
         with open(path, encoding="utf-8") as f:
-            first = f.readline(1 << 20)
-            obj = json.loads(first)
+            try:
+                obj = json.loads(f.readline(1 << 20))
+            except ValueError:  # not one JSON document per line: ITF, pretty-printed
+                obj = None
             if isinstance(obj, dict) and obj.get("type") == "header":
                 return obj
             f.seek(0)

@@ -149,16 +149,18 @@ def test_the_example_runs_through_isr_matrix(tmp_path):
     assert all(c["complete"] for c in cells)
 
 
-def test_replay_refuses_a_changed_file(tmp_path):
+@pytest.mark.parametrize("fmt", ["ndjson", "itf"])
+def test_replay_refuses_a_changed_file(tmp_path, fmt):
     mine = tmp_path / "mine.py"
     shutil.copy(MY_KIP, mine)
-    cx = tmp_path / "cx.ndjson"
+    cx = tmp_path / f"cx.{fmt}"
     out = run_cli(
         ["check", "--protocol-file", str(mine), *README_BOUNDS, "--workers", "1", "--quiet"]
-        + ["--stop-at-first-violation", "--trace-out", str(cx)]
+        + ["--stop-at-first-violation", "--trace-out", str(cx), "--trace-format", fmt]
     )
     assert out.code == 1, out.err
-    head = json.loads(cx.read_text().splitlines()[0])
+    text = cx.read_text()
+    head = json.loads(text.splitlines()[0]) if fmt == "ndjson" else json.loads(text)["#meta"]["isr"]
     assert head["protocol_file"] == str(mine)
     assert head["protocol_sha256"] == file_sha256(str(mine))
     PROTOCOLS.pop("my-kip")
