@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config import Config
+from ..log import epoch_start
 from ..protocols import ProtocolVersion, get_protocol
 from ..state import NO_FAULTS, Coord, Faults, History, Log, Replica, Request, State
 
@@ -67,7 +68,7 @@ class Ctx:
             on_restart=proto.on_restart,
             truncation_offset=proto.truncation_offset,
             fetch_fenced=_fetch_fenced(proto),
-            isr_join_floor=proto.isr_join_floor,
+            isr_join_floor=_isr_join_floor(proto),
             new_leader_hw=proto.new_leader_hw,
             on_divergence=proto.truncate_on_divergence,
             fence_incarnations=proto.broker_epoch_fencing,
@@ -84,6 +85,23 @@ def _fetch_fenced(proto: ProtocolVersion) -> Callable[[int, int], bool]:
     if type(proto).fetch_fenced is ProtocolVersion.fetch_fenced:
         return operator.ne if proto.fenced_fetch else _never
     return proto.fetch_fenced
+
+
+def _hw_floor(log: Log, epoch: int, hw: int) -> int:
+    return hw
+
+
+def _epoch_start_floor(log: Log, epoch: int, hw: int) -> int:
+    s = epoch_start(log, epoch)
+    return s if s > hw else hw
+
+
+def _isr_join_floor(proto: ProtocolVersion) -> Callable[[Log, int, int], int]:
+    """The version's isr_join_floor, bound; the base rule (a flag) as a plain function: it runs
+    for every leader in every explored state (LeaderExpandIsr)."""
+    if type(proto).isr_join_floor is ProtocolVersion.isr_join_floor:
+        return _epoch_start_floor if proto.isr_join_needs_epoch_start else _hw_floor
+    return proto.isr_join_floor
 
 
 def set_replica(s: State, i: int, r: Replica) -> State:

@@ -112,7 +112,11 @@ def test_hooks_are_bound_once_per_model():
     assert ctx.protocol is proto
     for hook in ("become_follower", "on_restart", "truncation_offset"):
         assert getattr(ctx, hook).__self__ is proto, hook
-    assert ctx.isr_join_floor.__func__ is type(proto).isr_join_floor
+    log = (("a", 1), ("b", 2))
+    assert ctx.isr_join_floor(log, 2, 0) == proto.isr_join_floor(log, 2, 0) == 1
+    assert ctx.isr_join_floor(log, 3, 0) == proto.isr_join_floor(log, 3, 0) == 2
+    old279 = Ctx.of(Config(replicas=2, records=1, protocol="kip-279"))
+    assert old279.isr_join_floor(log, 2, 0) == PROTOCOLS["kip-279"].isr_join_floor(log, 2, 0) == 0
     assert ctx.fetch_fenced(2, 1) and not ctx.fetch_fenced(2, 2)
     old = Ctx.of(Config(replicas=2, records=1, protocol="kip-279"))
     assert not old.fetch_fenced(2, 1)
