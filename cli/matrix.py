@@ -22,7 +22,7 @@ from checker.bfs import Limits, check_bfs
 from checker.result import Counterexample, Step
 from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import FAULT_MODE_NAMES, FAULT_MODES
-from spec.protocols import PROTOCOLS, load_protocol_file, protocol_source, register_protocol
+from spec.protocols import PROTOCOLS, protocol_source, register_protocol
 
 from . import junit, reports
 from .errors import INCOMPLETE, OK, UsageError
@@ -35,6 +35,7 @@ from .models import (
     refuse_hopeless,
     user_protocol,
 )
+from .protocol_file import load_protocol_file
 from .render import render_counterexample
 
 NO_FAULT = "none"

@@ -10,9 +10,10 @@ from collections.abc import Callable
 
 from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from spec.config import ACKS
-from spec.protocols import ProtocolFileError, load_protocol_file, register_protocol
+from spec.protocols import ProtocolFileError, register_protocol
 
 from .errors import UsageError
+from .protocol_file import load_protocol_file
 
 
 # ---- option types ------------------------------------------------------------------------------

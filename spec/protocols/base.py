@@ -54,7 +54,7 @@ class ProtocolVersion:
     walks_back: ClassVar[bool] = False  # KIP-279: OffsetsForLeaderEpoch in rounds, epoch by
     # epoch (the trace validator accepts an intermediate round an implementation logs)
 
-    # Set by load_protocol_file on a user's version: where it came from (for result headers).
+    # Set by cli.protocol_file.load_protocol_file on a user's version: where it came from (for result headers).
     source_file: str | None = None
     source_sha256: str | None = None
 

@@ -11,13 +11,8 @@ from pathlib import Path
 import pytest
 
 import cli.models
-from spec.protocols import (
-    PROTOCOLS,
-    ProtocolFileError,
-    file_sha256,
-    load_protocol_file,
-    register_protocol,
-)
+from cli.protocol_file import file_sha256, load_protocol_file
+from spec.protocols import PROTOCOLS, ProtocolFileError, register_protocol
 
 from .hostile_inputs import ROOT, run_cli
 
