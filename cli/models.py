@@ -158,6 +158,12 @@ def user_protocol(args: argparse.Namespace) -> str | None:
     path = getattr(args, "protocol_file", None)
     if not path:
         return None
+    named = getattr(args, "protocol", None)
+    if named not in (None, DEFAULTS.protocol):
+        raise UsageError(
+            f"give --protocol {named} or --protocol-file {path}, not both (the file names its "
+            "own version)"
+        )
     if getattr(args, "engine", None) == "spark":
         raise UsageError(
             "--protocol-file runs on the local engines only: Spark executors would not have the "

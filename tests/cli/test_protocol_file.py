@@ -187,3 +187,12 @@ def test_protocols_lists_the_user_version():
     names = {p["name"]: p for p in json.loads(out.out)["protocols"]}
     assert names["my-kip"]["protocol_file"] == str(MY_KIP)
     assert Path(names["my-kip"]["protocol_file"]).name == "my_kip.py"
+
+
+def test_protocol_and_protocol_file_together_is_bad_input(capsys):
+    """Two versions asked for at once: one line, exit 2, not the file silently winning."""
+    from cli.main import main
+
+    code = main(["check", "--protocol", "kip-101", "--protocol-file", str(MY_KIP), "--quiet"])
+    assert code == 2
+    assert "not both" in capsys.readouterr().err
