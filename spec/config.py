@@ -13,6 +13,7 @@ PROTOCOL_NAMES = (
     "kip-320",
     "kip-966",
     "majority-quorum",
+    "kraft",
 )
 ACKS = ("all", "1", "0", "mixed")
 
@@ -105,6 +106,10 @@ class Config:
             )
         if self.session_expiries < 0:
             raise ConfigError(f"--session-expiries must be >= 0, got {self.session_expiries}")
+        if self.protocol == "kraft" and (self.retention or self.session_expiries):
+            raise ConfigError(
+                "--protocol kraft does not model retention or ZooKeeper session expiry yet"
+            )
         if self.idempotence and not self.retries:
             raise ConfigError("--idempotence needs --retries N (there is nothing to deduplicate)")
         return self

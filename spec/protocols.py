@@ -35,6 +35,7 @@ class ProtocolVersion:
     truncate_on_divergence: bool = False  # KIP-320's first design: no truncation phase on
     # becoming follower; a fetch carries the epoch of the follower's last entry and the leader
     # answers LOG_TRUNCATION when its own log disagrees there; the follower then truncates
+    split_fetch: bool = False  # kraft: the fetch as request and delayed response (spec.Kraft)
 
     def truncation_offset(self, flog: Log, fhw: int, llog: Log, lepoch: int) -> int:
         """Where a follower with log ``flog`` and HW ``fhw`` truncates, given the leader's log and
@@ -166,6 +167,46 @@ MAJORITY_QUORUM = Kip279(
     majority_quorum=True,
 )
 
+
+@dataclass(frozen=True)
+class KraftVersion(Kip279):
+    """Kafka 3.7+/4.x replication as far as issue 18's step 1 goes (docs/design/kraft.md): the
+    fetch split into FollowerSendFetch, LeaderHandleFetch and FollowerHandleFetchResponse
+    (spec/actions/fetch.py), DivergingEpoch truncation in the response (no truncation phase),
+    broker epochs. Election, ISR changes and the HW rule are kip-966's (ELR, the HW needs min ISR,
+    unclean shutdowns make a replica ineligible): the closest of today's rules to KRaft, and the
+    one under which a lossy restart is reported to the controller. ISR changes stay atomic
+    compare-and-set writes and every controller write bumps the leader epoch (step 2 makes
+    AlterPartition asynchronous and separates the partition epoch, KAFKA-15021).
+
+    Each guard is a field, so a test can build the version without it (``dataclasses.replace``)."""
+
+    response_guard: bool = True  # a response is applied only if the follower's fetch offset and
+    # leader epoch did not change while it was in flight (AbstractFetcherThread; KAFKA-18991)
+    fresh_hw_in_response: bool = False  # True: the response carries the HW after the leader
+    # applied the fetch (before KAFKA-7104) instead of the one read with the records
+    count_diverging_fetch: bool = False  # True: the leader counts a diverging fetch's offset as
+    # the follower's LEO (KAFKA-13141's bug) instead of ignoring it
+    fence_stale_fetch: bool = True  # a fetch whose broker epoch is older than the one the
+    # leader last counted for that follower is rejected, STALE_BROKER_EPOCH (KAFKA-15221)
+    broker_epoch_check: bool = True  # KIP-903: an ISR expansion needs the broker epoch of the
+    # fetch that justified it to be the follower's registered one (the controller's check,
+    # atomic here with the expansion)
+
+
+KRAFT = KraftVersion(
+    "kraft",
+    "Kafka 3.7+/4.x (issue 18, step 1): kip-966's election and ISR rules with the fetch split into"
+    " request and delayed response, DivergingEpoch truncation and broker epochs",
+    truncate_to_hw_on_become_follower=False,
+    truncate_to_hw_on_restart=False,
+    fenced_fetch=True,
+    isr_join_needs_epoch_start=True,
+    eligible_leader_replicas=True,
+    broker_epoch_fencing=True,
+    split_fetch=True,
+)
+
 PROTOCOLS: dict[str, ProtocolVersion] = {
     p.name: p
     for p in (
@@ -177,5 +218,6 @@ PROTOCOLS: dict[str, ProtocolVersion] = {
         KIP_320,
         KIP_966,
         MAJORITY_QUORUM,
+        KRAFT,
     )
 }

@@ -30,6 +30,7 @@ from .controller import (
     controller_shutdown_broker,
 )
 from .controller_failover import controller_failover
+from .fetch import follower_handle_fetch_response, follower_send_fetch, leader_handle_fetch
 from .follower import follower_fetch, follower_truncate
 from .leader import leader_expand_isr, leader_shrink_isr
 from .producer import producer_retry, producer_send, producer_send_choosing_acks
@@ -54,6 +55,14 @@ class ActionDef:
 
 def _has_isr(c: Config) -> bool:
     return not PROTOCOLS[c.protocol].majority_quorum
+
+
+def _split_fetch(c: Config) -> bool:
+    return PROTOCOLS[c.protocol].split_fetch
+
+
+def _atomic_fetch(c: Config) -> bool:
+    return not PROTOCOLS[c.protocol].split_fetch
 
 
 ACTIONS: tuple[ActionDef, ...] = (
@@ -97,13 +106,33 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R6, R15",
         when=lambda c: c.retries > 0,
     ),
-    ActionDef("FollowerFetch", ("follower", "leader"), follower_fetch, "R2-R4, R12"),
+    ActionDef(
+        "FollowerFetch", ("follower", "leader"), follower_fetch, "R2-R4, R12", when=_atomic_fetch
+    ),
     ActionDef(
         "FollowerTruncate",
         ("follower", "leader"),
         follower_truncate,
         "R10",
         epoch_truncation_only=True,
+        when=_atomic_fetch,
+    ),
+    ActionDef(
+        "FollowerSendFetch", ("follower", "leader"), follower_send_fetch, "R2", when=_split_fetch
+    ),
+    ActionDef(
+        "LeaderHandleFetch",
+        ("leader", "follower"),
+        leader_handle_fetch,
+        "R3, R4, R12",
+        when=_split_fetch,
+    ),
+    ActionDef(
+        "FollowerHandleFetchResponse",
+        ("follower", "leader"),
+        follower_handle_fetch_response,
+        "R2, R4, R10, R12",
+        when=_split_fetch,
     ),
     ActionDef(
         "FollowerResetToLogStart",

@@ -7,7 +7,18 @@ from dataclasses import dataclass
 
 from ..config import Config
 from ..protocols import PROTOCOLS, ProtocolVersion
-from ..state import NO_FAULTS, Coord, Faults, History, Replica, Request, State
+from ..state import (
+    NO_FAULTS,
+    NO_KRAFT,
+    Coord,
+    Faults,
+    History,
+    Kraft,
+    Replica,
+    Request,
+    State,
+    initial_kraft,
+)
 
 
 @dataclass(frozen=True)
@@ -26,11 +37,13 @@ class Ctx:
     hw_needs_min_isr: bool = False  # kip-966: the HW advances only with |ISR| >= min ISR
     clamp: bool = False  # a per-replica offset of a fault mode must follow truncations
     initial_faults: Faults = NO_FAULTS
+    split_fetch: bool = False  # kraft: the fetch as request and response (spec.state.Kraft)
+    initial_kraft: Kraft = NO_KRAFT
 
     @staticmethod
-    def of(config: Config) -> Ctx:
+    def of(config: Config, protocol: ProtocolVersion | None = None) -> Ctx:
         n = config.replicas
-        proto = PROTOCOLS[config.protocol]
+        proto = PROTOCOLS[config.protocol] if protocol is None else protocol
         faults = NO_FAULTS._replace(
             flushed=(0,) * n if config.lose_unflushed else (),
             log_start=(0,) * n if config.retention else (),
@@ -51,6 +64,8 @@ class Ctx:
             hw_needs_min_isr=proto.eligible_leader_replicas,
             clamp=config.lose_unflushed or config.retention,
             initial_faults=faults,
+            split_fetch=proto.split_fetch,
+            initial_kraft=initial_kraft(n) if proto.split_fetch else NO_KRAFT,
         )
 
 
@@ -59,7 +74,7 @@ def set_replica(s: State, i: int, r: Replica) -> State:
     # about twice per explored state)
     reps = list(s.replicas)
     reps[i] = r
-    return _new(State, (tuple(reps), s.coord, s.requests, s.history, s.faults))
+    return _new(State, (tuple(reps), s.coord, s.requests, s.history, s.faults, s.kraft))
 
 
 _new = tuple.__new__
@@ -134,7 +149,7 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
         for d in range(len(reps))
         if send_to >> d & 1
     ]
-    return State(reps, coord, tuple(sorted(set(reqs).union(new))), s.history, s.faults)
+    return State(reps, coord, tuple(sorted(set(reqs).union(new))), s.history, s.faults, s.kraft)
 
 
 def sorted_add(items: tuple, new: list) -> tuple:
@@ -198,7 +213,9 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
         pending,
     )
     reps = s.replicas
-    return State(reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history, s.faults)
+    return State(
+        reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history, s.faults, s.kraft
+    )
 
 
 def quorum_hw(ctx: Ctx, r: Replica, leader: int) -> int:
