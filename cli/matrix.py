@@ -28,6 +28,10 @@ from .errors import INCOMPLETE, OK, UsageError
 from .models import MODEL_COUNT, int_in, positive_int, positive_seconds, refuse_hopeless
 from .render import render_counterexample
 
+# kraft (issue 18, step 1) is not a default row yet: its split fetch multiplies the space by
+# about 50 at three replicas, beyond the matrix's budget, and it refuses the retention and
+# session-expiry modes. Ask for it by name (--protocols kraft --modes none,...).
+MATRIX_PROTOCOLS = tuple(p for p in PROTOCOL_NAMES if p != "kraft")
 NO_FAULT = "none"
 MATRIX_FORMAT_VERSION = 1
 # The table's columns, in this order; a property a version does not state prints `n/a`.
@@ -79,9 +83,9 @@ def register(sub) -> None:
     p.add_argument("--min-isr", type=MODEL_COUNT, default=DEFAULT_BOUNDS["min_isr"], metavar="N")
     p.add_argument(
         "--protocols",
-        default=",".join(PROTOCOL_NAMES),
+        default=",".join(MATRIX_PROTOCOLS),
         metavar="A,B",
-        help="protocol versions, comma-separated (default: all)",
+        help="protocol versions, comma-separated (default: all but kraft)",
     )
     p.add_argument(
         "--modes",

@@ -42,6 +42,9 @@ FAIR_ACTIONS = (
     "BrokerIgnoreStaleRequest",
     "FollowerFetch",
     "FollowerTruncate",
+    "FollowerSendFetch",  # kraft: the split fetch, each of its three steps
+    "LeaderHandleFetch",
+    "FollowerHandleFetchResponse",
     "LeaderShrinkIsr",
     "LeaderExpandIsr",
     "BrokerCheckpointHw",
