@@ -47,6 +47,8 @@ FAIR_ACTIONS = (
     "FollowerHandleFetchResponse",
     "LeaderShrinkIsr",
     "LeaderExpandIsr",
+    "LeaderSendAlterPartition",  # kraft: the asynchronous ISR change
+    "ControllerHandleAlterPartition",
     "BrokerCheckpointHw",
 )
 UNFAIR_ACTIONS = (

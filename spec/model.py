@@ -14,6 +14,7 @@ from .protocols import PROTOCOLS, ProtocolVersion
 from .state import (
     NO_FAULTS,
     NO_KRAFT,
+    AlterReq,
     Coord,
     Faults,
     FetchReq,
@@ -281,6 +282,11 @@ def _kraft_key(k: Kraft, i: int) -> tuple:
         k.broker_epoch[i],
         tuple(q[2:] for q in k.fetch_requests if q.follower == i),
         tuple(p[2:] for p in k.fetch_responses if p.follower == i),
+        tuple(
+            (a.leader_epoch, a.new_isr.bit_count(), a.fresh)
+            for a in k.alter_partition
+            if a.leader == i
+        ),
     )
 
 
@@ -294,11 +300,27 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
     if resps:
         resps = tuple(sorted(FetchResp(pos[p.follower], pos[p.leader], *p[2:]) for p in resps))
     rem = k.remote_epoch
+    alters = k.alter_partition
+    if alters:
+        alters = tuple(
+            sorted(
+                AlterReq(
+                    pos[a.leader],
+                    a.leader_epoch,
+                    _perm_mask(a.new_isr, pos),
+                    pos[a.added] if a.added >= 0 else a.added,
+                    a.added_be,
+                    a.fresh,
+                )
+                for a in alters
+            )
+        )
     return Kraft(
         reqs,
         resps,
         tuple(tuple([rem[o][o2] for o2 in order]) for o in order),
         tuple([k.broker_epoch[o] for o in order]),
+        alters,
     )
 
 
@@ -365,6 +387,9 @@ def _kraft_to_json(k: Kraft) -> dict[str, Any]:
         ],
         "remote_broker_epoch": {f"r{i}": list(row) for i, row in enumerate(k.remote_epoch)},
         "broker_epoch": {f"r{i}": x for i, x in enumerate(k.broker_epoch)},
+        "alter_partition": [
+            {**a._asdict(), "new_isr": _mask_list(a.new_isr)} for a in k.alter_partition
+        ],
     }
 
 
@@ -387,6 +412,12 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         ),
         tuple(tuple(d["remote_broker_epoch"][f"r{i}"]) for i in range(n)),
         tuple(d["broker_epoch"][f"r{i}"] for i in range(n)),
+        tuple(
+            sorted(
+                AlterReq(**{**a, "new_isr": sum(1 << x for x in a["new_isr"])})
+                for a in d.get("alter_partition", [])
+            )
+        ),
     )
 
 

@@ -175,9 +175,10 @@ class KraftVersion(Kip279):
     (spec/actions/fetch.py), DivergingEpoch truncation in the response (no truncation phase),
     broker epochs. Election, ISR changes and the HW rule are kip-966's (ELR, the HW needs min ISR,
     unclean shutdowns make a replica ineligible): the closest of today's rules to KRaft, and the
-    one under which a lossy restart is reported to the controller. ISR changes stay atomic
-    compare-and-set writes and every controller write bumps the leader epoch (step 2 makes
-    AlterPartition asynchronous and separates the partition epoch, KAFKA-15021).
+    one under which a lossy restart is reported to the controller. Step 2 (part): ISR changes are
+    asynchronous AlterPartition requests (spec/actions/alter_partition.py) with the maximal ISR
+    and KIP-903's broker epochs; every controller write still bumps the leader epoch (the
+    partition epoch apart, KAFKA-15021, and KIP-841 are not modelled yet).
 
     Each guard is a field, so a test can build the version without it (``dataclasses.replace``)."""
 
@@ -189,15 +190,17 @@ class KraftVersion(Kip279):
     # the follower's LEO (KAFKA-13141's bug) instead of ignoring it
     fence_stale_fetch: bool = True  # a fetch whose broker epoch is older than the one the
     # leader last counted for that follower is rejected, STALE_BROKER_EPOCH (KAFKA-15221)
-    broker_epoch_check: bool = True  # KIP-903: an ISR expansion needs the broker epoch of the
-    # fetch that justified it to be the follower's registered one (the controller's check,
-    # atomic here with the expansion)
+    broker_epoch_check: bool = True  # KIP-903: the controller accepts an ISR expansion only if
+    # the broker epoch of the fetch that justified it is the follower's registered one
+    maximal_isr: bool = True  # the HW counts the ISR with the proposed one while an
+    # AlterPartition is in flight; False: the proposed ISR alone
 
 
 KRAFT = KraftVersion(
     "kraft",
-    "Kafka 3.7+/4.x (issue 18, step 1): kip-966's election and ISR rules with the fetch split into"
-    " request and delayed response, DivergingEpoch truncation and broker epochs",
+    "Kafka 3.7+/4.x (issue 18, steps 1-2 in part): kip-966's election rules with the fetch split"
+    " into request and delayed response, DivergingEpoch truncation, broker epochs, and"
+    " asynchronous AlterPartition with the maximal ISR",
     truncate_to_hw_on_become_follower=False,
     truncate_to_hw_on_restart=False,
     fenced_fetch=True,

@@ -152,6 +152,19 @@ class FetchResp(NamedTuple):
     diverging: tuple[int, ...]  # (epoch, end offset) when the logs diverge, else ()
 
 
+class AlterReq(NamedTuple):
+    """kraft: a leader's AlterPartition in flight to the controller, at most one per leader
+    (LeaderSendAlterPartition -> ControllerHandleAlterPartition; R7, KIP-903)."""
+
+    leader: int
+    leader_epoch: int
+    new_isr: int  # the proposed ISR, a bitmask
+    added: int  # the follower an expansion adds; -1 for a shrink
+    added_be: int  # KIP-903: the broker epoch of the fetch that justified the expansion; -1
+    fresh: bool  # made with the current partition state (no write of it since): the partition
+    # epoch check, abstracted as Coord's docstring abstracts the zkVersion
+
+
 class Kraft(NamedTuple):
     """The variables of the ``kraft`` version's split fetch (issue 18, docs/design/kraft.md §3,
     step 1). NO_KRAFT, a constant, in every other version, so their states do not change."""
@@ -162,9 +175,10 @@ class Kraft(NamedTuple):
     # epoch from the last fetch it counted (beside Replica.remote_leo); -1 unknown
     broker_epoch: tuple[int, ...]  # per broker: its current incarnation's epoch (the one the
     # controller registered, KIP-380/903); 1 initially, bumped by every restart
+    alter_partition: tuple[AlterReq, ...]  # a set, kept sorted; at most one per leader
 
 
-NO_KRAFT = Kraft((), (), (), ())
+NO_KRAFT = Kraft((), (), (), (), ())
 
 
 class State(NamedTuple):
@@ -204,7 +218,7 @@ def members(mask: int, n: int) -> tuple[int, ...]:
 
 
 def initial_kraft(n: int) -> Kraft:
-    return Kraft((), (), ((-1,) * n,) * n, (1,) * n)
+    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, ())
 
 
 def initial_state(n: int, faults: Faults = NO_FAULTS, kraft: Kraft = NO_KRAFT) -> State:
@@ -258,5 +272,5 @@ def _fast_replace(cls: type) -> None:
     cls._replace = _replace  # type: ignore[attr-defined]
 
 
-for _cls in (Replica, Coord, Request, History, Faults, FetchReq, FetchResp, Kraft, State):
+for _cls in (Replica, Coord, Request, History, Faults, FetchReq, FetchResp, AlterReq, Kraft, State):
     _fast_replace(_cls)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..config import Config
 from ..protocols import PROTOCOLS
 from ..state import State
+from .alter_partition import controller_handle_alter_partition, leader_send_alter_partition
 from .broker import (
     broker_become_follower,
     broker_become_leader,
@@ -63,6 +64,11 @@ def _split_fetch(c: Config) -> bool:
 
 def _atomic_fetch(c: Config) -> bool:
     return not PROTOCOLS[c.protocol].split_fetch
+
+
+def _atomic_isr(c: Config) -> bool:
+    p = PROTOCOLS[c.protocol]
+    return not p.majority_quorum and not p.split_fetch
 
 
 ACTIONS: tuple[ActionDef, ...] = (
@@ -141,8 +147,22 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R12",
         when=lambda c: c.retention,
     ),
-    ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7", when=_has_isr),
-    ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7", when=_has_isr),
+    ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7", when=_atomic_isr),
+    ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7", when=_atomic_isr),
+    ActionDef(
+        "LeaderSendAlterPartition",
+        ("leader", "follower"),
+        leader_send_alter_partition,
+        "R7",
+        when=_split_fetch,
+    ),
+    ActionDef(
+        "ControllerHandleAlterPartition",
+        ("leader",),
+        controller_handle_alter_partition,
+        "R7, R9, R18",
+        when=_split_fetch,
+    ),
     ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5"),
     ActionDef("BrokerCheckpointHw", ("replica",), broker_checkpoint_hw, "R13"),
     ActionDef("BrokerFlush", ("replica",), broker_flush, "R14", when=lambda c: c.lose_unflushed),

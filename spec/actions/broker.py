@@ -4,7 +4,7 @@ crashing and restarting (R13)."""
 from __future__ import annotations
 
 from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
-from .common import Ctx, advance_leader_hw, set_replica, with_stale_versions
+from .common import Ctx, advance_leader_hw, set_replica, stale_alters, with_stale_versions
 
 
 def _without(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
@@ -282,7 +282,8 @@ def _register_unclean(s: State, i: int) -> State:
     c = s.coord
     if c.isr & b and c.isr != b and c.leader != i:
         reps, reqs = with_stale_versions(s, writer=-1)
-        return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults, s.kraft)
+        kraft = stale_alters(s.kraft)
+        return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults, kraft)
     return s._replace(faults=faults)
 
 

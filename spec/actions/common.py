@@ -149,7 +149,18 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
         for d in range(len(reps))
         if send_to >> d & 1
     ]
-    return State(reps, coord, tuple(sorted(set(reqs).union(new))), s.history, s.faults, s.kraft)
+    return State(
+        reps, coord, tuple(sorted(set(reqs).union(new))), s.history, s.faults, stale_alters(s.kraft)
+    )
+
+
+def stale_alters(k: Kraft) -> Kraft:
+    """kraft: a write of the partition state makes every AlterPartition in flight stale (its
+    partition epoch is no longer the current one). NO_KRAFT has none."""
+    alters = k.alter_partition
+    if not alters or not any(a.fresh for a in alters):
+        return k
+    return k._replace(alter_partition=tuple(a._replace(fresh=False) for a in alters))
 
 
 def sorted_add(items: tuple, new: list) -> tuple:
@@ -166,10 +177,19 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
 
     Not modelled: R4's extra rule that also counts followers about to re-enter the ISR. Here the
     ISR expansion checks the follower against the HW and writes the ISR in one atomic step, so
-    the race that rule guards against (HW moving during the ISR write) cannot happen."""
+    the race that rule guards against (HW moving during the ISR write) cannot happen.
+
+    kraft: while the leader's AlterPartition is in flight the HW counts the *maximal* ISR, its
+    ISR with the proposed one (KIP-497's rule, Vanlightly's MaximalIsr); ``maximal_isr=False``
+    counts the proposed ISR alone. min.insync.replicas is checked on the ISR itself."""
     r = s.replicas[leader]
     hw = r.hw
     isr = r.isr
+    counted = isr
+    if ctx.split_fetch:
+        for a in s.kraft.alter_partition:
+            if a.leader == leader:
+                counted = isr | a.new_isr if ctx.protocol.maximal_isr else a.new_isr
     if ctx.quorum:
         new_hw = quorum_hw(ctx, r, leader)
     else:
@@ -178,7 +198,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
         new_hw = len(r.log)
         remote = r.remote_leo
         for j in range(ctx.n):
-            if j != leader and isr >> j & 1:
+            if j != leader and counted >> j & 1:
                 rl = remote[j]
                 if rl < new_hw:
                     new_hw = rl

@@ -14,7 +14,7 @@ def _leader_write(s: State, leader: int, new_isr: int) -> State:
     reps, reqs = with_stale_versions(s, writer=leader)
     r = reps[leader]
     reps = reps[:leader] + (r._replace(isr=new_isr),) + reps[leader + 1 :]
-    return State(reps, s.coord._replace(isr=new_isr), reqs, s.history, s.faults, s.kraft)
+    return State(reps, s.coord._replace(isr=new_isr), reqs, s.history, s.faults)
 
 
 def leader_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -38,12 +38,8 @@ def leader_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
 def leader_expand_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """LeaderExpandIsr(leader, follower): a follower whose fetched LEO reached the leader's HW
     rejoins the ISR (R7), a CAS write like the shrink. With KAFKA-7128 (kip-320 here) it must
-    also have reached the start offset of the leader's epoch, since a new leader's HW may lag.
-    kraft (KIP-903): the broker epoch of the fetch the leader counted must be the follower's
-    registered one, so a fetch from before a restart (which may have lost the log) never
-    justifies an expansion; the controller checks it, atomically with the write here."""
+    also have reached the start offset of the leader's epoch, since a new leader's HW may lag."""
     need_epoch_start = ctx.protocol.isr_join_needs_epoch_start
-    kip903 = ctx.split_fetch and ctx.protocol.broker_epoch_check
     for l, r in enumerate(s.replicas):
         if not (r.alive and r.leader == l and r.zk_fresh):
             continue
@@ -52,8 +48,6 @@ def leader_expand_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
             floor = max(floor, epoch_start(r.log, r.epoch))
         for j in range(ctx.n):
             if j != l and not r.isr >> j & 1 and r.remote_leo[j] >= floor:
-                if kip903 and s.kraft.remote_epoch[l][j] != s.kraft.broker_epoch[j]:
-                    continue  # KIP-903: the fetch that justified it is from another incarnation
                 t = _leader_write(s, l, r.isr | (1 << j))
                 if ctx.elr:
                     t = elr_after_shrink(ctx, t, r.isr, r.isr | (1 << j))
