@@ -38,6 +38,10 @@ from .models import (
 from .protocol_file import load_protocol_file
 from .render import render_counterexample
 
+# kraft (issue 18, step 1) is not a default row yet: its split fetch multiplies the space by
+# about 50 at three replicas, beyond the matrix's budget, and it refuses the retention and
+# session-expiry modes. Ask for it by name (--protocols kraft --modes none,...).
+MATRIX_PROTOCOLS = tuple(p for p in PROTOCOL_NAMES if not PROTOCOLS[p].split_fetch)
 NO_FAULT = "none"
 MATRIX_FORMAT_VERSION = 1
 # The table's columns, in this order; a property a version does not state prints `n/a`.
@@ -89,9 +93,9 @@ def register(sub) -> None:
     p.add_argument("--min-isr", type=MODEL_COUNT, default=DEFAULT_BOUNDS["min_isr"], metavar="N")
     p.add_argument(
         "--protocols",
-        default=",".join(PROTOCOL_NAMES),
+        default=",".join(MATRIX_PROTOCOLS),
         metavar="A,B",
-        help="protocol versions, comma-separated (default: all)",
+        help="protocol versions, comma-separated (default: all but kraft)",
     )
     add_protocol_file_arg(
         p,

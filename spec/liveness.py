@@ -42,8 +42,13 @@ FAIR_ACTIONS = (
     "BrokerIgnoreStaleRequest",
     "FollowerFetch",
     "FollowerTruncate",
+    "FollowerSendFetch",  # kraft: the split fetch, each of its three steps
+    "LeaderHandleFetch",
+    "FollowerHandleFetchResponse",
     "LeaderShrinkIsr",
     "LeaderExpandIsr",
+    "LeaderSendAlterPartition",  # kraft: the asynchronous ISR change
+    "ControllerHandleAlterPartition",
     "BrokerCheckpointHw",
 )
 UNFAIR_ACTIONS = (

@@ -10,15 +10,37 @@ from .actions.common import Ctx, clamp_offsets
 from .config import Config
 from .liveness import make_liveness
 from .properties import make_properties
-from .state import NO_FAULTS, Coord, Faults, Replica, Request, State, initial_state
+from .protocols import ProtocolVersion, get_protocol
+from .state import (
+    NO_FAULTS,
+    NO_KRAFT,
+    AlterReq,
+    Coord,
+    Faults,
+    FetchReq,
+    FetchResp,
+    Kraft,
+    Replica,
+    Request,
+    State,
+    initial_state,
+)
 
 
 class IsrSpec:
     """The model of one partition under one protocol version and one set of bounds."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, protocol: ProtocolVersion | None = None):
+        """``protocol``: a variant of ``config.protocol``'s version to use instead (a test builds
+        one with a guard removed, e.g. ``KRAFT.variant(response_guard=False)``);
+        it must keep that version's name and kind of fetch."""
         self.config = config.validate()
-        self.ctx = Ctx.of(config)
+        if protocol is not None and (
+            protocol.name != config.protocol
+            or protocol.split_fetch != get_protocol(config.protocol).split_fetch
+        ):
+            raise ValueError(f"protocol variant {protocol.name!r} is not a {config.protocol!r}")
+        self.ctx = Ctx.of(config, protocol)
         epoch_based = self.ctx.protocol.truncates_by_asking_leader
         self.actions: tuple[ActionDef, ...] = tuple(
             a
@@ -37,13 +59,14 @@ class IsrSpec:
             self.ctx.initial_faults != NO_FAULTS
             or config.retries > 0
             or config.session_expiries > 0
+            or self.ctx.split_fetch
         )
         self._ident = list(range(self.ctx.n))
         self._mask_tables: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     # --- the model protocol -------------------------------------------------------------------
     def init_states(self) -> list[State]:
-        return [initial_state(self.ctx.n, self.ctx.initial_faults)]
+        return [initial_state(self.ctx.n, self.ctx.initial_faults, self.ctx.initial_kraft)]
 
     def successors(self, state: State) -> list[tuple]:
         ctx = self.ctx
@@ -145,6 +168,9 @@ class IsrSpec:
             )
             for i in range(len(reps))
         ]
+        k = s.kraft
+        if k is not NO_KRAFT and k != NO_KRAFT:
+            extra = [(*e, *_kraft_key(k, i)) for i, e in enumerate(extra)]
         keyed = [(k, e) for k, e in zip(keys, extra, strict=True)]
         return sorted(self._ident, key=keyed.__getitem__)
 
@@ -243,7 +269,59 @@ def permute(s: State, order: list[int], tables: dict | None = None) -> State:
             f.expiries,
             f.lead_renewed,
         )
-    return _new(State, (tuple(reps), coord, reqs, s.history, f))
+    k = s.kraft
+    if k is not NO_KRAFT and k != NO_KRAFT:
+        k = _permute_kraft(k, order, pos)
+    return _new(State, (tuple(reps), coord, reqs, s.history, f, k))
+
+
+def _kraft_key(k: Kraft, i: int) -> tuple:
+    """Replica ``i``'s share of the kraft variables, for the canonical order: its broker epoch
+    and what its fetches in flight say apart from replica ids."""
+    return (
+        k.broker_epoch[i],
+        tuple(q[2:] for q in k.fetch_requests if q.follower == i),
+        tuple(p[2:] for p in k.fetch_responses if p.follower == i),
+        tuple(
+            (a.leader_epoch, a.new_isr.bit_count(), a.fresh)
+            for a in k.alter_partition
+            if a.leader == i
+        ),
+    )
+
+
+def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
+    """The kraft variables with replica ``order[j]`` renamed ``j``: fetch messages name their
+    follower and leader, the leaders' views of broker epochs are per (leader, follower)."""
+    reqs = k.fetch_requests
+    if reqs:
+        reqs = tuple(sorted(FetchReq(pos[q.follower], pos[q.leader], *q[2:]) for q in reqs))
+    resps = k.fetch_responses
+    if resps:
+        resps = tuple(sorted(FetchResp(pos[p.follower], pos[p.leader], *p[2:]) for p in resps))
+    rem = k.remote_epoch
+    alters = k.alter_partition
+    if alters:
+        alters = tuple(
+            sorted(
+                AlterReq(
+                    pos[a.leader],
+                    a.leader_epoch,
+                    _perm_mask(a.new_isr, pos),
+                    pos[a.added] if a.added >= 0 else a.added,
+                    a.added_be,
+                    a.fresh,
+                )
+                for a in alters
+            )
+        )
+    return Kraft(
+        reqs,
+        resps,
+        tuple(tuple([rem[o][o2] for o2 in order]) for o in order),
+        tuple([k.broker_epoch[o] for o in order]),
+        alters,
+    )
 
 
 def _mask_list(mask: int) -> list[int]:
@@ -293,7 +371,54 @@ def state_to_json(s: State) -> dict[str, Any]:
         "shown_to_consumers": [list(x) for x in h.shown],
         "crashes": h.crashes,
         **_faults_to_json(s.faults),
+        **_kraft_to_json(s.kraft),
     }
+
+
+def _kraft_to_json(k: Kraft) -> dict[str, Any]:
+    """The kraft variables, only for the kraft version."""
+    if k is NO_KRAFT or k == NO_KRAFT:
+        return {}
+    return {
+        "fetch_requests": [q._asdict() for q in k.fetch_requests],
+        "fetch_responses": [
+            {**p._asdict(), "records": [list(e) for e in p.records], "diverging": list(p.diverging)}
+            for p in k.fetch_responses
+        ],
+        "remote_broker_epoch": {f"r{i}": list(row) for i, row in enumerate(k.remote_epoch)},
+        "broker_epoch": {f"r{i}": x for i, x in enumerate(k.broker_epoch)},
+        "alter_partition": [
+            {**a._asdict(), "new_isr": _mask_list(a.new_isr)} for a in k.alter_partition
+        ],
+    }
+
+
+def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
+    if "broker_epoch" not in d:
+        return NO_KRAFT
+    return Kraft(
+        tuple(sorted(FetchReq(**q) for q in d["fetch_requests"])),
+        tuple(
+            sorted(
+                FetchResp(
+                    **{
+                        **p,
+                        "records": tuple(tuple(e) for e in p["records"]),
+                        "diverging": tuple(p["diverging"]),
+                    }
+                )
+                for p in d["fetch_responses"]
+            )
+        ),
+        tuple(tuple(d["remote_broker_epoch"][f"r{i}"]) for i in range(n)),
+        tuple(d["broker_epoch"][f"r{i}"] for i in range(n)),
+        tuple(
+            sorted(
+                AlterReq(**{**a, "new_isr": sum(1 << x for x in a["new_isr"])})
+                for a in d.get("alter_partition", [])
+            )
+        ),
+    )
 
 
 def _faults_to_json(f: Faults) -> dict[str, Any]:
@@ -398,4 +523,4 @@ def state_from_json(d: dict[str, Any]) -> State:
         d["crashes"],
     )
     coord = Coord(c["leader"], c["leader_epoch"], mask(c["isr"]))
-    return State(reps, coord, reqs, hist, _faults_from_json(d, n))
+    return State(reps, coord, reqs, hist, _faults_from_json(d, n), _kraft_from_json(d, n))

@@ -285,6 +285,17 @@ def _fires(kind: int, pred: Callable[[State, tuple, State], bool] | None = None)
     return check
 
 
+def _isr_expands(kind_of: dict[str, int]):
+    """An ISR expansion fires: LeaderExpandIsr, or (kraft) an accepted AlterPartition that adds
+    a member."""
+    if "LeaderExpandIsr" in kind_of:
+        return _fires(kind_of["LeaderExpandIsr"])
+    return _fires(
+        kind_of["ControllerHandleAlterPartition"],
+        lambda s, a, t: bool(t.coord.isr & ~s.coord.isr),
+    )
+
+
 def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
     """The named properties. majority-quorum has no ISR, so StrongIsr and WeakIsr (and the ISR
     shrink witness) are not stated for it; Available only with Config.availability."""
@@ -373,7 +384,7 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
             Property(
                 "SometimesIsrShrinkAndExpand",
                 "sometimes",
-                _fires(kind_of["LeaderExpandIsr"]),
+                _isr_expands(kind_of),
                 "a follower can leave the ISR and rejoin it (the initial ISR is full)",
                 on_transitions=True,
             ),

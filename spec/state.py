@@ -8,8 +8,12 @@ Deliberately not modelled: time (any timeout may expire between two steps, so la
 shrink may happen at any moment), multiple partitions, fetcher threads and batching of requests.
 The fault modes (unclean election, lost unflushed tails, producer retries, log retention,
 controller failover, eligible leader replicas, session expiry) live in ``Faults``, a constant when they are off, so
-that with every mode off the state space is exactly the fault-free one. The fetch is one atomic request/response; the window between the leader advancing its
-HW and the follower learning it is kept by the lazily written HW checkpoint.
+that with every mode off the state space is exactly the fault-free one. Up to kip-966 the fetch
+is one atomic request/response, and the follower learns the leader's HW in the same step; the
+lazily written HW checkpoint keeps the window of the KIP-101 loss. That is not Kafka since
+KAFKA-7104 (2.0): a fetch response carries the HW read before the leader applied that fetch, so a
+follower's in-memory HW lags one more round. The ``kraft`` version splits the fetch into request
+and response (``Kraft``, spec/actions/fetch.py) and has that lag.
 """
 
 from __future__ import annotations
@@ -118,12 +122,72 @@ class Faults(NamedTuple):
 NO_FAULTS = Faults((), (), 0, 0, (), 0, 1, (), 0, 0, 0, False)
 
 
+class FetchReq(NamedTuple):
+    """kraft: a fetch request in flight from a follower's fetcher to the broker it follows
+    (FollowerSendFetch -> LeaderHandleFetch; R2, R3). At most one per fetcher: per (follower,
+    leader, follower incarnation). It outlives its sender's crash (KAFKA-15221: the leader's
+    socket queue still holds it), never its addressee's (a crashed broker's connections close)."""
+
+    follower: int
+    leader: int  # the broker it was sent to: the follower's leader then
+    fetch_offset: int  # the follower's LEO when sent
+    last_fetched_epoch: int  # epoch of the follower's last entry (0: empty log), KIP-595 style
+    leader_epoch: int  # the follower's current leader epoch (KIP-320 fencing)
+    broker_epoch: int  # the follower's broker epoch when sent (KIP-380/903, KAFKA-15221)
+
+
+class FetchResp(NamedTuple):
+    """kraft: the leader's answer to a fetch it counted or found diverging (LeaderHandleFetch ->
+    FollowerHandleFetchResponse). Error answers (NOT_LEADER, FENCED_LEADER_EPOCH,
+    STALE_BROKER_EPOCH) are not messages here: they change nothing on the follower but its
+    fetcher's in-flight slot, so the request is simply removed (the answer delivered at once)."""
+
+    follower: int
+    leader: int
+    leader_epoch: int  # the epoch the fetch was sent (and answered) in
+    fetch_offset: int  # echoed: the follower applies the response only if still its LEO
+    broker_epoch: int  # the follower incarnation it answers (its connection)
+    records: tuple[Entry, ...]  # the leader's log from fetch_offset: the whole suffix, one batch
+    hw: int  # the leader's HW *read before* it applied this fetch (KAFKA-7104)
+    diverging: tuple[int, ...]  # (epoch, end offset) when the logs diverge, else ()
+
+
+class AlterReq(NamedTuple):
+    """kraft: a leader's AlterPartition in flight to the controller, at most one per leader
+    (LeaderSendAlterPartition -> ControllerHandleAlterPartition; R7, KIP-903)."""
+
+    leader: int
+    leader_epoch: int
+    new_isr: int  # the proposed ISR, a bitmask
+    added: int  # the follower an expansion adds; -1 for a shrink
+    added_be: int  # KIP-903: the broker epoch of the fetch that justified the expansion; -1
+    fresh: bool  # made with the current partition state (no write of it since): the partition
+    # epoch check, abstracted as Coord's docstring abstracts the zkVersion
+
+
+class Kraft(NamedTuple):
+    """The variables of the ``kraft`` version's split fetch (issue 18, docs/design/kraft.md §3,
+    step 1). NO_KRAFT, a constant, in every other version, so their states do not change."""
+
+    fetch_requests: tuple[FetchReq, ...]  # a set, kept sorted
+    fetch_responses: tuple[FetchResp, ...]  # a set, kept sorted
+    remote_epoch: tuple[tuple[int, ...], ...]  # per replica as leader: each follower's broker
+    # epoch from the last fetch it counted (beside Replica.remote_leo); -1 unknown
+    broker_epoch: tuple[int, ...]  # per broker: its current incarnation's epoch (the one the
+    # controller registered, KIP-380/903); 1 initially, bumped by every restart
+    alter_partition: tuple[AlterReq, ...]  # a set, kept sorted; at most one per leader
+
+
+NO_KRAFT = Kraft((), (), (), (), ())
+
+
 class State(NamedTuple):
     replicas: tuple[Replica, ...]
     coord: Coord
     requests: tuple[Request, ...]  # a set, kept sorted
     history: History
     faults: Faults  # NO_FAULTS unless a fault mode is on
+    kraft: Kraft = NO_KRAFT  # NO_KRAFT unless the protocol version is kraft
 
 
 def with_log(r: Replica, log: Log, hw: int, hw_ckpt: int) -> Replica:
@@ -153,7 +217,11 @@ def members(mask: int, n: int) -> tuple[int, ...]:
     return tuple(i for i in range(n) if mask >> i & 1)
 
 
-def initial_state(n: int, faults: Faults = NO_FAULTS) -> State:
+def initial_kraft(n: int) -> Kraft:
+    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, ())
+
+
+def initial_state(n: int, faults: Faults = NO_FAULTS, kraft: Kraft = NO_KRAFT) -> State:
     """Replica 0 (the preferred replica, R1) leads at epoch 1 with every replica in the ISR, and
     every replica has applied that LeaderAndIsr; logs are empty."""
     full = (1 << n) - 1
@@ -180,6 +248,7 @@ def initial_state(n: int, faults: Faults = NO_FAULTS) -> State:
         requests=(),
         history=History(next_record=0, acked=(), acked1=(), refused=(), shown=(), crashes=0),
         faults=faults,
+        kraft=kraft,
     )
 
 
@@ -203,5 +272,5 @@ def _fast_replace(cls: type) -> None:
     cls._replace = _replace  # type: ignore[attr-defined]
 
 
-for _cls in (Replica, Coord, Request, History, Faults, State):
+for _cls in (Replica, Coord, Request, History, Faults, FetchReq, FetchResp, AlterReq, Kraft, State):
     _fast_replace(_cls)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..config import Config
 from ..protocols import get_protocol
 from ..state import State
+from .alter_partition import controller_handle_alter_partition, leader_send_alter_partition
 from .broker import (
     broker_become_follower,
     broker_become_leader,
@@ -30,6 +31,7 @@ from .controller import (
     controller_shutdown_broker,
 )
 from .controller_failover import controller_failover
+from .fetch import follower_handle_fetch_response, follower_send_fetch, leader_handle_fetch
 from .follower import follower_fetch, follower_truncate
 from .leader import leader_expand_isr, leader_shrink_isr
 from .producer import producer_retry, producer_send, producer_send_choosing_acks
@@ -54,6 +56,19 @@ class ActionDef:
 
 def _has_isr(c: Config) -> bool:
     return not get_protocol(c.protocol).majority_quorum
+
+
+def _split_fetch(c: Config) -> bool:
+    return get_protocol(c.protocol).split_fetch
+
+
+def _atomic_fetch(c: Config) -> bool:
+    return not get_protocol(c.protocol).split_fetch
+
+
+def _atomic_isr(c: Config) -> bool:
+    p = get_protocol(c.protocol)
+    return not p.majority_quorum and not p.split_fetch
 
 
 ACTIONS: tuple[ActionDef, ...] = (
@@ -97,13 +112,33 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R6, R15",
         when=lambda c: c.retries > 0,
     ),
-    ActionDef("FollowerFetch", ("follower", "leader"), follower_fetch, "R2-R4, R12"),
+    ActionDef(
+        "FollowerFetch", ("follower", "leader"), follower_fetch, "R2-R4, R12", when=_atomic_fetch
+    ),
     ActionDef(
         "FollowerTruncate",
         ("follower", "leader"),
         follower_truncate,
         "R10",
         epoch_truncation_only=True,
+        when=_atomic_fetch,
+    ),
+    ActionDef(
+        "FollowerSendFetch", ("follower", "leader"), follower_send_fetch, "R2", when=_split_fetch
+    ),
+    ActionDef(
+        "LeaderHandleFetch",
+        ("leader", "follower"),
+        leader_handle_fetch,
+        "R3, R4, R12",
+        when=_split_fetch,
+    ),
+    ActionDef(
+        "FollowerHandleFetchResponse",
+        ("follower", "leader"),
+        follower_handle_fetch_response,
+        "R2, R4, R10, R12",
+        when=_split_fetch,
     ),
     ActionDef(
         "FollowerResetToLogStart",
@@ -112,8 +147,22 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R12",
         when=lambda c: c.retention,
     ),
-    ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7", when=_has_isr),
-    ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7", when=_has_isr),
+    ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7", when=_atomic_isr),
+    ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7", when=_atomic_isr),
+    ActionDef(
+        "LeaderSendAlterPartition",
+        ("leader", "follower"),
+        leader_send_alter_partition,
+        "R7",
+        when=_split_fetch,
+    ),
+    ActionDef(
+        "ControllerHandleAlterPartition",
+        ("leader",),
+        controller_handle_alter_partition,
+        "R7, R9, R18",
+        when=_split_fetch,
+    ),
     ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5"),
     ActionDef("BrokerCheckpointHw", ("replica",), broker_checkpoint_hw, "R13"),
     ActionDef("BrokerFlush", ("replica",), broker_flush, "R14", when=lambda c: c.lose_unflushed),

@@ -4,7 +4,7 @@ crashing and restarting (R13)."""
 from __future__ import annotations
 
 from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
-from .common import Ctx, advance_leader_hw, set_replica, with_stale_versions
+from .common import Ctx, advance_leader_hw, set_replica, stale_alters, with_stale_versions
 
 
 def _without(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
@@ -50,7 +50,16 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
             r.pending if r.leader == i else (),
         )
         t = set_replica(s, i, nr)
-        t = State(t.replicas, t.coord, _without(s.requests, q), t.history, _seen(t.faults, i, q))
+        if ctx.split_fetch:
+            t = _forget_remote_epochs(t, i)
+        t = State(
+            t.replicas,
+            t.coord,
+            _without(s.requests, q),
+            t.history,
+            _seen(t.faults, i, q),
+            t.kraft,
+        )
         out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
 
 
@@ -78,7 +87,12 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
             (
                 (kind, (i, q.leader, q.epoch)),
                 State(
-                    t.replicas, t.coord, _without(s.requests, q), t.history, _seen(t.faults, i, q)
+                    t.replicas,
+                    t.coord,
+                    _without(s.requests, q),
+                    t.history,
+                    _seen(t.faults, i, q),
+                    t.kraft,
                 ),
             )
         )
@@ -102,7 +116,7 @@ def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> Non
         out.append(
             (
                 (kind, (q.dest, q.epoch)),
-                State(s.replicas, s.coord, _without(s.requests, q), s.history, faults),
+                State(s.replicas, s.coord, _without(s.requests, q), s.history, faults, s.kraft),
             )
         )
 
@@ -113,7 +127,7 @@ def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> Non
         out.append(
             (
                 (kind, (q.dest, q.epoch)),
-                State(s.replicas, s.coord, _without(s.requests, q), s.history, s.faults),
+                State(s.replicas, s.coord, _without(s.requests, q), s.history, s.faults, s.kraft),
             )
         )
 
@@ -156,6 +170,8 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 (),
             )
             t = set_replica(s, i, nr)
+            if ctx.split_fetch:
+                t = _crash_connections(t, i)
             f = t.faults
             if f.expired >> i & 1:  # session expiry: the crash ends the session too
                 t = t._replace(faults=f._replace(expired=f.expired & ~(1 << i)))
@@ -187,8 +203,14 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()
         )
         t = set_replica(s, i, nr)
+        if ctx.split_fetch:
+            k = t.kraft
+            epochs = k.broker_epoch
+            t = t._replace(
+                kraft=k._replace(broker_epoch=epochs[:i] + (epochs[i] + 1,) + epochs[i + 1 :])
+            )
         if fence:
-            t = _fence_previous_incarnation(t, i)
+            t = _fence_previous_incarnation(t, i, forget_fetches=not ctx.split_fetch)
         if unclean_restart:
             t = _register_unclean(t, i)
         c = t.coord
@@ -199,9 +221,14 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
         out.append(((kind, (i,)), t))
 
 
-def _fence_previous_incarnation(s: State, i: int) -> State:
+def _fence_previous_incarnation(s: State, i: int, forget_fetches: bool = True) -> State:
+    """KIP-380: requests in flight to the previous incarnation are rejected. ``forget_fetches``:
+    the leaders stop counting its fetches at once (kip-966's atomic stand-in for KIP-903); kraft
+    instead carries broker epochs in fetches and checks them at the ISR expansion."""
     if any(q.dest == i for q in s.requests):
         s = s._replace(requests=tuple(q for q in s.requests if q.dest != i))
+    if not forget_fetches:
+        return s
     reps = s.replicas
     new = tuple(
         r._replace(remote_leo=r.remote_leo[:i] + (-1,) + r.remote_leo[i + 1 :])
@@ -212,6 +239,32 @@ def _fence_previous_incarnation(s: State, i: int) -> State:
     return s if new == reps else s._replace(replicas=new)
 
 
+def _forget_remote_epochs(s: State, i: int) -> State:
+    """kraft: a new leader (or a crashed one) knows no follower's broker epoch yet, as it knows
+    no remote LEO (Replica.remote_leo is reset beside it)."""
+    k = s.kraft
+    row = k.remote_epoch[i]
+    if all(x == -1 for x in row):
+        return s
+    unknown = (-1,) * len(row)
+    return s._replace(
+        kraft=k._replace(remote_epoch=k.remote_epoch[:i] + (unknown,) + k.remote_epoch[i + 1 :])
+    )
+
+
+def _crash_connections(s: State, i: int) -> State:
+    """kraft: a crash closes the broker's connections: fetches in flight *to* it and answers in
+    flight *to* it are gone. Its own fetches in flight to a leader stay in that leader's socket
+    queue (KAFKA-15221), and its memory of the followers' broker epochs is lost."""
+    s = _forget_remote_epochs(s, i)
+    k = s.kraft
+    reqs = tuple(q for q in k.fetch_requests if q.leader != i)
+    resps = tuple(p for p in k.fetch_responses if p.follower != i)
+    if len(reqs) == len(k.fetch_requests) and len(resps) == len(k.fetch_responses):
+        return s
+    return s._replace(kraft=k._replace(fetch_requests=reqs, fetch_responses=resps))
+
+
 def _register_unclean(s: State, i: int) -> State:
     f = s.faults
     b = 1 << i
@@ -219,7 +272,8 @@ def _register_unclean(s: State, i: int) -> State:
     c = s.coord
     if c.isr & b and c.isr != b and c.leader != i:
         reps, reqs = with_stale_versions(s, writer=-1)
-        return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults)
+        kraft = stale_alters(s.kraft)
+        return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults, kraft)
     return s._replace(faults=faults)
 
 

@@ -10,7 +10,19 @@ from dataclasses import dataclass
 from ..config import Config
 from ..log import epoch_start
 from ..protocols import ProtocolVersion, get_protocol
-from ..state import NO_FAULTS, Coord, Faults, History, Log, Replica, Request, State
+from ..state import (
+    NO_FAULTS,
+    NO_KRAFT,
+    Coord,
+    Faults,
+    History,
+    Kraft,
+    Log,
+    Replica,
+    Request,
+    State,
+    initial_kraft,
+)
 
 
 @dataclass(frozen=True)
@@ -39,11 +51,13 @@ class Ctx:
     new_leader_hw: Callable[[Log, int], int] | None = None
     on_divergence: bool = False  # kip-320-first-try: no truncation phase (LOG_TRUNCATION)
     fence_incarnations: bool = False  # KIP-380 broker epochs (kip-966)
+    split_fetch: bool = False  # kraft: the fetch as request and response (spec.state.Kraft)
+    initial_kraft: Kraft = NO_KRAFT
 
     @staticmethod
-    def of(config: Config) -> Ctx:
+    def of(config: Config, protocol: ProtocolVersion | None = None) -> Ctx:
         n = config.replicas
-        proto = get_protocol(config.protocol)
+        proto = get_protocol(config.protocol) if protocol is None else protocol
         faults = NO_FAULTS._replace(
             flushed=(0,) * n if config.lose_unflushed else (),
             log_start=(0,) * n if config.retention else (),
@@ -72,6 +86,8 @@ class Ctx:
             new_leader_hw=proto.new_leader_hw,
             on_divergence=proto.truncate_on_divergence,
             fence_incarnations=proto.broker_epoch_fencing,
+            split_fetch=proto.split_fetch,
+            initial_kraft=initial_kraft(n) if proto.split_fetch else NO_KRAFT,
         )
 
 
@@ -109,7 +125,7 @@ def set_replica(s: State, i: int, r: Replica) -> State:
     # about twice per explored state)
     reps = list(s.replicas)
     reps[i] = r
-    return _new(State, (tuple(reps), s.coord, s.requests, s.history, s.faults))
+    return _new(State, (tuple(reps), s.coord, s.requests, s.history, s.faults, s.kraft))
 
 
 _new = tuple.__new__
@@ -184,7 +200,18 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
         for d in range(len(reps))
         if send_to >> d & 1
     ]
-    return State(reps, coord, tuple(sorted(set(reqs).union(new))), s.history, s.faults)
+    return State(
+        reps, coord, tuple(sorted(set(reqs).union(new))), s.history, s.faults, stale_alters(s.kraft)
+    )
+
+
+def stale_alters(k: Kraft) -> Kraft:
+    """kraft: a write of the partition state makes every AlterPartition in flight stale (its
+    partition epoch is no longer the current one). NO_KRAFT has none."""
+    alters = k.alter_partition
+    if not alters or not any(a.fresh for a in alters):
+        return k
+    return k._replace(alter_partition=tuple(a._replace(fresh=False) for a in alters))
 
 
 def sorted_add(items: tuple, new: list) -> tuple:
@@ -201,10 +228,19 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
 
     Not modelled: R4's extra rule that also counts followers about to re-enter the ISR. Here the
     ISR expansion checks the follower against the HW and writes the ISR in one atomic step, so
-    the race that rule guards against (HW moving during the ISR write) cannot happen."""
+    the race that rule guards against (HW moving during the ISR write) cannot happen.
+
+    kraft: while the leader's AlterPartition is in flight the HW counts the *maximal* ISR, its
+    ISR with the proposed one (KIP-497's rule, Vanlightly's MaximalIsr); ``maximal_isr=False``
+    counts the proposed ISR alone. min.insync.replicas is checked on the ISR itself."""
     r = s.replicas[leader]
     hw = r.hw
     isr = r.isr
+    counted = isr
+    if ctx.split_fetch:
+        for a in s.kraft.alter_partition:
+            if a.leader == leader:
+                counted = isr | a.new_isr if ctx.protocol.maximal_isr else a.new_isr
     if ctx.quorum:
         new_hw = quorum_hw(ctx, r, leader)
     else:
@@ -213,7 +249,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
         new_hw = len(r.log)
         remote = r.remote_leo
         for j in range(ctx.n):
-            if j != leader and isr >> j & 1:
+            if j != leader and counted >> j & 1:
                 rl = remote[j]
                 if rl < new_hw:
                     new_hw = rl
@@ -248,7 +284,9 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
         pending,
     )
     reps = s.replicas
-    return State(reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history, s.faults)
+    return State(
+        reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history, s.faults, s.kraft
+    )
 
 
 def quorum_hw(ctx: Ctx, r: Replica, leader: int) -> int:

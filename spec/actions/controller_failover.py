@@ -33,4 +33,4 @@ def controller_failover(ctx: Ctx, s: State, kind: int, out: list) -> None:
     new = [Request(d, c.leader, c.epoch, c.isr, True, epoch) for d in range(ctx.n) if live >> d & 1]
     faults = f._replace(ctrl_epoch=epoch, failovers=f.failovers + 1)
     reqs = tuple(sorted(set(s.requests).union(new)))
-    out.append(((kind, ()), State(s.replicas, c, reqs, s.history, faults)))
+    out.append(((kind, ()), State(s.replicas, c, reqs, s.history, faults, s.kraft)))

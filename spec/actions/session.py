@@ -44,7 +44,9 @@ def coordination_expire_session(ctx, s: State, kind: int, out: list) -> None:
     for i, r in enumerate(s.replicas):
         if r.alive and not f.expired >> i & 1:
             faults = f._replace(expired=f.expired | 1 << i, expiries=f.expiries + 1)
-            out.append(((kind, (i,)), State(s.replicas, s.coord, s.requests, s.history, faults)))
+            out.append(
+                ((kind, (i,)), State(s.replicas, s.coord, s.requests, s.history, faults, s.kraft))
+            )
 
 
 def broker_renew_session(ctx, s: State, kind: int, out: list) -> None:
@@ -68,4 +70,4 @@ def broker_renew_session(ctx, s: State, kind: int, out: list) -> None:
             req = Request(i, c.leader, c.epoch, c.isr, True, f.ctrl_epoch)
             if req not in reqs:
                 reqs = tuple(sorted((*reqs, req)))
-        out.append(((kind, (i,)), State(s.replicas, c, reqs, s.history, faults)))
+        out.append(((kind, (i,)), State(s.replicas, c, reqs, s.history, faults, s.kraft)))

@@ -3,7 +3,7 @@ modules do (``Kip320.tla`` EXTENDS ``Kip279.tla``), and the one registry every o
 names is derived from or tested against (spec.config, spec.symbolic, impl.core.truncation, cli).
 
     hw_truncation ─┬─ original_design
-                   └─ kip_101 ── kip_279 ─┬─ kip_320 ─┬─ kip_966
+                   └─ kip_101 ── kip_279 ─┬─ kip_320 ─┬─ kip_966 ── kraft
                                           │           └─ majority_quorum
                                           └─ kip_320_first_try
 
@@ -21,6 +21,7 @@ from .kip_279 import KIP_279, Kip279
 from .kip_320 import KIP_320, Kip320
 from .kip_320_first_try import KIP_320_FIRST_TRY, Kip320FirstTry
 from .kip_966 import KIP_966, Kip966
+from .kraft import KRAFT, Kraft
 from .majority_quorum import MAJORITY_QUORUM, MajorityQuorum
 from .original_design import ORIGINAL_DESIGN, OriginalDesign
 
@@ -35,6 +36,7 @@ BUILTIN: tuple[ProtocolVersion, ...] = (
     KIP_320,
     KIP_966,
     MAJORITY_QUORUM,
+    KRAFT,
 )
 BUILTIN_NAMES: tuple[str, ...] = tuple(p.name for p in BUILTIN)
 
@@ -88,6 +90,7 @@ __all__ = [
     "KIP_320",
     "KIP_320_FIRST_TRY",
     "KIP_966",
+    "KRAFT",
     "MAJORITY_QUORUM",
     "ORIGINAL_DESIGN",
     "PROTOCOLS",
@@ -97,6 +100,7 @@ __all__ = [
     "Kip320",
     "Kip320FirstTry",
     "Kip966",
+    "Kraft",
     "MajorityQuorum",
     "OriginalDesign",
     "ProtocolFileError",

@@ -27,6 +27,7 @@ it and ``description`` are class attributes, and a version is used as one instan
 
 from __future__ import annotations
 
+import copy
 from typing import ClassVar
 
 from ..log import epoch_start
@@ -51,6 +52,8 @@ class ProtocolVersion:
     broker_epoch_fencing: ClassVar[bool] = False  # KIP-380: a previous incarnation is fenced
     truncate_on_divergence: ClassVar[bool] = False  # KIP-320's first design: no truncation
     # phase; the leader answers LOG_TRUNCATION to a fetch whose last epoch disagrees
+    split_fetch: ClassVar[bool] = False  # kraft: the fetch as request and delayed response, with
+    # DivergingEpoch truncation in the response (spec/actions/fetch.py, spec.state.Kraft)
     walks_back: ClassVar[bool] = False  # KIP-279: OffsetsForLeaderEpoch in rounds, epoch by
     # epoch (the trace validator accepts an intermediate round an implementation logs)
 
@@ -66,7 +69,12 @@ class ProtocolVersion:
         fetching (the fetcher starts truncating), unless the version has no truncation phase."""
         if self.truncate_to_hw_on_become_follower:
             return log[:hw], hw, hw, False
-        return log, hw, hw_ckpt, bool(log) and not self.truncate_on_divergence
+        return (
+            log,
+            hw,
+            hw_ckpt,
+            bool(log) and not (self.truncate_on_divergence or self.split_fetch),
+        )
 
     def on_restart(self, log: Log, hw_ckpt: int) -> Log:
         """R13: the log a broker restarts with, given its HW checkpoint: cut to the checkpoint with
@@ -99,6 +107,18 @@ class ProtocolVersion:
         With ``new_leader_hw_is_leo`` (R16, the original design) its own LEO. (The leader
         then re-evaluates it from its ISR, R4.)"""
         return len(log) if self.new_leader_hw_is_leo else hw
+
+    # --- variants -----------------------------------------------------------------------------
+    def variant(self, **flags: bool) -> ProtocolVersion:
+        """A copy of this version with some flags set otherwise (a test builds a version with
+        one guard removed, e.g. ``KRAFT.variant(response_guard=False)``). It keeps the name: a
+        variant is that version with a known bug put back, not a new version."""
+        v = copy.copy(self)
+        for key, value in flags.items():
+            if not isinstance(getattr(type(self), key, None), bool):
+                raise AttributeError(f"{self.name} has no flag {key!r}")
+            setattr(v, key, value)
+        return v
 
     # --- derived ------------------------------------------------------------------------------
     @property

@@ -1,0 +1,96 @@
+"""The ``kraft`` version's ISR changes as AlterPartition request and controller answer (R7, R9,
+R18; issue 18 step 2, docs/design/kraft.md §4-§5). They replace LeaderShrinkIsr and
+LeaderExpandIsr there: the leader proposes, keeps counting the *maximal* ISR (its ISR and the
+proposed one together) for its HW until the controller answers, and the controller accepts only
+a proposal made with the current partition state and, for an added follower, the broker epoch
+of its current incarnation (KIP-903).
+
+Not modelled yet: the partition epoch apart from the leader epoch (KAFKA-15021: here every
+controller write still bumps the leader epoch, and the cached-version bit ``fresh`` plays the
+partition epoch's role, as Coord's docstring explains for the zkVersion), KIP-841's fenced and
+shutting-down brokers (an added follower need not be live here), a lost AlterPartition."""
+
+from __future__ import annotations
+
+from ..log import epoch_start
+from ..state import AlterReq, Kraft, State
+from .common import Ctx, advance_leader_hw, stale_alters, with_stale_versions
+from .controller import elr_after_shrink
+from .fetch import with_kraft
+
+_new = tuple.__new__
+
+
+def alter_in_flight(k: Kraft, leader: int) -> AlterReq | None:
+    for a in k.alter_partition:
+        if a.leader == leader:
+            return a
+    return None
+
+
+def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """LeaderSendAlterPartition(leader, follower): a leader with no AlterPartition of its own in
+    flight proposes one ISR change: a shrink of a member whose last fetch did not reach its LEO
+    (replica.lag.time.max.ms may pass at any moment), or an expansion by a follower whose
+    counted fetch reached its HW and its epoch's start offset (KAFKA-7128), carrying the broker
+    epoch of that fetch (KIP-903). Only with a current cached partition state: a stale one is
+    refused by the controller for certain, so it is not listed. The leader's maximal ISR is now
+    its ISR with the proposal's; the HW is re-evaluated (``maximal_isr=False`` counts only the
+    proposed ISR: a shrink then lets the HW pass records the dropped member lacks before the
+    controller agreed)."""
+    k = s.kraft
+    for l, r in enumerate(s.replicas):
+        if not (r.alive and r.leader == l and r.zk_fresh) or alter_in_flight(k, l):
+            continue
+        lleo = len(r.log)
+        floor = max(r.hw, epoch_start(r.log, r.epoch))
+        rem_epochs = k.remote_epoch[l]
+        for j in range(ctx.n):
+            if j == l:
+                continue
+            if r.isr >> j & 1:
+                if r.remote_leo[j] >= lleo:
+                    continue
+                a = AlterReq(l, r.epoch, r.isr & ~(1 << j), -1, -1, True)
+            elif r.remote_leo[j] >= floor:
+                a = AlterReq(l, r.epoch, r.isr | (1 << j), j, rem_epochs[j], True)
+            else:
+                continue
+            t = with_kraft(s, k._replace(alter_partition=tuple(sorted((*k.alter_partition, a)))))
+            out.append(((kind, (l, j)), advance_leader_hw(ctx, t, l)))
+
+
+def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """ControllerHandleAlterPartition(leader): the controller answers a leader's AlterPartition.
+    It accepts when the proposal was made with the current partition state (no controller write
+    since: the leader and its epoch are still the recorded ones) and, for an expansion, the
+    added follower's broker epoch is its registered one (KIP-903; ``broker_epoch_check``). It
+    then records the new ISR (kip-966's ELR rule applies) and answers the leader, which adopts
+    it if it still leads in that epoch. A refusal changes nothing recorded; either way the
+    leader's maximal ISR falls back to its ISR and its HW is re-evaluated."""
+    k = s.kraft
+    kip903 = ctx.protocol.broker_epoch_check
+    for a in k.alter_partition:
+        l = a.leader
+        alters = tuple(x for x in k.alter_partition if x is not a)
+        t = with_kraft(s, k._replace(alter_partition=alters))
+        accept = a.fresh and (a.added < 0 or not kip903 or a.added_be == k.broker_epoch[a.added])
+        if accept:
+            c = t.coord
+            old_isr = c.isr
+            reps, reqs = with_stale_versions(t, writer=l)
+            r = reps[l]
+            if r.alive and r.leader == l and r.epoch == a.leader_epoch:
+                reps = reps[:l] + (r._replace(isr=a.new_isr),) + reps[l + 1 :]
+            t = State(
+                reps, c._replace(isr=a.new_isr), reqs, t.history, t.faults, stale_alters(t.kraft)
+            )
+            if ctx.elr:
+                t = elr_after_shrink(ctx, t, old_isr, a.new_isr)
+            if a.added >= 0 and t.faults.unclean >> a.added & 1:  # kip-966: eligible again
+                f = t.faults
+                t = t._replace(faults=f._replace(unclean=f.unclean & ~(1 << a.added)))
+        r = t.replicas[l]
+        if r.alive and r.leader == l:
+            t = advance_leader_hw(ctx, t, l)
+        out.append(((kind, (l,)), t))

@@ -1,0 +1,174 @@
+"""The ``kraft`` version's fetch as request and delayed response (R2, R3, R4, R12; issue 18,
+docs/design/kraft.md §4). It replaces FollowerFetch and FollowerTruncate there: there is no
+truncation phase, the leader answers a diverging fetch with the diverging epoch (KIP-595 style,
+Kafka 2.7+) and the follower truncates on that answer by KIP-279's rule.
+
+One fetcher per (follower, leader, follower incarnation) with at most one fetch in flight: a
+request (FetchReq) or its response (FetchResp). What is deliberately not modelled: fetch
+sessions, partial batches (a response carries the whole suffix), lost fetches (a lost request
+or response is the fetcher's timeout; without it a fetch in flight to a live leader is always
+answered eventually), fetches that the leader parks in purgatory (fetch.max.wait.ms), and the
+leader-epoch cache as its own state (spec/log.py derives it from the log; step 3)."""
+
+from __future__ import annotations
+
+from ..log import UNDEFINED, end_offset_kip279, last_epoch
+from ..state import FetchReq, FetchResp, Kraft, State, with_log
+from .common import Ctx, advance_leader_hw, set_replica
+
+_new = tuple.__new__
+
+
+def with_kraft(s: State, k: Kraft) -> State:
+    return _new(State, (s.replicas, s.coord, s.requests, s.history, s.faults, k))
+
+
+def fetch_in_flight(k: Kraft, f: int, l: int, broker_epoch: int) -> bool:
+    """The fetcher of follower ``f``'s incarnation ``broker_epoch`` for leader ``l`` awaits an
+    answer (its request or its response is in flight)."""
+    for q in k.fetch_requests:
+        if q.follower == f and q.leader == l and q.broker_epoch == broker_epoch:
+            return True
+    for p in k.fetch_responses:
+        if p.follower == f and p.leader == l and p.broker_epoch == broker_epoch:
+            return True
+    return False
+
+
+def follower_send_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """FollowerSendFetch(follower, leader): a live follower's fetcher, idle, sends a fetch to the
+    live broker it follows (R2): its LEO as fetch offset, the epoch of its last entry (the leader
+    checks divergence against it), its current leader epoch (KIP-320) and its broker epoch
+    (KIP-903, KAFKA-15221). A broker that is down refuses the connection: no fetch to it.
+
+    Every send is listed, even one whose answer could change nothing now: a fetch sent before a
+    crash and handled after the restart is exactly KAFKA-15221's, so "useless now" is not
+    "useless later" (the atomic FollowerFetch of the older versions prunes such fetches)."""
+    k = s.kraft
+    reps = s.replicas
+    bepochs = k.broker_epoch
+    for f, r in enumerate(reps):
+        l = r.leader
+        if not r.alive or l < 0 or l == f or not reps[l].alive:
+            continue
+        be = bepochs[f]
+        if fetch_in_flight(k, f, l, be):
+            continue
+        log = r.log
+        req = FetchReq(f, l, len(log), last_epoch(log), r.epoch, be)
+        reqs = tuple(sorted((*k.fetch_requests, req)))
+        out.append(((kind, (f, l)), with_kraft(s, k._replace(fetch_requests=reqs))))
+
+
+def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """LeaderHandleFetch(leader, follower): a live broker takes a fetch from its socket queue.
+
+    1. Not the leader, or not at the fetch's leader epoch: an error answer (NOT_LEADER,
+       FENCED/UNKNOWN_LEADER_EPOCH, KIP-320); nothing changes but the fetcher's slot.
+    2. The fetch's broker epoch is older than the one the leader last counted for that follower:
+       a fetch from a previous incarnation, STALE_BROKER_EPOCH (KAFKA-15221's fix; the version's
+       ``fence_stale_fetch``).
+    3. The leader's end offset for the fetch's last fetched epoch (KIP-279's answer) is below the
+       fetch offset, or its epoch is below the requested one: the logs diverge. The answer is
+       the diverging epoch and its end offset, no records, and the leader does not count the
+       fetch offset (KAFKA-13141; ``count_diverging_fetch`` counts it, the bug).
+    4. Otherwise the leader reads its log from the fetch offset and its HW, then records the
+       follower's LEO and broker epoch (R3) and re-evaluates its HW (R4). The answer carries
+       the HW read *before* this update (KAFKA-7104): the follower learns the advance one round
+       later (``fresh_hw_in_response`` answers with the HW after it, the pre-2.0 behaviour).
+    The answer goes back on the follower incarnation's connection: if that incarnation is gone
+    (crashed, restarted) it is lost, though the leader's update stands."""
+    k = s.kraft
+    proto = ctx.protocol
+    fence_stale = proto.fence_stale_fetch
+    count_diverging = proto.count_diverging_fetch
+    fresh_hw = proto.fresh_hw_in_response
+    for q in k.fetch_requests:
+        l = q.leader
+        f = q.follower
+        lr = s.replicas[l]
+        if not lr.alive:  # requests to a crashed broker are dropped by its crash: not reached
+            continue
+        reqs = tuple(x for x in k.fetch_requests if x is not q)
+        args = (l, f)
+        rem_epochs = k.remote_epoch[l]
+        if (
+            lr.leader != l
+            or q.leader_epoch != lr.epoch
+            or (fence_stale and q.broker_epoch < rem_epochs[f])
+        ):
+            out.append(((kind, args), with_kraft(s, k._replace(fetch_requests=reqs))))
+            continue
+        llog = lr.log
+        diverging: tuple[int, ...] = ()
+        if q.last_fetched_epoch > 0:
+            e, end = end_offset_kip279(llog, lr.epoch, q.last_fetched_epoch)
+            if e < q.last_fetched_epoch or end < q.fetch_offset:
+                diverging = (e, end)
+        hw_before = lr.hw
+        t = s
+        remote_epoch = k.remote_epoch
+        if (not diverging or count_diverging) and (
+            lr.remote_leo[f] != q.fetch_offset or rem_epochs[f] != q.broker_epoch
+        ):
+            rl = lr.remote_leo
+            lr2 = lr._replace(remote_leo=rl[:f] + (q.fetch_offset,) + rl[f + 1 :])
+            t = advance_leader_hw(ctx, set_replica(s, l, lr2), l)
+            row = rem_epochs[:f] + (q.broker_epoch,) + rem_epochs[f + 1 :]
+            remote_epoch = remote_epoch[:l] + (row,) + remote_epoch[l + 1 :]
+        resps = k.fetch_responses
+        if s.replicas[f].alive and k.broker_epoch[f] == q.broker_epoch:
+            records = () if diverging else tuple(llog[q.fetch_offset :])
+            hw = t.replicas[l].hw if fresh_hw else hw_before
+            resp = FetchResp(
+                f, l, q.leader_epoch, q.fetch_offset, q.broker_epoch, records, hw, diverging
+            )
+            resps = tuple(sorted((*resps, resp)))
+        k2 = Kraft(reqs, resps, remote_epoch, k.broker_epoch, k.alter_partition)
+        out.append(((kind, args), with_kraft(t, k2)))
+
+
+def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """FollowerHandleFetchResponse(follower, leader): the follower's fetcher takes the answer.
+
+    It is ignored when the partition left this fetcher (the follower now follows another
+    broker), or, Kafka's guard (AbstractFetcherThread; KAFKA-18991 added the epoch half), the
+    follower's fetch offset or leader epoch changed while the fetch was in flight: the records
+    and the HW were read for a log the follower no longer has. ``response_guard=False`` drops the
+    epoch half; the offset half stays, because the follower's log itself refuses an append that
+    does not start at its LEO (records carry their offsets; the tuple log cannot hold a gap).
+
+    A diverging answer (epoch e, end offset) truncates by KIP-279's rule on the follower's own
+    log: to the smaller of the leader's end offset and the follower's end offset for the
+    largest epoch <= e it has (to 0 when it has none; to its HW when the leader knew no epoch at
+    or below the requested one); the next fetch asks again from there, so the walk back of
+    kip-279 takes one round per step. The HW and its checkpoint follow the truncation (R13).
+    Otherwise the records are appended and HW := min(LEO, the answer's HW) (R4)."""
+    k = s.kraft
+    guard = ctx.protocol.response_guard
+    for p in k.fetch_responses:
+        f = p.follower
+        r = s.replicas[f]
+        resps = tuple(x for x in k.fetch_responses if x is not p)
+        t = with_kraft(s, k._replace(fetch_responses=resps))
+        args = (f, p.leader)
+        log = r.log
+        if (
+            r.leader != p.leader
+            or p.fetch_offset != len(log)
+            or (guard and p.leader_epoch != r.epoch)
+        ):
+            out.append(((kind, args), t))
+            continue
+        if p.diverging:
+            e, end = p.diverging
+            if e == UNDEFINED:
+                tr = min(r.hw, len(log))
+            else:
+                fe, fend = end_offset_kip279(log, None, e)
+                tr = 0 if fe == UNDEFINED else min(len(log), end, fend)
+            nr = with_log(r, log[:tr], min(r.hw, tr), min(r.hw_ckpt, tr))
+        else:
+            log2 = log + p.records if p.records else log
+            nr = with_log(r, log2, min(len(log2), p.hw), r.hw_ckpt)
+        out.append(((kind, args), set_replica(t, f, nr) if nr != r else t))

@@ -1,0 +1,50 @@
+"""kraft: Kafka 3.7+/4.x replication with the KRaft controller, as far as issue 18's steps 1 and 2
+(in part) go (docs/design/kraft.md).
+
+What it changes from kip-966 (whose election rules it keeps: ELR, the HW needs min ISR, an
+unclean shutdown makes a replica ineligible, broker epochs fence a previous incarnation):
+* the fetch is a request and a delayed response (FollowerSendFetch, LeaderHandleFetch,
+  FollowerHandleFetchResponse, spec/actions/fetch.py), at most one in flight per follower; the
+  response carries the HW the leader read with the records, before it applied this fetch
+  (KAFKA-7104);
+* no truncation phase: the leader answers a fetch whose last fetched epoch disagrees with its log
+  with a DivergingEpoch, and the follower truncates by KIP-279's rule on receipt (Kafka 2.7+);
+* ISR changes are asynchronous AlterPartition requests (LeaderSendAlterPartition,
+  ControllerHandleAlterPartition, spec/actions/alter_partition.py): while one is in flight the
+  leader's HW counts the maximal ISR (the current one with the proposed additions), and the
+  controller checks the added follower's broker epoch (KIP-903).
+Not yet: the partition epoch apart from the leader epoch (KAFKA-15021: every controller write
+still bumps the leader epoch here), fenced and shutting-down brokers (KIP-841), the epoch cache
+with its own checkpoint, follower reads (KIP-392).
+
+Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
+"""
+
+from __future__ import annotations
+
+from .kip_966 import Kip966
+
+
+class Kraft(Kip966):
+    name = "kraft"
+    description = (
+        "Kafka 3.7+/4.x (issue 18, steps 1-2 in part): kip-966's election rules with the fetch"
+        " split into request and delayed response, DivergingEpoch truncation, broker epochs, and"
+        " asynchronous AlterPartition with the maximal ISR"
+    )
+    split_fetch = True
+    response_guard = True  # a response is applied only if the follower's fetch offset and
+    # leader epoch did not change while it was in flight (AbstractFetcherThread; KAFKA-18991)
+    fresh_hw_in_response = False  # True: the response carries the HW after the leader applied
+    # the fetch (before KAFKA-7104) instead of the one read with the records
+    count_diverging_fetch = False  # True: the leader counts a diverging fetch's offset as the
+    # follower's LEO (KAFKA-13141's bug) instead of ignoring it
+    fence_stale_fetch = True  # a fetch whose broker epoch is older than the one the leader last
+    # counted for that follower is rejected, STALE_BROKER_EPOCH (KAFKA-15221)
+    broker_epoch_check = True  # KIP-903: the controller accepts an ISR expansion only if the
+    # broker epoch of the fetch that justified it is the follower's registered one
+    maximal_isr = True  # the HW counts the ISR with the proposed additions while an
+    # AlterPartition is in flight; False: the proposed ISR alone
+
+
+KRAFT = Kraft()
