@@ -25,8 +25,8 @@ import sys
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
-from spec import Config, IsrSpec
-from checker.bfs import Limits, check_bfs
+from isr.spec import Config, IsrSpec
+from isr.checker.bfs import Limits, check_bfs
 cfg = json.loads(sys.argv[1])
 limit = cfg.pop("max_seconds")
 max_states = cfg.pop("max_states", None)

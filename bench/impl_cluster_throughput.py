@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from impl.cluster.client import ClusterClient
-from impl.cluster.manager import Cluster
-from impl.cluster.workload import Ledger, percentile, produce_stream, tps_of
-from impl.config import Config
+from isr.impl.cluster.client import ClusterClient
+from isr.impl.cluster.manager import Cluster
+from isr.impl.cluster.workload import Ledger, percentile, produce_stream, tps_of
+from isr.impl.config import Config
 
 
 async def measure(c: Cluster, acks: int, duration: float, conc: int, batch: int, size: int) -> dict:

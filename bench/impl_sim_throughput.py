@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from impl.sim.scenarios import Fault, run_random
+from isr.impl.sim.scenarios import Fault, run_random
 
 KINDS = ["crash", "restart", "pause", "partition", "loss", "duplicate"]
 

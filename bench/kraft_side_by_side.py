@@ -114,7 +114,7 @@ t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
 args = json.loads(sys.argv[2])
 from bench.kraft_tla import make_model
-from checker.bfs import Limits, check_bfs
+from isr.checker.bfs import Limits, check_bfs
 model = make_model(args["spec"], args["config"])
 res = check_bfs(model, symmetry=False, properties=args["invariants"],
                 stop_at_first_violation=True, limits=Limits(max_seconds=args["max_seconds"]))

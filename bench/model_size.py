@@ -21,8 +21,8 @@ import sys
 CHILD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[2])
-from spec import Config, IsrSpec
-from checker.bfs import check_bfs
+from isr.spec import Config, IsrSpec
+from isr.checker.bfs import check_bfs
 cfg = json.loads(sys.argv[1])
 drop = cfg.pop("drop")
 model = IsrSpec(Config(**cfg))

@@ -48,9 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[3])
-from spec import Config, IsrSpec
-from checker.bfs import check_bfs
-from checker.parallel import check_parallel
+from isr.spec import Config, IsrSpec
+from isr.checker.bfs import check_bfs
+from isr.checker.parallel import check_parallel
 import multiprocessing
 
 def status(pid, key):

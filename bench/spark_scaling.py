@@ -36,10 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker.bfs import check_bfs  # noqa: E402
-from checker.spark.engine import check_spark  # noqa: E402
-from checker.spark.session import code_roots, start_context  # noqa: E402
-from spec import Config, IsrSpec  # noqa: E402
+from isr.checker.bfs import check_bfs  # noqa: E402
+from isr.checker.spark.engine import check_spark  # noqa: E402
+from isr.checker.spark.session import code_roots, start_context  # noqa: E402
+from isr.spec import Config, IsrSpec  # noqa: E402
 
 PROJECT_STATES = 10**8
 PROJECT_EXECUTORS = (16, 128)

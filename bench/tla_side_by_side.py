@@ -73,14 +73,14 @@ args = json.loads(sys.argv[2])
 if args["checker_root"]:
     sys.path.insert(0, args["checker_root"])
 from bench.kafka_tla import make_model
-from checker.bfs import Limits, check_bfs
+from isr.checker.bfs import Limits, check_bfs
 model = make_model(args["module"], args["replicas"])
 limits = Limits(max_seconds=args["max_seconds"])
 kw = dict(symmetry=False, limits=limits, properties=["StrongIsr"], progress=None, config={})
 if args["workers"] == 0:
     res = check_bfs(model, **kw)
 else:
-    from checker.parallel import check_parallel
+    from isr.checker.parallel import check_parallel
     res = check_parallel(model, workers=args["workers"], **kw)
 strong = res.properties[0]
 print(json.dumps({

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from impl.sim.scenarios import random_faults, run_random
-from impl.sim.world import World, sim_config
-from traces.validator.validate import validate_events, validate_text
+from isr.impl.sim.scenarios import random_faults, run_random
+from isr.impl.sim.world import World, sim_config
+from isr.traces.validator.validate import validate_events, validate_text
 
 
 def long_trace(min_events: int, seed: int = 0) -> tuple[dict, list[dict]]:
@@ -102,7 +102,7 @@ def batch_run(n: int, records: int, spark: bool) -> dict:
     print(f"sequential: {len(items)} traces, {ev} events in {dt:.1f}s = {ev / dt:.0f} events/s")
     if not spark:
         return out
-    from traces.validator.spark_validate import validate_many
+    from isr.traces.validator.spark_validate import validate_many
 
     verdicts, summary = validate_many(items)
     same = [v.verdict for v in verdicts] == [v.verdict for v in seq]

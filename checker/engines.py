@@ -234,14 +234,14 @@ ENGINES: dict[tuple[str, str], EngineSpec] = {
         EngineSpec(
             "check",
             "bfs",
-            "checker.bfs:check_bfs",
+            "isr.checker.bfs:check_bfs",
             "exhaustive breadth-first search in this process",
             _SEARCH | {"progress", "stop_at_first_violation"},
         ),
         EngineSpec(
             "check",
             "parallel",
-            "checker.parallel:check_parallel",
+            "isr.checker.parallel:check_parallel",
             "exhaustive breadth-first search on local worker processes",
             _SEARCH | {"progress", "stop_at_first_violation", "checkpoint", "resume"},
             extras=frozenset({"workers"}),
@@ -250,7 +250,7 @@ ENGINES: dict[tuple[str, str], EngineSpec] = {
         EngineSpec(
             "check",
             "spark",
-            "checker.spark.engine:check_spark",
+            "isr.checker.spark.engine:check_spark",
             "exhaustive breadth-first search on Spark",
             _SEARCH | {"progress", "checkpoint", "resume"},
             extras=frozenset({"master", "partitions", "cut_every"}),
@@ -258,7 +258,7 @@ ENGINES: dict[tuple[str, str], EngineSpec] = {
         EngineSpec(
             "simulate",
             "seq",
-            "checker.simulate:simulate",
+            "isr.checker.simulate:simulate",
             "seeded random walks in this process",
             frozenset({"symmetry", "progress"}),
             extras=frozenset({"walks", "depth", "seed"}),
@@ -266,7 +266,7 @@ ENGINES: dict[tuple[str, str], EngineSpec] = {
         EngineSpec(
             "simulate",
             "spark",
-            "checker.spark.simulate:simulate_spark",
+            "isr.checker.spark.simulate:simulate_spark",
             "seeded random walks spread over Spark tasks",
             frozenset({"symmetry", "progress"}),
             extras=frozenset({"walks", "depth", "seed", "master", "tasks"}),
@@ -274,7 +274,7 @@ ENGINES: dict[tuple[str, str], EngineSpec] = {
         EngineSpec(
             "liveness",
             "scc",
-            "checker.liveness:check_liveness",
+            "isr.checker.liveness:check_liveness",
             "liveness under fairness by strongly connected components of the state graph",
             frozenset({"max_states"}),
             extras=frozenset({"graph"}),

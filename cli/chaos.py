@@ -16,8 +16,8 @@ from .models import DAY, seconds_in, seed_int
 
 
 def run(args: argparse.Namespace) -> int:
-    from impl.cluster.manager import BrokerDown
-    from impl.cluster.workload import FAULT_KINDS, chaos
+    from isr.impl.cluster.manager import BrokerDown
+    from isr.impl.cluster.workload import FAULT_KINDS, chaos
 
     if args.duration <= 0:
         raise UsageError("--duration must be > 0")

@@ -7,12 +7,12 @@ import json
 import os
 import sys
 
-from checker import engines
-from checker.engines import EngineOptionError, Limits, Options
-from checker.paths import ReplayError
-from checker.progress import stderr_reporter
-from checker.result import CheckResult
-from spec.protocols import protocol_source
+from isr.checker import engines
+from isr.checker.engines import EngineOptionError, Limits, Options
+from isr.checker.paths import ReplayError
+from isr.checker.progress import stderr_reporter
+from isr.checker.result import CheckResult
+from isr.spec.protocols import protocol_source
 
 from . import junit, reports, traceout
 from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         warn_cores(args.workers)
         extras["workers"] = args.workers
     elif name == "spark":
-        from checker.spark.progress import level_reporter
+        from isr.checker.spark.progress import level_reporter
 
         extras["master"] = args.spark_master
         if not args.quiet:
@@ -233,7 +233,7 @@ def run_engine(name: str, model, options: Options, extras: dict) -> CheckResult 
     except EngineOptionError as e:
         raise UsageError(f"{e} (--engine {'spark' if name == 'spark' else 'local'})") from None
     if name == "spark":
-        from checker.spark.checkpoint import CheckpointError
+        from isr.checker.spark.checkpoint import CheckpointError
 
         try:
             with spark_failures():
@@ -241,7 +241,7 @@ def run_engine(name: str, model, options: Options, extras: dict) -> CheckResult 
         except CheckpointError as e:
             raise UsageError(str(e)) from None
     if name == "parallel":
-        from checker.parallel import CheckpointError, EngineFailure
+        from isr.checker.parallel import CheckpointError, EngineFailure
 
         try:
             return engines.run("check", name, model, options, **extras)

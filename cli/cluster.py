@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from spec.protocols import DEFAULT_PROTOCOL
+from isr.spec.protocols import DEFAULT_PROTOCOL
 
 from .errors import OK, VIOLATION, UsageError
 from .models import int_in
@@ -51,7 +51,7 @@ def check_dir(path: str) -> None:
 def open_cluster(path: str) -> Any:
     """The cluster whose state is in ``path`` (--dir), its cluster.json checked: a file left
     half-written or edited by hand is a one-line error, not a traceback in a later command."""
-    from impl.cluster.manager import Cluster
+    from isr.impl.cluster.manager import Cluster
 
     check_dir(path)
     try:
@@ -74,7 +74,7 @@ def open_cluster(path: str) -> Any:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from impl.config import PROTOCOLS, Config
+    from isr.impl.config import PROTOCOLS, Config
 
     if args.protocol not in PROTOCOLS:
         raise UsageError(f"unknown protocol {args.protocol!r}; choose from {', '.join(PROTOCOLS)}")
@@ -119,8 +119,8 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
 
 
 def start(args: argparse.Namespace) -> Any:
-    from impl.cluster.manager import BrokerDown, ClusterError
-    from impl.cluster.zk import ZooKeeperMissing
+    from isr.impl.cluster.manager import BrokerDown, ClusterError
+    from isr.impl.cluster.zk import ZooKeeperMissing
 
     if args.brokers < 1 or args.partitions < 1 or args.replication < 1:
         raise UsageError("--brokers, --partitions and --replication must be >= 1")
@@ -142,7 +142,7 @@ def start(args: argparse.Namespace) -> Any:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from impl.cluster.manager import BrokerDown
+    from isr.impl.cluster.manager import BrokerDown
 
     try:
         c = start(args)
@@ -168,7 +168,7 @@ def _broker_arg(c: Any, b: int) -> int:
 
 
 def cmd_kill(args: argparse.Namespace) -> int:
-    from impl.cluster.manager import ClusterError
+    from isr.impl.cluster.manager import ClusterError
 
     c = _cluster(args)
     try:
@@ -181,7 +181,7 @@ def cmd_kill(args: argparse.Namespace) -> int:
 
 
 def cmd_restart(args: argparse.Namespace) -> int:
-    from impl.cluster.manager import BrokerDown, ClusterError
+    from isr.impl.cluster.manager import BrokerDown, ClusterError
 
     c = _cluster(args)
     try:
@@ -197,7 +197,7 @@ def cmd_restart(args: argparse.Namespace) -> int:
 
 def cmd_elect_leader(args: argparse.Namespace) -> int:
     """R9: preferred-replica election, or an operator's election of --broker."""
-    from impl.cluster.manager import ClusterError
+    from isr.impl.cluster.manager import ClusterError
 
     c = _cluster(args)
     if args.broker is not None:
@@ -216,7 +216,7 @@ def cmd_elect_leader(args: argparse.Namespace) -> int:
 
 def cmd_shutdown(args: argparse.Namespace) -> int:
     """R9: controlled shutdown: leadership moves off the broker, then it stops."""
-    from impl.cluster.manager import ClusterError
+    from isr.impl.cluster.manager import ClusterError
 
     c = _cluster(args)
     try:
@@ -237,8 +237,8 @@ def _acks(s: str) -> int:
 
 
 def cmd_produce(args: argparse.Namespace) -> int:
-    from impl.cluster.client import ClusterClient
-    from impl.cluster.workload import tps_of
+    from isr.impl.cluster.client import ClusterClient
+    from isr.impl.cluster.workload import tps_of
 
     c = _cluster(args)
     acks = _acks(args.acks)
@@ -275,8 +275,8 @@ def cmd_produce(args: argparse.Namespace) -> int:
 
 
 def cmd_consume(args: argparse.Namespace) -> int:
-    from impl.cluster.client import ClusterClient
-    from impl.cluster.workload import tps_of
+    from isr.impl.cluster.client import ClusterClient
+    from isr.impl.cluster.workload import tps_of
 
     c = _cluster(args)
 

@@ -8,13 +8,13 @@ import sys
 import time
 from pathlib import Path
 
-from spec.protocols import DEFAULT_PROTOCOL, protocol_source
+from isr.spec.protocols import DEFAULT_PROTOCOL, protocol_source
 
 from . import junit, reports
 from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
 from .models import add_protocol_file_arg, int_in, positive_seconds, seed_int, user_protocol
 
-REFERENCE = f"{sys.executable} -m impl.adapter"
+REFERENCE = f"{sys.executable} -m isr.impl.adapter"
 COVERAGE_KINDS = ("transitions", "actions", "all")
 
 
@@ -86,7 +86,7 @@ def register(sub) -> None:
 
 def add_timeout_arg(p) -> None:
     """--adapter-timeout: how long the kit waits for one answer of the adapter (issue 17)."""
-    from traces.conformance.runner import DEFAULT_TIMEOUT
+    from isr.traces.conformance.runner import DEFAULT_TIMEOUT
 
     p.add_argument(
         "--adapter-timeout",
@@ -100,14 +100,14 @@ def add_timeout_arg(p) -> None:
 
 def check_protocol(name: str) -> None:
     """--protocol: one the reference implementation (and so the trace format) knows."""
-    from impl.config import PROTOCOLS
+    from isr.impl.config import PROTOCOLS
 
     if name not in PROTOCOLS:
         raise UsageError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}")
 
 
 def run(args: argparse.Namespace) -> int:
-    from traces.conformance.runner import Adapter, AdapterError, conform, mutation_score
+    from isr.traces.conformance.runner import Adapter, AdapterError, conform, mutation_score
 
     if args.random < 0:
         raise UsageError("--random must be >= 0")
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     stderr_path = out_dir / "adapter.stderr" if out_dir else None
     try:
         if args.mutants:
-            from impl.mutants import MUTANTS
+            from isr.impl.mutants import MUTANTS
 
             if args.adapter:
                 raise UsageError("--mutants runs the reference adapter's mutants; drop --adapter")
@@ -182,7 +182,7 @@ def _suite(rep) -> junit.Suite:
     """The conformance report as one suite, a case per scenario (for --sarif): a failure's rule
     is the property it breaks when classify() names one, else its kind (step, encoding); an
     unsupported command is a skipped case (a coverage gap), as in --junit."""
-    from traces.conformance.report import UNSUPPORTED, classify
+    from isr.traces.conformance.report import UNSUPPORTED, classify
 
     suite = junit.Suite(name="isr conform", seconds=rep.seconds)
     for n, _sc, v in rep.results:
@@ -203,7 +203,7 @@ def _counts(rep) -> str:
 
 
 def _report(args, rep) -> int:
-    from traces.conformance.report import classify, coverage, junit_xml, to_json, write_failures
+    from isr.traces.conformance.report import classify, coverage, junit_xml, to_json, write_failures
 
     failures = write_failures(rep, args.out) if args.out and rep.rejected else []
     spec_name = user_protocol(args) or args.protocol

@@ -22,8 +22,8 @@ import html
 import sys
 from typing import Any
 
-from traces import counterexample as cxfile
-from traces import itf
+from isr.traces import counterexample as cxfile
+from isr.traces import itf
 
 from .errors import UsageError
 from .why import violation
@@ -165,7 +165,7 @@ def config_line(header: dict[str, Any]) -> str:
 def _describe(header: dict[str, Any]) -> str:
     """The property's one-line description and requirement, from the spec (if it loads)."""
     try:
-        from spec import Config, IsrSpec
+        from isr.spec import Config, IsrSpec
 
         model = IsrSpec(Config(**header.get("config", {})).validate())
         p = next(p for p in model.properties if p.name == header.get("property"))

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from checker.graph import GraphLimitError, build_graph, export_dot, export_graphml, graph_stats
-from spec.protocols import protocol_source
+from isr.checker.graph import GraphLimitError, build_graph, export_dot, export_graphml, graph_stats
+from isr.spec.protocols import protocol_source
 
 from .errors import INCOMPLETE, UsageError
 from .models import add_model_args, model_from_args, positive_int

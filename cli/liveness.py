@@ -7,11 +7,11 @@ import argparse
 import json
 import sys
 
-from checker import engines
-from checker.engines import Limits, Options
-from checker.graph import WithoutActions
-from checker.result import CheckResult
-from spec.protocols import protocol_source
+from isr.checker import engines
+from isr.checker.engines import Limits, Options
+from isr.checker.graph import WithoutActions
+from isr.checker.result import CheckResult
+from isr.spec.protocols import protocol_source
 
 from .errors import UsageError
 from .models import add_model_args, model_from_args, positive_int

@@ -12,19 +12,19 @@ from .sparkopts import flush_notices
 
 # Subcommand modules, in the order `isr --help` lists them.
 COMMANDS = [
-    "cli.check",
-    "cli.simulate",
-    "cli.protocols",
-    "cli.matrix",
-    "cli.replay",
-    "cli.liveness",
-    "cli.graph",
-    "cli.prove",
-    "cli.explain",
-    "cli.validate",
-    "cli.conform",
-    "cli.cluster",
-    "cli.chaos",
+    "isr.cli.check",
+    "isr.cli.simulate",
+    "isr.cli.protocols",
+    "isr.cli.matrix",
+    "isr.cli.replay",
+    "isr.cli.liveness",
+    "isr.cli.graph",
+    "isr.cli.prove",
+    "isr.cli.explain",
+    "isr.cli.validate",
+    "isr.cli.conform",
+    "isr.cli.cluster",
+    "isr.cli.chaos",
 ]
 
 

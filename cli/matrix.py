@@ -18,11 +18,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from checker.bfs import Limits, check_bfs
-from checker.result import Counterexample, Step
-from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
-from spec.config import FAULT_MODE_NAMES, FAULT_MODES
-from spec.protocols import PROTOCOLS, protocol_source, register_protocol
+from isr.checker.bfs import Limits, check_bfs
+from isr.checker.result import Counterexample, Step
+from isr.spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
+from isr.spec.config import FAULT_MODE_NAMES, FAULT_MODES
+from isr.spec.protocols import PROTOCOLS, protocol_source, register_protocol
 
 from . import junit, reports
 from .errors import INCOMPLETE, OK, UsageError

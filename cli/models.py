@@ -8,9 +8,9 @@ import argparse
 import math
 from collections.abc import Callable
 
-from spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
-from spec.config import ACKS
-from spec.protocols import ProtocolFileError, register_protocol
+from isr.spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
+from isr.spec.config import ACKS
+from isr.spec.protocols import ProtocolFileError, register_protocol
 
 from .errors import UsageError
 from .protocol_file import load_protocol_file

@@ -11,7 +11,7 @@ import importlib.util
 import os
 import sys
 
-from spec.protocols import BUILTIN, BUILTIN_NAMES, ProtocolFileError, ProtocolVersion
+from isr.spec.protocols import BUILTIN, BUILTIN_NAMES, ProtocolFileError, ProtocolVersion
 
 
 def file_sha256(path: str) -> str:

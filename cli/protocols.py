@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from spec import PROTOCOLS
-from spec.config import FAULT_MODES
-from spec.protocols import protocol_source
+from isr.spec import PROTOCOLS
+from isr.spec.config import FAULT_MODES
+from isr.spec.protocols import protocol_source
 
 from .models import add_protocol_file_arg, user_protocol
 

@@ -9,7 +9,7 @@ import json
 import sys
 import time
 
-from spec.protocols import DEFAULT_PROTOCOL
+from isr.spec.protocols import DEFAULT_PROTOCOL
 
 from .errors import INCOMPLETE, OK, VIOLATION, UsageError
 from .models import int_in
@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--replicas must be between 2 and 4, got {args.replicas}")
     if args.bmc_depth < 0:
         raise UsageError("--bmc-depth must be >= 0")
-    from spec.symbolic.bmc import bmc
-    from spec.symbolic.induction import check_induction
+    from isr.spec.symbolic.bmc import bmc
+    from isr.spec.symbolic.induction import check_induction
 
     ind = check_induction(args.protocol, args.replicas, clock=time.perf_counter)
     b = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from checker.result import CheckResult, Counterexample
-from spec.protocols import protocol_source
+from isr.checker.result import CheckResult, Counterexample
+from isr.spec.protocols import protocol_source
 
 from .why import counterexample_lines
 

@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 
-from spec import Config, ConfigError, IsrSpec
-from spec.protocols import get_protocol
-from traces import counterexample as cxfile
-from traces import itf
+from isr.spec import Config, ConfigError, IsrSpec
+from isr.spec.protocols import get_protocol
+from isr.traces import counterexample as cxfile
+from isr.traces import itf
 
 from .errors import OK, REJECTED, VIOLATION, UsageError
 from .models import add_protocol_file_arg, user_protocol

@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 
-from checker import engines
-from checker.engines import EngineOptionError, Options
-from checker.progress import stderr_reporter
-from spec.protocols import protocol_source
+from isr.checker import engines
+from isr.checker.engines import EngineOptionError, Options
+from isr.checker.progress import stderr_reporter
+from isr.spec.protocols import protocol_source
 
 from .errors import OK, VIOLATION, UsageError
 from .models import (

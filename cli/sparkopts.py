@@ -27,7 +27,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from checker.engines import DEPRECATED, FAMILIES
+from isr.checker.engines import DEPRECATED, FAMILIES
 
 from .errors import UsageError
 from .models import int_in, positive_seconds
@@ -154,7 +154,7 @@ def configure_spark(
         if getattr(args, "spark_ui", True) is False:
             raise UsageError("--no-spark-ui goes with --engine spark")
         return
-    from checker.spark import session
+    from isr.checker.spark import session
 
     try:
         conf = session.parse_conf(args.spark_conf)
@@ -178,7 +178,7 @@ def configure_spark(
 def spark_failures() -> Iterator[None]:
     """Spark that cannot start or loses its cluster: `isr: error: <one line>`, exit 2."""
     try:
-        from checker.spark.session import SparkError
+        from isr.checker.spark.session import SparkError
     except ImportError as e:  # pragma: no cover - the package is ours
         raise UsageError(f"engine 'spark' is not available: {e}") from None
     try:
@@ -192,7 +192,7 @@ def spark_failures() -> Iterator[None]:
 def check_note(res) -> str | None:
     """`isr check --engine spark`: a note when the model was too small for Spark to pay off
     (checker.spark.session.small_model_note), or None."""
-    from checker.spark.session import small_model_note
+    from isr.checker.spark.session import small_model_note
 
     spark = (getattr(res, "extra", None) or {}).get("spark", {})
     return small_model_note(res.distinct_states, res.seconds, spark.get("default_parallelism", 0))

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checker.result import CheckResult, Counterexample
-from spec.protocols import protocol_source
-from traces import itf
+from isr.checker.result import CheckResult, Counterexample
+from isr.spec.protocols import protocol_source
+from isr.traces import itf
 
 from .errors import UsageError
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from spec.protocols import protocol_source
+from isr.spec.protocols import protocol_source
 
 from . import junit, reports
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
@@ -82,14 +82,14 @@ def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from traces.validator.validate import validate_paths
+    from isr.traces.validator.validate import validate_paths
 
     family = engine_family(args, "validate")
     mine = user_protocol(argparse.Namespace(protocol_file=args.protocol_file, engine=family))
     configure_spark(args, family == "spark")
     runs = _runs(args.traces)
     if family == "spark":
-        from traces.validator.spark_validate import validate_many
+        from isr.traces.validator.spark_validate import validate_many
 
         items: list = []
         for name, files in runs:

@@ -1,6 +1,6 @@
 """The conformance adapter of the reference implementation (traces/ADAPTER.md).
 
-    python -m impl.adapter [--mutant NAME]
+    python -m isr.impl.adapter [--mutant NAME]
 
 Reads one JSON command per line on stdin, answers one JSON object per line on stdout. It runs
 the implementation in the deterministic simulation (virtual time, so `run` is instant) and
@@ -235,7 +235,7 @@ def _unsupported(why: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m impl.adapter")
+    ap = argparse.ArgumentParser(prog="python -m isr.impl.adapter")
     ap.add_argument("--mutant", choices=sorted(MUTANTS), help="run a deliberately broken version")
     a = ap.parse_args(argv)
     s = Session(a.mutant)

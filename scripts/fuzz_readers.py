@@ -47,8 +47,8 @@ from tests.cli.hostile_inputs import (  # noqa: E402
 def record_answers() -> tuple[list, list[bytes]]:
     """One spec scenario run against the reference adapter in-process: its commands and the raw
     answer lines (what a real adapter process would write)."""
-    from impl.adapter import Session
-    from traces.conformance.scenarios import spec_scenarios
+    from isr.impl.adapter import Session
+    from isr.traces.conformance.scenarios import spec_scenarios
 
     _name, sc = next(iter(spec_scenarios(3, "kip-320").items()))
     start = {"op": "start", "brokers": 3, "replication": 3, "protocol": "kip-320", "seed": 0}
@@ -107,7 +107,7 @@ class _FakeProc:
 
 def run_adapter_case(scenario, answers: bytes, stall: bool, timeout: float):
     """The runner reading ``answers``; returns (problem or None, place)."""
-    from traces.conformance import runner
+    from isr.traces.conformance import runner
 
     ad = object.__new__(runner.Adapter)
     ad.command = "fuzz-adapter"

@@ -27,9 +27,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from impl.sim.scenarios import Fault, run_random
-from traces.format import merge
-from traces.validator.validate import validate_events
+from isr.impl.sim.scenarios import Fault, run_random
+from isr.traces.format import merge
+from isr.traces.validator.validate import validate_events
 
 PROTOCOLS = ["kip-320", "kip-279", "kip-101", "hw-truncation"]
 KINDS = [

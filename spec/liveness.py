@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.model import Fairness, Property
+from isr.checker.model import Fairness, Property
 
 from .actions.common import Ctx
 from .state import State

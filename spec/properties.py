@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from checker.model import Property
+from isr.checker.model import Property
 
 from .actions.common import Ctx, alive_mask, is_true_leader, live_mask
 from .actions.controller import elections

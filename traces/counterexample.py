@@ -97,7 +97,7 @@ def _line(path: str, ln: int, raw: bytes, k: int) -> dict[str, Any]:
 def _check_config(cfg: dict[str, Any], where: str) -> int:
     """The header's config must be a valid spec.Config: known fields of the right types (a
     bool is not an int here), then Config.validate. Returns the replica count."""
-    from spec import Config, ConfigError
+    from isr.spec import Config, ConfigError
 
     types = {f.name: type(f.default) for f in fields(Config)}
     for k, v in cfg.items():

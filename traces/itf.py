@@ -377,7 +377,7 @@ def detect(text: str) -> str:
 
 def read_any(path: str) -> CounterexampleTrace:
     """Read an NDJSON or ITF counterexample file (detected by content). A TLC dump needs a
-    protocol and a property: convert it first (``python -m traces.itf from-tlc``)."""
+    protocol and a property: convert it first (``python -m isr.traces.itf from-tlc``)."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -391,7 +391,7 @@ def read_any(path: str) -> CounterexampleTrace:
     if kind == "tlc":
         raise TraceFileError(
             f"{path}: a TLC -dumpTrace json file; convert it first: "
-            f"python -m traces.itf from-tlc {path} --protocol NAME --property NAME -o OUT.itf.json"
+            f"python -m isr.traces.itf from-tlc {path} --protocol NAME --property NAME -o OUT.itf.json"
         )
     trace = from_itf(json.loads(text), path)
     if not trace.header.get("property"):
@@ -417,8 +417,8 @@ def to_ndjson_lines(trace: CounterexampleTrace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m traces.itf to-itf|to-ndjson|from-tlc ...`: convert counterexample files."""
-    p = argparse.ArgumentParser(prog="python -m traces.itf", description=main.__doc__)
+    """`python -m isr.traces.itf to-itf|to-ndjson|from-tlc ...`: convert counterexample files."""
+    p = argparse.ArgumentParser(prog="python -m isr.traces.itf", description=main.__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     for name in ("to-itf", "to-ndjson"):
         c = sub.add_parser(name, help=f"convert an NDJSON or ITF counterexample {name[3:]}")
@@ -453,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
 def import_tlc(path: str, protocol: str, prop: str, extra: dict | None = None):
     """Read a TLC dump and give it a header: the property, and a Config with the protocol,
     ``extra`` and bounds inferred from the states; label unnamed steps by the spec."""
-    from spec import Config, ConfigError, IsrSpec
+    from isr.spec import Config, ConfigError, IsrSpec
 
     try:
         with open(path, encoding="utf-8") as f:

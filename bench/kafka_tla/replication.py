@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
-from checker.model import Action, Property
+from isr.checker.model import Action, Property
 
 from .finite_log import NIL, FiniteReplicatedLog
 

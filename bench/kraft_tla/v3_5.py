@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from itertools import combinations
 from typing import Any
 
-from checker.model import Action, Property
+from isr.checker.model import Action, Property
 
 NIL = -1
 NO_LEADER = 0

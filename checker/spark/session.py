@@ -98,9 +98,9 @@ def code_roots(*objects: Any) -> list[str]:
         file = getattr(top, "__file__", None)
         if file:
             add(Path(file).resolve().parent.parent)
-    import checker  # the engine's own package
+    import isr  # the project's one top-level package
 
-    add(Path(checker.__file__).resolve().parent.parent)
+    add(Path(isr.__file__).resolve().parent.parent)
     for entry in sys.path:
         p = Path(entry or ".").resolve()
         if not p.is_dir() or any(p == pre or pre in p.parents for pre in prefixes):

@@ -24,7 +24,7 @@ The result headers carry the file's path and SHA-256 (``protocol_file``, ``proto
 ``isr replay`` of a counterexample refuses the file once its content changed.
 """
 
-from spec.protocols.kip_320 import Kip320
+from isr.spec.protocols.kip_320 import Kip320
 
 
 class Kip320WithoutFencing(Kip320):

@@ -1,4 +1,4 @@
-"""One broker process: ``python -m impl.cluster.broker --id N --port P --dir D --zk HOST:PORT``.
+"""One broker process: ``python -m isr.impl.cluster.broker --id N --port P --dir D --zk HOST:PORT``.
 
 The runtime around the core: an asyncio loop serving TCP on loopback, the durable log, timers,
 kazoo for the coordination service (its callbacks hop onto the loop), the controller role when
@@ -33,10 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from isr.traces.format import TraceWriter, header, last_clock
 from kazoo.client import KazooState
 from kazoo.exceptions import NodeExistsError
-
-from traces.format import TraceWriter, header, last_clock
 
 from ..config import Config
 from ..core import messages as m
@@ -160,7 +159,7 @@ class BrokerProcess:
         p = self.trace_dir / "runtime.ndjson"
         if not p.exists():
             return 0
-        from traces.format import read
+        from isr.traces.format import read
 
         _h, evs = read(p)
         return max((e["clock"] for e in evs if e.get("node") == self.id), default=0)
@@ -792,7 +791,7 @@ def _client_request_ok(msg: Any) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m impl.cluster.broker")
+    p = argparse.ArgumentParser(prog="python -m isr.impl.cluster.broker")
     p.add_argument("--id", type=int, required=True)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--dir", required=True)

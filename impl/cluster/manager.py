@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from traces.format import TraceWriter, header, last_clock
+from isr.traces.format import TraceWriter, header, last_clock
 
 from ..config import Config
 from ..core.placement import assign
@@ -146,7 +146,7 @@ class Cluster:
         cmd = [
             sys.executable,
             "-m",
-            "impl.cluster.broker",
+            "isr.impl.cluster.broker",
             "--id", str(b),
             "--port", str(info["port"]),
             "--dir", str(d),

@@ -518,7 +518,7 @@ class World:
     def trace_header(self, **extra: Any) -> dict[str, Any]:
         """The header line of this run's trace (traces/FORMAT.md): protocol, configuration,
         brokers and replica assignments, seed."""
-        from traces.format import header
+        from isr.traces.format import header
 
         assignments = {f"{t}-{p}": list(r) for (t, p), r in sorted(self.coord.assignments.items())}
         return header(
@@ -531,7 +531,7 @@ class World:
 
     def write_trace(self, path: str) -> None:
         """The run as one NDJSON trace (traces/FORMAT.md); already in a causal order."""
-        from traces.format import TraceWriter
+        from isr.traces.format import TraceWriter
 
         head = self.trace_header()
         head["log_encoding"] = "delta+full" if self.full_log else "delta"

@@ -12,10 +12,10 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
+from isr.checker.bfs import check_bfs
+from isr.checker.fingerprint import check_hashable_value
 
 from bench.kraft_tla import CONFIGS, SAFETY, V35, make_model
-from checker.bfs import check_bfs
-from checker.fingerprint import check_hashable_value
 
 # (module, config): (distinct, generated, TLC depth) of TLC's complete run.
 COMPLETE = {

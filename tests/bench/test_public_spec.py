@@ -12,10 +12,10 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
+from isr.checker.bfs import check_bfs
+from isr.checker.fingerprint import check_hashable_value
 
 from bench.kafka_tla import MODULES, make_model
-from checker.bfs import check_bfs
-from checker.fingerprint import check_hashable_value
 
 # module: (distinct, generated, TLC depth) of the complete two-replica run (TLC with no INVARIANT
 # for the modules that violate the ISR properties, so that it does not stop), then the length of

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checker.bfs import Limits, check_bfs
-from checker.model import Property
+from isr.checker.bfs import Limits, check_bfs
+from isr.checker.model import Property
 
 from .toys import grid, tokens, with_dec
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import signal
 
-from checker.bfs import Limits, check_bfs
-from checker.model import Property, SimpleModel
-from checker.progress import Progress, estimate_eta, format_line
+from isr.checker.bfs import Limits, check_bfs
+from isr.checker.model import Property, SimpleModel
+from isr.checker.progress import Progress, estimate_eta, format_line
 
 from .toys import grid, with_dec
 

@@ -1,14 +1,13 @@
-"""checker.engines: every engine through the one registry gives the same answers on toy models
+"""isr.checker.engines: every engine through the one registry gives the same answers on toy models
 (tests/checker/toys.py); options an engine does not support are refused; one property split;
 counterexamples carry whole states."""
 
 from __future__ import annotations
 
 import pytest
-
-from checker import bfs, engines
-from checker.engines import EngineOptionError, Limits, Options, run, split_properties
-from checker.model import Property, SimpleModel
+from isr.checker import bfs, engines
+from isr.checker.engines import EngineOptionError, Limits, Options, run, split_properties
+from isr.checker.model import Property, SimpleModel
 
 from .toys import grid, tokens, with_dec
 
@@ -94,7 +93,7 @@ def test_an_option_an_engine_does_not_support_is_refused_before_it_runs():
 
 
 def test_simulate_seq_through_the_registry_is_simulate():
-    from checker.simulate import simulate
+    from isr.checker.simulate import simulate
 
     m = with_dec(6)
     a = run("simulate", "seq", m, Options(), walks=30, depth=12, seed=5)

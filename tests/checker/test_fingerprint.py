@@ -8,13 +8,12 @@ import subprocess
 import sys
 
 import pytest
-
-from checker.fingerprint import check_hashable_value, fingerprint
-from spec import Config, IsrSpec
+from isr.checker.fingerprint import check_hashable_value, fingerprint
+from isr.spec import Config, IsrSpec
 
 PROGRAM = """
-from spec import Config, IsrSpec
-from checker.fingerprint import fingerprint
+from isr.spec import Config, IsrSpec
+from isr.checker.fingerprint import fingerprint
 m = IsrSpec(Config(replicas=3, records=1, epochs=2, crashes=1))
 s = m.init_states()[0]
 fps = [fingerprint(m.canonicalize(t)) for _, t in m.successors(s)]

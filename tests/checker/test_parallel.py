@@ -11,20 +11,19 @@ import signal
 from pathlib import Path
 
 import pytest
-
-from checker.bfs import Limits, check_bfs
-from checker.model import Property
-from checker.parallel import (
+from isr.checker.bfs import Limits, check_bfs
+from isr.checker.model import Property
+from isr.checker.parallel import (
     FIRST_VIOLATION,
     INTERRUPTED,
     CheckpointError,
     EngineFailure,
     check_parallel,
 )
-from checker.parallel.engine import balance_plan
-from checker.result import CheckResult
-from spec import Config, IsrSpec
-from spec.protocols import PROTOCOLS
+from isr.checker.parallel.engine import balance_plan
+from isr.checker.result import CheckResult
+from isr.spec import Config, IsrSpec
+from isr.spec.protocols import PROTOCOLS
 
 from .toys import grid, tokens, with_dec
 
@@ -202,7 +201,7 @@ def test_frontier_files_hold_plain_values_only(tmp_path):
     import hashlib
     import marshal
 
-    from checker.parallel import checkpoint as ck
+    from isr.checker.parallel import checkpoint as ck
 
     model = isr("kip-320")
     d = tmp_path / "ck"
@@ -210,7 +209,7 @@ def test_frontier_files_hold_plain_values_only(tmp_path):
     path = next(d.glob("level-*/w0-of-1.frontier"))
     count, body = ck._read(str(path), ck.FRONTIER_MAGIC)
     names, states = marshal.loads(body[8 * count :])
-    assert names and all(n.startswith("spec.state:") for n in names)  # the spec's NamedTuples
+    assert names and all(n.startswith("isr.spec.state:") for n in names)  # the spec's NamedTuples
     states[0] = [0, 1.5]
     data = ck.HEADER.pack(ck.FRONTIER_MAGIC, count) + body[: 8 * count]
     data += marshal.dumps((names, states), 4)

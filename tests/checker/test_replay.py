@@ -13,12 +13,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
-from checker.bfs import Limits, check_bfs
-from checker.fingerprint import fingerprint
-from checker.fpset import FingerprintTable, ParentMap
-from checker.model import Property, SimpleModel
-from checker.paths import (
+from isr.checker.bfs import Limits, check_bfs
+from isr.checker.fingerprint import fingerprint
+from isr.checker.fpset import FingerprintTable, ParentMap
+from isr.checker.model import Property, SimpleModel
+from isr.checker.paths import (
     UP_TO_SYMMETRY,
     ReplayError,
     compose,
@@ -26,9 +25,9 @@ from checker.paths import (
     fingerprint_chain,
     replay_chain,
 )
-from cli.traceout import full_states
-from spec import Config, IsrSpec
-from spec.model import state_from_json
+from isr.cli.traceout import full_states
+from isr.spec import Config, IsrSpec
+from isr.spec.model import state_from_json
 
 # --- a toy whose canonicalize is not canonical -------------------------------------------------
 

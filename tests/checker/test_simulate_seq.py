@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from checker.model import Property, SimpleModel
-from checker.simulate import shrink, simulate
-from cli.main import main
+from isr.checker.model import Property, SimpleModel
+from isr.checker.simulate import shrink, simulate
+from isr.cli.main import main
 
 
 def line(limit: int = 20) -> SimpleModel:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checker.model import Property, SimpleModel
+from isr.checker.model import Property, SimpleModel
 
 
 def grid(n: int, properties=()) -> SimpleModel:

@@ -210,7 +210,7 @@ def time_limit(seconds: float):
 
 def run_cli(argv: list[str], timeout: float = 60.0) -> Outcome:
     """``isr ARGV`` in this process: exit code, stdout, stderr, and any escaped exception."""
-    from cli.main import main
+    from isr.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     code: int | None = None

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from cli.main import main
+from isr.cli.main import main
 
 SMALL = ["--replicas", "2", "--records", "1", "--epochs", "2", "--crashes", "2"]
 
@@ -139,7 +139,7 @@ def test_ctrl_c_prints_the_partial_result():
     import signal
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "check"],
+        [sys.executable, "-m", "isr.cli", "check"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -182,7 +182,9 @@ def test_bad_input_exit_2_one_line_no_traceback():
         ["--min-isr", "4"],
     ):
         proc = subprocess.run(
-            [sys.executable, "-m", "cli", "check", *argv, "--quiet"], capture_output=True, text=True
+            [sys.executable, "-m", "isr.cli", "check", *argv, "--quiet"],
+            capture_output=True,
+            text=True,
         )
         assert proc.returncode == 2, argv
         assert "Traceback" not in proc.stderr
@@ -238,7 +240,7 @@ def test_protocols_lists_the_versions(capsys):
 def test_json_result_matches_its_schema(capsys):
     import pathlib
 
-    from traces.format import schema_errors
+    from isr.traces.format import schema_errors
 
     schema = json.loads(
         (pathlib.Path(__file__).parents[2] / "checker/result.schema.json").read_text()
@@ -261,8 +263,7 @@ def test_version_is_the_distribution_version(capsys):
     from pathlib import Path
 
     import pytest
-
-    from cli.main import main
+    from isr.cli.main import main
 
     expected = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
         "version"

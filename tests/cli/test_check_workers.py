@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from cli.main import main
+from isr.cli.main import main
 
 SMALL = ["--protocol", "kip-320", "--replicas", "2", "--records", "1", "--epochs", "2"]
 SMALL += ["--crashes", "1"]
@@ -71,8 +71,8 @@ def test_a_dead_worker_exits_5(capsys, monkeypatch):
 def test_default_workers_every_core_unless_small(monkeypatch):
     """--workers defaults to every core, but to 1 for a model estimated below
     AUTO_WORKERS_MIN_STATES (fork and barriers cost more than they give) and for Spark."""
-    from cli import check
-    from cli.main import build_parser
+    from isr.cli import check
+    from isr.cli.main import build_parser
 
     def workers(*argv):
         return check.default_workers(build_parser().parse_args(["check", *argv]))

@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from cli.main import build_parser, main
+from isr.cli.main import build_parser, main
 
 SMALL = ["--protocol", "kip-320", "--replicas", "2", "--records", "1", "--epochs", "2"]
 SMALL += ["--crashes", "1", "--quiet"]
@@ -78,7 +77,7 @@ def test_master_is_a_deprecated_spelling_of_spark_master(capsys):
 def test_master_sets_spark_master_with_a_notice_after_the_run(capsys):
     import argparse
 
-    from cli.sparkopts import engine_family, flush_notices
+    from isr.cli.sparkopts import engine_family, flush_notices
 
     args = argparse.Namespace(engine="spark", spark_master=None, deprecated_master="local[1]")
     assert engine_family(args, "simulate") == "spark" and args.spark_master == "local[1]"

@@ -16,8 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-from cli.main import COMMANDS, build_parser
+from isr.cli.main import COMMANDS, build_parser
 
 from .hostile_inputs import ROOT, SAMPLES, make_counterexamples, run_cli
 
@@ -94,8 +93,8 @@ CTI = SimpleNamespace(action="BrokerRestart", args=(0,), broken=["StrongIsr"])
 
 
 def fake_prove(monkeypatch, ind, b):
-    import spec.symbolic.bmc as bmc_mod
-    import spec.symbolic.induction as ind_mod
+    import isr.spec.symbolic.bmc as bmc_mod
+    import isr.spec.symbolic.induction as ind_mod
 
     monkeypatch.setattr(ind_mod, "check_induction", lambda *a, **k: ind)
     monkeypatch.setattr(bmc_mod, "bmc", lambda *a, **k: b)
@@ -104,7 +103,7 @@ def fake_prove(monkeypatch, ind, b):
 def one_scenario(monkeypatch):
     """`isr conform` on one short scenario instead of the whole suite (the CLI's exit code only
     depends on the verdicts and on the adapter's health)."""
-    from traces.conformance import runner
+    from isr.traces.conformance import runner
 
     def conform(adapter, **_kw):
         rep = runner.ConformReport()
@@ -130,13 +129,13 @@ def fake_cluster(monkeypatch, lost: int = 0, produce_error: str = "NONE") -> Non
     """A cluster, a producer client and a chaos workload that answer as told, so that the exit
     code of `isr cluster` and `isr chaos` is tested without ZooKeeper: 1 when a record was not
     acknowledged (cluster produce) or an acknowledged one was lost (chaos)."""
-    import cli.chaos
-    import cli.cluster
-    import impl.cluster.client as client_mod
-    import impl.cluster.workload as workload
+    import isr.cli.chaos as chaos_mod
+    import isr.cli.cluster as cluster_mod
+    import isr.impl.cluster.client as client_mod
+    import isr.impl.cluster.workload as workload
 
-    monkeypatch.setattr(cli.cluster, "open_cluster", lambda _path: FakeCluster())
-    monkeypatch.setattr(cli.chaos, "open_cluster", lambda _path: FakeCluster())
+    monkeypatch.setattr(cluster_mod, "open_cluster", lambda _path: FakeCluster())
+    monkeypatch.setattr(chaos_mod, "open_cluster", lambda _path: FakeCluster())
     monkeypatch.setattr(workload, "tps_of", lambda _c: [("t", 0)])
 
     class Client:
@@ -168,7 +167,7 @@ def fake_cluster(monkeypatch, lost: int = 0, produce_error: str = "NONE") -> Non
     monkeypatch.setattr(workload, "chaos", chaos)
 
 
-ADAPTER = f"{sys.executable} -m impl.adapter"
+ADAPTER = f"{sys.executable} -m isr.impl.adapter"
 TRACE_OK = str(SAMPLES / "accepted" / "sim-kip320-leader-crash.ndjson")
 TRACE_BAD = str(SAMPLES / "rejected" / "mutant-ack-before-commit.ndjson")
 TRACE_UNSUPPORTED = str(SAMPLES / "unsupported" / "sim-six-replicas.ndjson")
@@ -234,7 +233,7 @@ TABLE = [
         "validate",
         3,  # two candidate states at one point: over a limit of one, the run is incomplete
         ["validate", str(SAMPLES / "accepted" / "sim-kip-101-kip101-scenario1.ndjson"), "--quiet"],
-        lambda mp: mp.setattr("traces.validator.partition.MAX_CANDIDATES", 1),
+        lambda mp: mp.setattr("isr.traces.validator.partition.MAX_CANDIDATES", 1),
     ),
     ("conform", 0, ["conform"], one_scenario),
     ("conform", 1, ["conform", "--adapter", f"{ADAPTER} --mutant ack-before-commit"], one_scenario),
@@ -267,7 +266,7 @@ TABLE = [
 
 def test_every_documented_code_has_an_invocation_and_the_readme_agrees():
     doc = documented_codes()
-    assert set(doc) == {m.removeprefix("cli.") for m in COMMANDS}
+    assert set(doc) == {m.removeprefix("isr.cli.") for m in COMMANDS}
     covered = {(c, code) for c, code, _a, _s in TABLE} | NEEDS_A_CLUSTER
     want = {(c, code) for c, codes in doc.items() for code in codes}
     assert want == covered, (want - covered, covered - want)

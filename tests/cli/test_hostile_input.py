@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from cli.main import build_parser
-from cli.models import refuse_hopeless
-from spec import Config
-from spec.config import FAULT_MODES
+from isr.cli.main import build_parser
+from isr.cli.models import refuse_hopeless
+from isr.spec import Config
+from isr.spec.config import FAULT_MODES
 
 from .hostile_inputs import SAMPLES, make_counterexamples, mutate, problem, run_cli, trace_samples
 
@@ -157,7 +156,7 @@ def test_counterexample_readers_are_total(tmp_path_factory, cx_files, data, comm
 @pytest.fixture(scope="module")
 def answers() -> tuple[list, list[bytes]]:
     """The reference adapter's answers to a short scenario, as it would write them."""
-    from impl.adapter import Session
+    from isr.impl.adapter import Session
 
     sc = [{"op": "produce", "count": 2}, {"op": "crash", "broker": 1}, {"op": "run", "ms": 300}]
     start = {"op": "start", "brokers": 3, "replication": 3, "protocol": "kip-320", "seed": 0}
@@ -174,7 +173,7 @@ class Replayed:
         self.lines = list(lines)
 
     def request(self, cmd):
-        from traces.conformance.runner import AdapterError, decode_answer
+        from isr.traces.conformance.runner import AdapterError, decode_answer
 
         if not self.lines:
             raise AdapterError("exited")
@@ -184,7 +183,7 @@ class Replayed:
 @QUICK
 @given(st.data())
 def test_adapter_answers_are_read_totally(answers, data):
-    from traces.conformance.runner import AdapterError, run_scenario
+    from isr.traces.conformance.runner import AdapterError, run_scenario
 
     sc, raw = answers
     _what, mutated = mutate(b"\n".join(raw) + b"\n", data.draw)
@@ -193,14 +192,14 @@ def test_adapter_answers_are_read_totally(answers, data):
 
 
 def test_the_unmutated_answers_are_accepted(answers):
-    from traces.conformance.runner import run_scenario
+    from isr.traces.conformance.runner import run_scenario
 
     sc, raw = answers
     assert run_scenario(Replayed(raw), sc, "ok").verdict == "accepted"
 
 
 def test_a_hung_adapter_is_an_error_not_a_hang():
-    from traces.conformance.runner import Adapter, AdapterError
+    from isr.traces.conformance.runner import Adapter, AdapterError
 
     ad = Adapter("sleep 100", timeout=0.3)
     t0 = time.monotonic()
@@ -213,7 +212,7 @@ def test_a_hung_adapter_is_an_error_not_a_hang():
 
 
 def test_an_adapter_that_dies_is_named_with_its_last_stderr_line():
-    from traces.conformance.runner import Adapter, AdapterError
+    from isr.traces.conformance.runner import Adapter, AdapterError
 
     cmd = f"{sys.executable} -c \"import sys; sys.stderr.write('boom\\\\n'); sys.exit(3)\""
     ad = Adapter(cmd, timeout=30)

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from cli.main import main
-from traces import counterexample as cxfile
-from traces import itf
+from isr.cli.main import main
+from isr.traces import counterexample as cxfile
+from isr.traces import itf
 
 SMALL = ["--protocol", "hw-truncation", "--replicas", "2", "--records", "1", "--crashes", "2"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from cli import junit
-from cli.main import main
+from isr.cli import junit
+from isr.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"
 
@@ -52,10 +52,10 @@ def test_xml_escapes_and_counts():
 
 
 def test_check_suite_and_sarif_of_a_violating_run():
-    from checker.bfs import check_bfs
-    from cli import sarif
-    from cli.render import render_counterexample
-    from spec import Config, IsrSpec
+    from isr.checker.bfs import check_bfs
+    from isr.cli import sarif
+    from isr.cli.render import render_counterexample
+    from isr.spec import Config, IsrSpec
 
     res = check_bfs(IsrSpec(Config(protocol="hw-truncation", replicas=2, records=1, crashes=2)))
     root = ET.fromstring(junit.to_xml([junit.check_suite(res, "isr check", render_counterexample)]))

@@ -8,11 +8,10 @@ import json
 import shutil
 from pathlib import Path
 
+import isr.cli.models as cli_models
 import pytest
-
-import cli.models
-from cli.protocol_file import file_sha256, load_protocol_file
-from spec.protocols import PROTOCOLS, ProtocolFileError, register_protocol
+from isr.cli.protocol_file import file_sha256, load_protocol_file
+from isr.spec.protocols import PROTOCOLS, ProtocolFileError, register_protocol
 
 from .hostile_inputs import ROOT, run_cli
 
@@ -22,12 +21,12 @@ README_BOUNDS = ["--replicas", "3", "--records", "1", "--epochs", "3", "--crashe
 
 @pytest.fixture(autouse=True)
 def _registry_restored():
-    saved, loaded = dict(PROTOCOLS), dict(cli.models._LOADED)
+    saved, loaded = dict(PROTOCOLS), dict(cli_models._LOADED)
     yield
     PROTOCOLS.clear()
     PROTOCOLS.update(saved)
-    cli.models._LOADED.clear()
-    cli.models._LOADED.update(loaded)
+    cli_models._LOADED.clear()
+    cli_models._LOADED.update(loaded)
 
 
 BAD_FILES = {
@@ -115,8 +114,8 @@ def test_a_one_hook_version_is_the_model_of_its_hook():
     rule: at 2 replicas exactly kip-279's state count (KAFKA-7128 changes nothing there), 1,384
     more than kip-320's."""
     p = register_protocol(load_protocol_file(str(MY_KIP)))
-    from checker.bfs import check_bfs
-    from spec import Config, IsrSpec
+    from isr.checker.bfs import check_bfs
+    from isr.spec import Config, IsrSpec
 
     counts = {
         n: check_bfs(IsrSpec(Config(replicas=2, records=1, protocol=n))).distinct_states
@@ -159,10 +158,10 @@ def test_replay_refuses_a_changed_file(tmp_path, fmt):
     assert head["protocol_file"] == str(mine)
     assert head["protocol_sha256"] == file_sha256(str(mine))
     PROTOCOLS.pop("my-kip")
-    cli.models._LOADED.clear()
+    cli_models._LOADED.clear()
     assert run_cli(["replay", str(cx)]).code == 1  # the header's file, loaded again: confirmed
     PROTOCOLS.pop("my-kip")
-    cli.models._LOADED.clear()
+    cli_models._LOADED.clear()
     mine.write_text(mine.read_text() + "# changed\n")
     out = run_cli(["replay", str(cx)])
     assert out.code == 2 and "the protocol changed since" in out.err
@@ -191,7 +190,7 @@ def test_protocols_lists_the_user_version():
 
 def test_protocol_and_protocol_file_together_is_bad_input(capsys):
     """Two versions asked for at once: one line, exit 2, not the file silently winning."""
-    from cli.main import main
+    from isr.cli.main import main
 
     code = main(["check", "--protocol", "kip-101", "--protocol-file", str(MY_KIP), "--quiet"])
     assert code == 2

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from cli.main import main
+from isr.cli.main import main
 
 from .test_exit_codes import one_scenario
 
@@ -55,7 +54,7 @@ def test_check_sarif_has_a_rule_per_property_and_a_result_per_violation(tmp_path
     capsys.readouterr()
     run = sarif_shape(load(out))
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
-    from spec import Config, IsrSpec
+    from isr.spec import Config, IsrSpec
 
     model = IsrSpec(Config(protocol="hw-truncation", replicas=2, records=1, epochs=2, crashes=2))
     assert set(rules) == {p.name for p in model.properties}  # passing properties are rules too
@@ -126,7 +125,7 @@ def test_conform_sarif_reports_failed_scenarios(
     adapter = (
         []
         if mutant is None
-        else ["--adapter", f"{sys.executable} -m impl.adapter --mutant {mutant}"]
+        else ["--adapter", f"{sys.executable} -m isr.impl.adapter --mutant {mutant}"]
     )
     assert main(["conform", *adapter, "--sarif", str(out)]) == code
     capsys.readouterr()

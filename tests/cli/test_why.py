@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import copy
 
-from checker.bfs import check_bfs
-from cli.render import render_counterexample
-from cli.traceout import full_states
-from cli.why import counterexample_lines, violation
-from spec import Config, IsrSpec
+from isr.checker.bfs import check_bfs
+from isr.cli.render import render_counterexample
+from isr.cli.traceout import full_states
+from isr.cli.why import counterexample_lines, violation
+from isr.spec import Config, IsrSpec
 
 
 def _state(logs: dict[str, list], **over) -> dict:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from checker.bfs import check_bfs
-from spec import Config, IsrSpec
+from isr.checker.bfs import check_bfs
+from isr.spec import Config, IsrSpec
 
 
 def verdicts(properties=None, **kw) -> dict:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from cli.main import main
+from isr.cli.main import main
 
 
 def matrix(tmp_path, *argv: str) -> dict:

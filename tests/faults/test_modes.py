@@ -4,10 +4,9 @@ version exists that the mode does not break. Bounds are small; lengths are exact
 from __future__ import annotations
 
 import pytest
-
-from checker.bfs import check_bfs
-from spec import Config, ConfigError, IsrSpec
-from spec.state import NO_FAULTS
+from isr.checker.bfs import check_bfs
+from isr.spec import Config, ConfigError, IsrSpec
+from isr.spec.state import NO_FAULTS
 
 from .helpers import SMALL, verdicts
 
@@ -153,7 +152,7 @@ def test_a_zombie_opens_the_hw_truncation_hole_without_any_crash():
 
 
 def test_session_expiry_states_round_trip_through_json():
-    from spec.model import state_from_json
+    from isr.spec.model import state_from_json
 
     m = IsrSpec(Config(protocol="kip-320", crashes=0, session_expiries=1, **SMALL))
     s = m.init_states()[0]

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from impl.cluster import zk as zkserver
-from impl.cluster.manager import Cluster
-from impl.config import Config
+from isr.impl.cluster import zk as zkserver
+from isr.impl.cluster.manager import Cluster
+from isr.impl.config import Config
 
 
 @pytest.fixture

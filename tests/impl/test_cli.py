@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from cli import chaos, cluster
-from cli.errors import BAD_INPUT, UsageError
-from cli.main import _Parser
+from isr.cli import chaos, cluster
+from isr.cli.errors import BAD_INPUT, UsageError
+from isr.cli.main import _Parser
 
 
 def parse(argv: list[str]):

@@ -17,13 +17,12 @@ import time
 from pathlib import Path
 
 import pytest
-
-from impl.cluster import zkcoord
-from impl.cluster.client import ClusterClient
-from impl.cluster.manager import Cluster
-from impl.cluster.workload import Ledger, produce_stream
-from traces import format as tf
-from traces.validator.validate import validate_paths
+from isr.impl.cluster import zkcoord
+from isr.impl.cluster.client import ClusterClient
+from isr.impl.cluster.manager import Cluster
+from isr.impl.cluster.workload import Ledger, produce_stream
+from isr.traces import format as tf
+from isr.traces.validator.validate import validate_paths
 
 pytestmark = pytest.mark.zookeeper
 TP = ("t", 0)

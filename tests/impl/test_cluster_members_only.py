@@ -13,11 +13,10 @@ import time
 from typing import Any
 
 import pytest
+from isr.impl.cluster import wire, zkcoord
+from isr.impl.core import messages as m
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
-
-from impl.cluster import wire, zkcoord
-from impl.core import messages as m
 
 pytestmark = pytest.mark.zookeeper
 

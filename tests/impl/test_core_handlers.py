@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from impl.config import Config
-from impl.core import messages as m
-from impl.core.controller import Controller
-from impl.core.replica import Broker
-from impl.core.trace import LamportClock
+from isr.impl.config import Config
+from isr.impl.core import messages as m
+from isr.impl.core.controller import Controller
+from isr.impl.core.replica import Broker
+from isr.impl.core.trace import LamportClock
 
 TP = ("t", 0)
 

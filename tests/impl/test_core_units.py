@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from impl.config import Config
-from impl.core.fetcher import FetcherPool, fetcher_id
-from impl.core.log import PartitionLog
-from impl.core.placement import assign
-from impl.core.truncation import strategy
+from isr.impl.config import Config
+from isr.impl.core.fetcher import FetcherPool, fetcher_id
+from isr.impl.core.log import PartitionLog
+from isr.impl.core.placement import assign
+from isr.impl.core.truncation import strategy
 
 
 def log_of(*epochs: int) -> PartitionLog:

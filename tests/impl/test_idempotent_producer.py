@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from isr.impl.config import Config
+from isr.impl.core import messages as m
+from isr.impl.core.clients import ProducerClient
+from isr.impl.core.replica import Broker
+from isr.impl.storage.log import DurableLog
 from test_core_handlers import actions, fetch, lai, leader, sends
-
-from impl.config import Config
-from impl.core import messages as m
-from impl.core.clients import ProducerClient
-from impl.core.replica import Broker
-from impl.storage.log import DurableLog
 
 TP = ("t", 0)
 

@@ -5,13 +5,12 @@ handlers and in the simulation, including the deposed leader that acts on its st
 from __future__ import annotations
 
 import pytest
-
-from impl.config import Config
-from impl.core import messages as m
-from impl.core.controller import Controller
-from impl.core.trace import LamportClock
-from impl.mutants import MUTANTS
-from impl.sim.scenarios import TP0, Fault, leader_move_scenario, run_random
+from isr.impl.config import Config
+from isr.impl.core import messages as m
+from isr.impl.core.controller import Controller
+from isr.impl.core.trace import LamportClock
+from isr.impl.mutants import MUTANTS
+from isr.impl.sim.scenarios import TP0, Fault, leader_move_scenario, run_random
 
 TP = ("t", 0)
 

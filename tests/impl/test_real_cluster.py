@@ -8,10 +8,9 @@ import asyncio
 import time
 
 import pytest
-
-from impl.cluster.client import ClusterClient
-from impl.cluster.workload import Ledger, produce_stream, verdict
-from traces import format as tf
+from isr.impl.cluster.client import ClusterClient
+from isr.impl.cluster.workload import Ledger, produce_stream, verdict
+from isr.traces import format as tf
 
 pytestmark = pytest.mark.zookeeper
 TP = ("t", 0)

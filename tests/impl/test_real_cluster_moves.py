@@ -13,11 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from impl.cluster.client import ClusterClient
-from impl.cluster.workload import Ledger, produce_stream, verdict
-from traces import format as tf
-from traces.validator.validate import validate_paths
+from isr.impl.cluster.client import ClusterClient
+from isr.impl.cluster.workload import Ledger, produce_stream, verdict
+from isr.traces import format as tf
+from isr.traces.validator.validate import validate_paths
 
 pytestmark = pytest.mark.zookeeper
 TP = ("t", 0)

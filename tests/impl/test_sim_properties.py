@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from impl.sim.scenarios import TP0, Fault, kip101_scenario, run_random
-from impl.sim.world import World, sim_config
+from isr.impl.sim.scenarios import TP0, Fault, kip101_scenario, run_random
+from isr.impl.sim.world import World, sim_config
 
 faults = st.lists(
     st.builds(

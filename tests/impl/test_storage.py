@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from impl.core import messages as m
-from impl.storage import checkpoint
-from impl.storage.log import EPOCH_FILE, HW_FILE, DurableLog
-from impl.storage.segment import decode_batches, encode_batch
+from isr.impl.core import messages as m
+from isr.impl.storage import checkpoint
+from isr.impl.storage.log import EPOCH_FILE, HW_FILE, DurableLog
+from isr.impl.storage.segment import decode_batches, encode_batch
 
 TP = ("t", 0)
 

@@ -11,10 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from impl.core import messages as m
-from impl.storage import checkpoint
-from impl.storage.log import HW_FILE, DurableLog
+from isr.impl.core import messages as m
+from isr.impl.storage import checkpoint
+from isr.impl.storage.log import HW_FILE, DurableLog
 
 TP = ("t", 0)
 
@@ -101,7 +100,7 @@ def test_stray_entries_in_log_dir_are_ignored(tmp_path: Path, caplog) -> None:
 def test_cluster_restart_reports_a_broker_that_did_not_come_up(cluster, capsys) -> None:
     """A corrupt checkpoint: the broker comes back (warning in its log), exit 0. A log
     directory that cannot be opened: ``isr cluster restart`` exits 1 naming the cause."""
-    from cli.main import main
+    from isr.cli.main import main
 
     d = cluster.dir / "broker-1" / "log"
     cluster.kill(1)
@@ -124,9 +123,9 @@ def test_cluster_restart_reports_a_broker_that_did_not_come_up(cluster, capsys) 
 def test_cluster_up_reports_a_broker_that_did_not_come_up(tmp_path: Path, capsys) -> None:
     """``isr cluster up`` exits 1 at once (not after its registration wait) when a broker
     exits while starting, naming it, and leaves nothing running."""
-    from cli.main import main
-    from impl.cluster import zk as zkserver
-    from impl.cluster.manager import Cluster
+    from isr.cli.main import main
+    from isr.impl.cluster import zk as zkserver
+    from isr.impl.cluster.manager import Cluster
 
     try:
         zkserver.find_install()

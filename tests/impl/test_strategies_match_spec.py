@@ -9,12 +9,11 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from impl.config import DEFAULT_PROTOCOL as IMPL_DEFAULT
-from impl.config import PROTOCOLS as IMPL_PROTOCOLS
-from impl.core.log import PartitionLog
-from impl.core.truncation import STRATEGIES
-from spec.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from isr.impl.config import DEFAULT_PROTOCOL as IMPL_DEFAULT
+from isr.impl.config import PROTOCOLS as IMPL_PROTOCOLS
+from isr.impl.core.log import PartitionLog
+from isr.impl.core.truncation import STRATEGIES
+from isr.spec.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 
 def test_every_strategy_is_a_spec_version():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from impl.sim.scenarios import Fault, run_random
-from traces import format as tf
+from isr.impl.sim.scenarios import Fault, run_random
+from isr.traces import format as tf
 
 
 def test_sim_trace_is_valid_causal_and_deltas_rebuild_the_log(tmp_path):

@@ -6,12 +6,11 @@ import json
 
 import networkx as nx
 import pytest
-
-from checker.graph import WithoutActions, build_graph, graph_stats
-from checker.liveness import STUTTER, check_liveness
-from cli.liveness import MOVES
-from cli.main import main
-from spec import Config, IsrSpec
+from isr.checker.graph import WithoutActions, build_graph, graph_stats
+from isr.checker.liveness import STUTTER, check_liveness
+from isr.cli.liveness import MOVES
+from isr.cli.main import main
+from isr.spec import Config, IsrSpec
 
 SMALL = dict(replicas=2, records=1, crashes=1, epochs=2)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checker.graph import build_graph, graph_stats, to_dot
-from checker.liveness import STUTTER, check_liveness
-from checker.model import Fairness, Property, SimpleModel
+from isr.checker.graph import build_graph, graph_stats, to_dot
+from isr.checker.liveness import STUTTER, check_liveness
+from isr.checker.model import Fairness, Property, SimpleModel
 
 
 def _result(model: SimpleModel, name: str):

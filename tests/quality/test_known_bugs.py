@@ -5,9 +5,8 @@ are pinned: a change to the spec that changes them must say why."""
 from __future__ import annotations
 
 import pytest
-
-from checker.bfs import check_bfs
-from spec import Config, IsrSpec
+from isr.checker.bfs import check_bfs
+from isr.spec import Config, IsrSpec
 
 SAFETY = [
     "TypeOK",

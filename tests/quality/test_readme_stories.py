@@ -26,9 +26,8 @@ import re
 from pathlib import Path
 
 import pytest
-
-from cli.main import main
-from spec import Config, IsrSpec
+from isr.cli.main import main
+from isr.spec import Config, IsrSpec
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SUMMARY = "Every counterexample of this table, action by action"

@@ -10,9 +10,8 @@ from __future__ import annotations
 import functools
 
 import pytest
-
-from checker.bfs import check_bfs
-from spec import Config, IsrSpec
+from isr.checker.bfs import check_bfs
+from isr.spec import Config, IsrSpec
 
 
 def model(protocol: str, records: int = 1) -> IsrSpec:

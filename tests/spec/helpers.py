@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from spec import Config, IsrSpec
-from spec.state import State
+from isr.spec import Config, IsrSpec
+from isr.spec.state import State
 
 
 def model(protocol: str = "kip-320", **kw) -> IsrSpec:

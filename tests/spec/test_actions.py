@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spec.properties import no_committed_loss, strong_isr
+from isr.spec.properties import no_committed_loss, strong_isr
 
 from .helpers import model, moves, run, step
 
@@ -190,7 +190,7 @@ def test_the_kip101_data_loss_scenario_by_hand():
 
 
 def test_a_request_that_is_not_newer_is_ignored():
-    from spec.state import Request
+    from isr.spec.state import Request
 
     m = model(replicas=2, records=1)
     s = m.init_states()[0]

@@ -8,12 +8,11 @@ import itertools
 import json
 
 import pytest
-
-from checker.bfs import check_bfs
-from cli.main import main
-from spec import Config, IsrSpec
-from spec.protocols import KRAFT, PROTOCOLS
-from spec.state import NO_KRAFT
+from isr.checker.bfs import check_bfs
+from isr.cli.main import main
+from isr.spec import Config, IsrSpec
+from isr.spec.protocols import KRAFT, PROTOCOLS
+from isr.spec.state import NO_KRAFT
 
 from .helpers import moves, run, step
 

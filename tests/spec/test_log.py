@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from spec.log import UNDEFINED, end_offset_kip101, end_offset_kip279, epoch_starts
-from spec.protocols import KIP_101, KIP_279
+from isr.spec.log import UNDEFINED, end_offset_kip101, end_offset_kip279, epoch_starts
+from isr.spec.protocols import KIP_101, KIP_279
 
 
 def log(*epochs):

@@ -9,11 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from spec import Config, IsrSpec
-from spec.actions.common import Ctx
-from spec.config import PROTOCOL_NAMES
-from spec.protocols import (
+from isr.spec import Config, IsrSpec
+from isr.spec.actions.common import Ctx
+from isr.spec.config import PROTOCOL_NAMES
+from isr.spec.protocols import (
     BUILTIN,
     BUILTIN_NAMES,
     DEFAULT_PROTOCOL,
@@ -70,7 +69,7 @@ def test_each_version_extends_its_predecessor():
 def test_one_module_per_version_whose_docstring_says_what_it_changed():
     for p in BUILTIN:
         mod = importlib.import_module(type(p).__module__)
-        assert mod.__name__ == "spec.protocols." + p.name.replace("-", "_")
+        assert mod.__name__ == "isr.spec.protocols." + p.name.replace("-", "_")
         assert mod.__doc__ and p.name in mod.__doc__.splitlines()[0]
         if PARENT[p.name]:
             assert "changes from " + PARENT[p.name] in " ".join(mod.__doc__.split()), p.name
@@ -138,8 +137,8 @@ def test_hooks_are_bound_once_per_model():
 
 def test_symbolic_encoding_reads_the_registry():
     pytest.importorskip("z3")
-    from cli.prove import SYM_NAMES
-    from spec.symbolic.encoding import SYM_PROTOCOLS, SymProtocol
+    from isr.cli.prove import SYM_NAMES
+    from isr.spec.symbolic.encoding import SYM_PROTOCOLS, SymProtocol
 
     assert list(SYM_PROTOCOLS) == SYM_NAMES
     for name, sp in SYM_PROTOCOLS.items():
@@ -150,7 +149,7 @@ def test_symbolic_encoding_reads_the_registry():
 
 
 def test_cli_lists_come_from_the_registry(capsys):
-    from cli.main import build_parser, main
+    from isr.cli.main import build_parser, main
 
     assert main(["protocols", "--format", "json"]) == 0
     names = [p["name"] for p in json.loads(capsys.readouterr().out)["protocols"]]

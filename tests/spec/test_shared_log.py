@@ -10,9 +10,8 @@ import pickle
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from spec.log import end_offset_kip101, end_offset_kip279, epoch_start, epoch_starts
-from spec.shared_log import SharedLog
+from isr.spec.log import end_offset_kip101, end_offset_kip279, epoch_start, epoch_starts
+from isr.spec.shared_log import SharedLog
 
 # An op: (kind, which log, argument). kinds: 0 append entry, 1 prefix, 2 append another's suffix.
 ops = st.lists(

@@ -5,9 +5,8 @@ pinned state counts (which depend on the representatives chosen) would change.""
 from __future__ import annotations
 
 import pytest
-
-from spec import Config, IsrSpec
-from spec.state import Replica
+from isr.spec import Config, IsrSpec
+from isr.spec.state import Replica
 
 
 def plain_order(model: IsrSpec, s) -> list[int]:

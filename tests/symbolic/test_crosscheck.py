@@ -24,10 +24,9 @@ import random
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from spec import Config, IsrSpec
-from spec.symbolic import encoding as enc
-from spec.symbolic.encoding import SYM_PROTOCOLS
+from isr.spec import Config, IsrSpec
+from isr.spec.symbolic import encoding as enc
+from isr.spec.symbolic.encoding import SYM_PROTOCOLS
 
 SPECS = {
     "kip-320": IsrSpec(Config(protocol="kip-320", replicas=2, records=3, epochs=4, crashes=2)),

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from spec.symbolic.bmc import bmc
-from spec.symbolic.encoding import become_follower
-from spec.symbolic.induction import (
+from isr.spec.symbolic.bmc import bmc
+from isr.spec.symbolic.encoding import become_follower
+from isr.spec.symbolic.induction import (
     check_induction,
     concrete_state,
     constant_sym,
@@ -43,7 +42,7 @@ def test_hw_truncation_has_a_real_counterexample_to_induction():
 
 def test_removing_a_clause_breaks_the_kip320_proof(monkeypatch):
     """The proof is not vacuous: without EpochStart (KAFKA-7128's fact) induction fails."""
-    import spec.symbolic.induction as ind
+    import isr.spec.symbolic.induction as ind
 
     full = ind.clauses
 
@@ -87,7 +86,7 @@ def test_strong_isr_formula_can_fail():
 
 
 def test_cli_prove_exit_codes(capsys):
-    from cli.main import main
+    from isr.cli.main import main
 
     assert main(["prove", "--bmc-depth", "2"]) == 0
     assert "PROVEN" in capsys.readouterr().out

@@ -12,13 +12,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from cli.main import main
-from impl.adapter import Session
-from traces.conformance.report import ENCODING, GAP, PROPERTY, classify
-from traces.conformance.runner import Adapter, InProcess, conform, run_scenario_full
-from traces.conformance.scenarios import FAULT_KINDS, rare, schedule_strategy
-from traces.validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED
+from isr.cli.main import main
+from isr.impl.adapter import Session
+from isr.traces.conformance.report import ENCODING, GAP, PROPERTY, classify
+from isr.traces.conformance.runner import Adapter, InProcess, conform, run_scenario_full
+from isr.traces.conformance.scenarios import FAULT_KINDS, rare, schedule_strategy
+from isr.traces.validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED
 
 TOY = Path(__file__).resolve().parents[2] / "traces/conformance/examples/toy_adapter.js"
 NODE = shutil.which("node")

@@ -10,11 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from impl.adapter import Session
-from traces.conformance.runner import InProcess, run_scenario_full
-from traces.conformance.scenarios import directed
-from traces.validator.validate import ACCEPTED, REJECTED, validate_events
+from isr.impl.adapter import Session
+from isr.traces.conformance.runner import InProcess, run_scenario_full
+from isr.traces.conformance.scenarios import directed
+from isr.traces.validator.validate import ACCEPTED, REJECTED, validate_events
 
 Event = dict[str, Any]
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 import sys
 
 import pytest
-
-from impl.adapter import Session
-from impl.mutants import MUTANTS
-from traces.conformance.runner import Adapter, InProcess, conform, run_scenario
-from traces.conformance.scenarios import spec_scenarios, spec_targets
+from isr.impl.adapter import Session
+from isr.impl.mutants import MUTANTS
+from isr.traces.conformance.runner import Adapter, InProcess, conform, run_scenario
+from isr.traces.conformance.scenarios import spec_scenarios, spec_targets
 
 
 def test_spec_paths_cover_every_action() -> None:
-    from spec import Config, IsrSpec
+    from isr.spec import Config, IsrSpec
 
     names = set(IsrSpec(Config()).action_names)
     assert names <= set(spec_targets())
@@ -35,12 +34,12 @@ def test_mutant_is_rejected(mutant: str) -> None:
 
 def test_adapter_process_and_cli(capsys: pytest.CaptureFixture[str]) -> None:
     """The reference adapter as a separate process, through the NDJSON protocol."""
-    ad = Adapter(f"{sys.executable} -m impl.adapter --mutant hw-before-isr")
+    ad = Adapter(f"{sys.executable} -m isr.impl.adapter --mutant hw-before-isr")
     try:
         v = run_scenario(ad, spec_scenarios()["spec:BrokerBecomeFollower"], "x")
     finally:
         ad.close()
     assert v.verdict == "rejected"
-    from cli.main import main
+    from isr.cli.main import main
 
     assert main(["conform", "--adapter", "/nonexistent/adapter"]) == 2

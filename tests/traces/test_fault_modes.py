@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from impl.sim.world import World, sim_config
-from traces.format import header
-from traces.validator.validate import validate_events
+from isr.impl.sim.world import World, sim_config
+from isr.traces.format import header
+from isr.traces.validator.validate import validate_events
 
 TP0 = ("t", 0)
 

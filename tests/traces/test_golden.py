@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from cli.main import main
-from traces.validator.validate import validate_paths
+from isr.cli.main import main
+from isr.traces.validator.validate import validate_paths
 
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"
 MANIFEST = json.loads((SAMPLES / "manifest.json").read_text())

@@ -6,12 +6,11 @@ Each test reproduces one with a concrete simulation run (seed and faults) and wa
 from __future__ import annotations
 
 import pytest
-
-from impl.core import messages as m
-from impl.sim.scenarios import TP0, Fault, run_random
-from impl.sim.world import World, sim_config
-from traces.format import header, merge
-from traces.validator.validate import Verdict, validate_events
+from isr.impl.core import messages as m
+from isr.impl.sim.scenarios import TP0, Fault, run_random
+from isr.impl.sim.world import World, sim_config
+from isr.traces.format import header, merge
+from isr.traces.validator.validate import Verdict, validate_events
 
 
 def verdict(w: World, merged: bool = False) -> Verdict:

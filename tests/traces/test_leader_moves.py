@@ -6,11 +6,10 @@ acks=all writes after it learned it no longer leads is rejected."""
 from __future__ import annotations
 
 import pytest
-
-from impl.mutants import MUTANTS
-from impl.sim.scenarios import Fault, leader_move_scenario, run_random
-from traces.format import header
-from traces.validator.validate import validate_events
+from isr.impl.mutants import MUTANTS
+from isr.impl.sim.scenarios import Fault, leader_move_scenario, run_random
+from isr.traces.format import header
+from isr.traces.validator.validate import validate_events
 
 from .test_known_gaps import accepted, verdict
 
@@ -129,7 +128,7 @@ def test_random_runs_with_moves_are_accepted(run: int) -> None:
 
 def test_header_only_unchanged() -> None:
     """A move needs no spec mode: the derived config of a run with moves is the plain one."""
-    from traces.validator.mapping import derive_config
+    from isr.traces.validator.mapping import derive_config
 
     w = leader_move_scenario("kip-320", "shutdown")
     head = header("kip-320", "sim", config=w.config.to_dict())

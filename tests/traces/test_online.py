@@ -7,10 +7,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-
-from impl.sim.world import World, sim_config
-from traces.validator.mapping import Unsupported
-from traces.validator.validate import OnlineValidator, Rejection
+from isr.impl.sim.world import World, sim_config
+from isr.traces.validator.mapping import Unsupported
+from isr.traces.validator.validate import OnlineValidator, Rejection
 
 
 class OnlineCheck(RuleBasedStateMachine):
@@ -95,7 +94,7 @@ TestOnline = OnlineCheck.TestCase
 
 def test_online_catches_a_mutant() -> None:
     """The same online check fails on a broken broker (acks=all answered on append)."""
-    from impl.mutants import MUTANTS
+    from isr.impl.mutants import MUTANTS
 
     mu = MUTANTS["ack-before-commit"]
     w = World(3, 1, 3, sim_config("kip-320"), seed=1, broker_cls=mu.broker_cls)

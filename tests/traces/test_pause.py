@@ -3,10 +3,10 @@ the session expiry and renewal are hidden steps of the spec's --session-expiries
 
 from __future__ import annotations
 
-from impl.sim.scenarios import Fault, run_random
-from traces.format import header, merge
-from traces.validator.mapping import derive_config
-from traces.validator.validate import PartitionValidator, validate_events
+from isr.impl.sim.scenarios import Fault, run_random
+from isr.traces.format import header, merge
+from isr.traces.validator.mapping import derive_config
+from isr.traces.validator.validate import PartitionValidator, validate_events
 
 from .test_known_gaps import accepted, verdict
 

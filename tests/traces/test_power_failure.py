@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from impl.core import messages as m
-from impl.core.partition import Partition
-from impl.core.replica import Broker
-from impl.sim.scenarios import run_random
-from impl.sim.world import World, sim_config
-from traces.validator.mapping import derive_config
-from traces.validator.validate import Verdict, parse_text, validate_events, validate_text
+from isr.impl.core import messages as m
+from isr.impl.core.partition import Partition
+from isr.impl.core.replica import Broker
+from isr.impl.sim.scenarios import run_random
+from isr.impl.sim.world import World, sim_config
+from isr.traces.validator.mapping import derive_config
+from isr.traces.validator.validate import Verdict, parse_text, validate_events, validate_text
 
 TP0 = ("t", 0)
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"

@@ -14,9 +14,8 @@ bug: the trace must be accepted, or a conformance run of a correct implementatio
 from __future__ import annotations
 
 import pytest
-
-from impl.sim.scenarios import random_faults, run_random
-from traces.validator.validate import validate_events
+from isr.impl.sim.scenarios import random_faults, run_random
+from isr.traces.validator.validate import validate_events
 
 
 def _run(seed: int, records: int):

@@ -8,9 +8,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from checker.graph import build_graph
-from traces.conformance import scenarios
-from traces.conformance.scenarios import MOVES, spec_scenarios, spec_targets
+from isr.checker.graph import build_graph
+from isr.traces.conformance import scenarios
+from isr.traces.conformance.scenarios import MOVES, spec_scenarios, spec_targets
 
 from ..checker.toys import grid
 

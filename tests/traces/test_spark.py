@@ -6,15 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from traces.validator.validate import validate_text
+from isr.traces.validator.validate import validate_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"
 
 
 @pytest.mark.spark
 def test_spark_batch_matches_sequential() -> None:
-    from traces.validator.spark_validate import validate_many
+    from isr.traces.validator.spark_validate import validate_many
 
     files = sorted(SAMPLES.glob("*/*.ndjson"))
     items: list = [(str(p.relative_to(SAMPLES)), p.read_text()) for p in files]

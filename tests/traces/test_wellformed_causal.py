@@ -11,8 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from traces.validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, validate_events
+from isr.traces.validator.validate import (
+    ACCEPTED,
+    BAD_INPUT,
+    REJECTED,
+    UNSUPPORTED,
+    validate_events,
+)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples" / "accepted"
 Event = dict[str, Any]
@@ -45,7 +50,7 @@ def _find(events: list[Event], **want: Any) -> int:
 
 def test_samples_still_accepted() -> None:
     """Every golden sample, the per-process files of a real cluster's run included."""
-    from traces.validator.validate import validate_paths
+    from isr.traces.validator.validate import validate_paths
 
     runs = sorted(SAMPLES.glob("*.ndjson")) + sorted(p for p in SAMPLES.iterdir() if p.is_dir())
     assert len(runs) >= 10

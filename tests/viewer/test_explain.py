@@ -18,8 +18,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-
-from cli.main import main
+from isr.cli.main import main
 
 CHROMIUM_FLAGS = [
     "--headless",

@@ -154,7 +154,7 @@ def write_failures(rep: ConformReport, out_dir: str | Path) -> list[dict[str, An
 def coverage(rep: ConformReport, protocol: str) -> dict[str, Any]:
     """Spec actions and role transitions the accepted traces exercised, and the missing ones
     (the spec's own role transitions: ``scenarios.spec_transitions``)."""
-    from spec import Config, IsrSpec
+    from isr.spec import Config, IsrSpec
 
     from .scenarios import spec_transitions
 

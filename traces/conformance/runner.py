@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec.protocols import DEFAULT_PROTOCOL
+from isr.spec.protocols import DEFAULT_PROTOCOL
 
 from .. import format as tformat
 from ..validator.validate import (

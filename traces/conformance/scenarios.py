@@ -16,10 +16,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from checker.graph import WithoutActions, build_graph
-from spec import Config, IsrSpec
-from spec.protocols import DEFAULT_PROTOCOL
-from traces.validator.partition import _role  # a replica's role: the validator's own definition
+from isr.checker.graph import WithoutActions, build_graph
+from isr.spec import Config, IsrSpec
+from isr.spec.protocols import DEFAULT_PROTOCOL
+from isr.traces.validator.partition import _role  # a replica's role: the validator's own definition
 
 Op = dict[str, Any]
 Scenario = list[Op]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.state import History, State
+from isr.spec.state import History, State
 
 from .mapping import Event
 

@@ -21,8 +21,8 @@ from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec import Config
-from spec.state import Replica
+from isr.spec import Config
+from isr.spec.state import Replica
 
 Event = dict[str, Any]
 PartKey = str  # "topic-partition"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spec import IsrSpec
-from spec.shared_log import SharedLog
-from spec.state import State
+from isr.spec import IsrSpec
+from isr.spec.shared_log import SharedLog
+from isr.spec.state import State
 
 from .candidates import (
     MAX_CANDIDATES,

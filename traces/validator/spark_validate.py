@@ -66,7 +66,7 @@ def validate_many(
     project's one Spark session helper (checker.spark.session.spark_context: the running
     SparkContext if there is one, else a new one on ``master``, default local[*], stopped at
     the end); its failures come out as SparkError."""
-    from checker.spark.session import spark_context
+    from isr.checker.spark.session import spark_context
 
     t0 = time.perf_counter()
     with spark_context(master, "isr validate") as sc:

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.nogc import gc_paused
-from spec import IsrSpec
-from spec.state import Replica
+from isr.checker.nogc import gc_paused
+from isr.spec import IsrSpec
+from isr.spec.state import Replica
 
 from .. import format as tformat
 from .candidates import MAX_CANDIDATES, Cand, Rejection, fmt_args
@@ -258,7 +258,7 @@ def validate_events(
 
 
 def _check_header(header: dict[str, Any]) -> None:
-    from spec.protocols import PROTOCOLS
+    from isr.spec.protocols import PROTOCOLS
 
     if header.get("protocol") not in PROTOCOLS:
         raise TraceInputError(f"unknown protocol {header.get('protocol')!r} in the header")
@@ -354,7 +354,7 @@ class OnlineValidator:
     is not written yet, so they are generous (they only cap what the spec may do)."""
 
     def __init__(self, header: dict[str, Any], records: int = 10_000, epochs: int = 1_000):
-        from spec import Config
+        from isr.spec import Config
 
         _check_header(header)
         self.parts: dict[str, PartitionValidator] = {}

@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    from checker.spark.session import code_roots, start_context
+    from isr.checker.spark.session import code_roots, start_context
 
     sc = start_context(
         "local[2]",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checker.bfs import check_bfs
-from checker.result import CheckResult
+from isr.checker.bfs import check_bfs
+from isr.checker.result import CheckResult
 
 
 def cx_len(cx) -> int | None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from isr.checker.bfs import Limits
+from isr.checker.spark.checkpoint import CheckpointError
+from isr.checker.spark.engine import check_spark
+from isr.cli.main import main
+from isr.spec import Config, IsrSpec
 from spark_helpers import assert_same_as_bfs
-
-from checker.bfs import Limits
-from checker.spark.checkpoint import CheckpointError
-from checker.spark.engine import check_spark
-from cli.main import main
-from spec import Config, IsrSpec
 
 pytestmark = pytest.mark.spark
 

@@ -12,11 +12,10 @@ import pickle
 from pathlib import Path
 
 import pytest
-
-from checker.bfs import Limits
-from checker.spark.engine import check_spark
-from cli.main import main
-from spec import Config, IsrSpec
+from isr.checker.bfs import Limits
+from isr.checker.spark.engine import check_spark
+from isr.cli.main import main
+from isr.spec import Config, IsrSpec
 
 pytestmark = pytest.mark.spark
 

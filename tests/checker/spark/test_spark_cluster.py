@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from checker.bfs import check_bfs
-from spec import Config, IsrSpec
+from isr.checker.bfs import check_bfs
+from isr.spec import Config, IsrSpec
 
 pytestmark = pytest.mark.spark
 
@@ -51,7 +50,7 @@ def test_check_on_a_standalone_cluster_matches_bfs(cluster):
     assert cluster.startswith("spark://127.0.0.1:")
     bounds = ["--replicas", "2", "--records", "1", "--epochs", "1", "--crashes", "1"]
     run = subprocess.run(
-        [sys.executable, "-m", "cli", "check", "--protocol", "hw-truncation", *bounds]
+        [sys.executable, "-m", "isr.cli", "check", "--protocol", "hw-truncation", *bounds]
         + ["--engine", "spark", "--master", cluster, "--format", "json", "--quiet"],
         cwd=ROOT,
         capture_output=True,

@@ -4,12 +4,11 @@ counterexample lengths, on toy models and on every protocol version of the ISR s
 from __future__ import annotations
 
 import pytest
+from isr.checker.bfs import Limits, check_bfs
+from isr.checker.model import Property, SimpleModel
+from isr.checker.spark.engine import check_spark
+from isr.spec import Config, IsrSpec
 from spark_helpers import assert_same_as_bfs
-
-from checker.bfs import Limits, check_bfs
-from checker.model import Property, SimpleModel
-from checker.spark.engine import check_spark
-from spec import Config, IsrSpec
 
 pytestmark = pytest.mark.spark
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from isr.checker.engines import Options, run
 
-from checker.engines import Options, run
 from tests.checker.toys import grid, tokens
 
 pytestmark = pytest.mark.spark

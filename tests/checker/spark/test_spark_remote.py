@@ -113,7 +113,7 @@ def netns_cluster(tmp_path):
 
 def _isr(*argv: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "cli", *argv],
+        [sys.executable, "-m", "isr.cli", *argv],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -157,7 +157,7 @@ def test_no_java_is_one_line_and_exit_2(tmp_path):
 
 
 def test_spark_flags_are_checked_before_anything_starts():
-    from checker.spark.session import SparkOptions, driver_addresses, parse_conf
+    from isr.checker.spark.session import SparkOptions, driver_addresses, parse_conf
 
     assert parse_conf(["spark.executor.memory=2g", "spark.a=b=c"]) == {
         "spark.executor.memory": "2g",

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from checker.simulate import simulate
-from checker.spark.simulate import simulate_spark
-from spec import Config, IsrSpec
+from isr.checker.simulate import simulate
+from isr.checker.spark.simulate import simulate_spark
+from isr.spec import Config, IsrSpec
 
 pytestmark = pytest.mark.spark
 

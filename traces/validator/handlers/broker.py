@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from spec.state import State
+from isr.spec.state import State
 
 from ..candidates import Cand
 from ..mapping import Event, Unsupported

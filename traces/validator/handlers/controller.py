@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from spec.actions.controller import _leader_lost
-from spec.state import State
+from isr.spec.actions.controller import _leader_lost
+from isr.spec.state import State
 
 from ..candidates import Cand
 from ..mapping import Event

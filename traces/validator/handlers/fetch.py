@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spec.log import epoch_start
-from spec.state import Replica, State
+from isr.spec.log import epoch_start
+from isr.spec.state import Replica, State
 
 from ..candidates import (
     Cand,

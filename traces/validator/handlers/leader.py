@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spec.state import State
+from isr.spec.state import State
 
 from ..candidates import Cand, strip_history
 from ..mapping import Event

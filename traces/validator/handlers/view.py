@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from spec.state import State
+from isr.spec.state import State
 
 from ..candidates import Cand
 from ..mapping import Event, PartitionMap

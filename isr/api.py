@@ -1,0 +1,94 @@
+"""The Python API: what `isr check`, `isr simulate` and `isr validate` do, for scripts and pytest.
+
+    import isr
+
+    r = isr.check(protocol="kip-101", replicas=2, records=3, epochs=3, crashes=0,
+                  properties=["StrongIsr"], stop_at_first_violation=True)
+    assert r.holds("StrongIsr") is False
+    print(r.violated[0].counterexample.length)          # 9
+
+    r = isr.check(workers=2)                            # the default model on two cores
+    v = isr.validate(["trace.ndjson"])                  # a recorded run against the spec
+    assert v.verdict == "conforms"
+
+Everything here is a thin layer over the engines' registry (isr.checker.engines) and the
+validator (isr.traces.validate); the CLI uses the same functions, so an answer here is the
+answer `isr` prints. Bad input raises (ConfigError, EngineOptionError: both ValueError); a
+violation is a result, never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from isr.checker.engines import Limits, Options, local_check_engine
+from isr.checker.engines import check as _check
+from isr.checker.engines import simulate as _simulate
+from isr.checker.progress import ProgressReporter
+from isr.checker.result import CheckResult
+from isr.spec import Config, IsrSpec
+from isr.traces.validator.validate import Verdict, validate_paths
+
+
+def model(config: Config | None = None, **bounds: Any) -> IsrSpec:
+    """The spec for ``config``, or for ``Config(**bounds)`` (protocol, replicas, records, epochs,
+    crashes, acks, min_isr and the fault modes; see isr.spec.Config)."""
+    if config is not None and bounds:
+        raise ValueError("give a Config or keyword bounds, not both")
+    return IsrSpec(config if config is not None else Config(**bounds))
+
+
+def check(
+    config: Config | None = None,
+    *,
+    properties: Iterable[str] | None = None,
+    symmetry: bool = True,
+    max_states: int | None = None,
+    max_seconds: float | None = None,
+    stop_at_first_violation: bool = False,
+    workers: int = 1,
+    progress: ProgressReporter | None = None,
+    **bounds: Any,
+) -> CheckResult:
+    """Explore every reachable state of the model and check its properties (``isr check``).
+    ``workers`` > 1 uses that many local processes (the same counts and verdicts as one; the
+    counterexample shown may be another of the same length)."""
+    m = model(config, **bounds)
+    options = Options(
+        properties=None if properties is None else list(properties),
+        symmetry=symmetry,
+        limits=Limits(max_states=max_states, max_seconds=max_seconds),
+        progress=progress,
+        stop_at_first_violation=stop_at_first_violation,
+        config=m.config.to_json(),
+    )
+    engine = local_check_engine(workers)
+    extras = {"workers": workers} if workers > 1 else {}
+    return _check(m, engine, options, **extras)
+
+
+def simulate(
+    config: Config | None = None,
+    *,
+    walks: int = 1000,
+    depth: int = 50,
+    seed: int = 0,
+    properties: Iterable[str] | None = None,
+    **bounds: Any,
+) -> CheckResult:
+    """Random walks of the model (``isr simulate``): finds violations, proves nothing."""
+    m = model(config, **bounds)
+    options = Options(
+        properties=None if properties is None else list(properties), config=m.config.to_json()
+    )
+    return _simulate(m, "seq", options, walks=walks, depth=depth, seed=seed)
+
+
+def validate(paths: Iterable[str | Path]) -> Verdict:
+    """Check a recorded run (its trace files, any order) against the spec (``isr validate``)."""
+    return validate_paths(list(paths))
+
+
+__all__ = ["check", "model", "simulate", "validate"]
