@@ -34,22 +34,22 @@ BAD_FILES = {
     "raises": ("raise RuntimeError('boom')\n", "importing it raised RuntimeError: boom"),
     "none": ("X = 1\n", "defines no ProtocolVersion"),
     "two": (
-        "from spec.protocols.kip_279 import Kip279\n"
+        "from isr.spec.protocols.kip_279 import Kip279\n"
         "class A(Kip279):\n    name = 'a'\n"
         "class B(Kip279):\n    name = 'b'\n",
         "defines 2 ProtocolVersions",
     ),
     "builtin-name": (
-        "from spec.protocols.kip_279 import Kip279\nclass A(Kip279):\n    name = 'kip-320'\n",
+        "from isr.spec.protocols.kip_279 import Kip279\nclass A(Kip279):\n    name = 'kip-320'\n",
         "is a built-in version",
     ),
     "builtin-object": (
-        "from spec.protocols import KIP_320\nPROTOCOL = KIP_320\n",
+        "from isr.spec.protocols import KIP_320\nPROTOCOL = KIP_320\n",
         "PROTOCOL is the built-in 'kip-320'",
     ),
     "not-a-version": ("PROTOCOL = 3\n", "PROTOCOL is a int, not a ProtocolVersion"),
     "no-name": (
-        "from spec.protocols.kip_279 import Kip279\nclass A(Kip279):\n    name = ''\n",
+        "from isr.spec.protocols.kip_279 import Kip279\nclass A(Kip279):\n    name = ''\n",
         "needs a name",
     ),
 }

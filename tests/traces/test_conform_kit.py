@@ -118,7 +118,7 @@ def test_adapter_stderr_is_drained(tmp_path: Path) -> None:
     """An adapter logging far more than a pipe buffer (64 KiB) on stderr does not block."""
     cmd = (
         f"{sys.executable} -c \"import sys; sys.stderr.write('x' * 400000); sys.stderr.flush(); "
-        'from impl.adapter import main; main()"'
+        'from isr.impl.adapter import main; main()"'
     )
     ad = Adapter(cmd, tmp_path / "err")
     try:
