@@ -58,7 +58,8 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
         if not (f is NO_FAULTS or faults_ok(s, f)):
             return False
         k = s.kraft
-        return k is NO_KRAFT or kraft_ok(k)
+        # equality too: a state read back from a checkpoint or a worker holds an equal copy
+        return k is NO_KRAFT or k == NO_KRAFT or kraft_ok(k)
 
     def kraft_ok(k) -> bool:
         """kraft: per-replica tuples of the right length, broker epochs within 1 + restarts, at
@@ -83,7 +84,7 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
         if len(set(leaders)) != len(leaders):
             return False
         return all(
-            0 <= l < n and 0 < a.new_isr <= full
+            0 <= l < n and 0 < a.new_isr <= full and 1 <= a.leader_be <= 1 + cfg.crashes
             for l, a in zip(leaders, k.alter_partition, strict=True)
         )
 
