@@ -311,6 +311,7 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
                     pos[a.added] if a.added >= 0 else a.added,
                     a.added_be,
                     a.fresh,
+                    a.leader_be,
                 )
                 for a in alters
             )

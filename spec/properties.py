@@ -9,7 +9,7 @@ from isr.checker.model import Property
 
 from .actions.common import Ctx, alive_mask, is_true_leader, live_mask
 from .actions.controller import elections
-from .state import NO_FAULTS, State
+from .state import NO_FAULTS, NO_KRAFT, State
 
 
 def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
@@ -55,7 +55,38 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
         if not (0 <= h.next_record <= records and 0 <= h.crashes <= cfg.crashes):
             return False
         f = s.faults
-        return f is NO_FAULTS or faults_ok(s, f)
+        if not (f is NO_FAULTS or faults_ok(s, f)):
+            return False
+        k = s.kraft
+        # equality too: a state read back from a checkpoint or a worker holds an equal copy
+        return k is NO_KRAFT or k == NO_KRAFT or kraft_ok(k)
+
+    def kraft_ok(k) -> bool:
+        """kraft: per-replica tuples of the right length, broker epochs within 1 + restarts, at
+        most one fetch in flight per fetcher (follower, leader, broker epoch) and one
+        AlterPartition per leader, every id a replica."""
+        if len(k.broker_epoch) != n or len(k.remote_epoch) != n:
+            return False
+        if not all(1 <= b <= 1 + cfg.crashes for b in k.broker_epoch):
+            return False
+        if not all(
+            len(row) == n and all(-1 <= x <= 1 + cfg.crashes for x in row) for row in k.remote_epoch
+        ):
+            return False
+        fetchers = [
+            (m.follower, m.leader, m.broker_epoch) for m in (*k.fetch_requests, *k.fetch_responses)
+        ]
+        if len(set(fetchers)) != len(fetchers):
+            return False
+        if not all(0 <= f < n and 0 <= l < n and f != l for f, l, _ in fetchers):
+            return False
+        leaders = [a.leader for a in k.alter_partition]
+        if len(set(leaders)) != len(leaders):
+            return False
+        return all(
+            0 <= l < n and 0 < a.new_isr <= full and 1 <= a.leader_be <= 1 + cfg.crashes
+            for l, a in zip(leaders, k.alter_partition, strict=True)
+        )
 
     def faults_ok(s: State, f) -> bool:
         reps = s.replicas

@@ -163,6 +163,7 @@ class AlterReq(NamedTuple):
     added_be: int  # KIP-903: the broker epoch of the fetch that justified the expansion; -1
     fresh: bool  # made with the current partition state (no write of it since): the partition
     # epoch check, abstracted as Coord's docstring abstracts the zkVersion
+    leader_be: int  # the sending leader's broker epoch (AlterPartition's BrokerEpoch field)
 
 
 class Kraft(NamedTuple):

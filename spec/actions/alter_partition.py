@@ -51,9 +51,11 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
             if r.isr >> j & 1:
                 if r.remote_leo[j] >= lleo:
                     continue
-                a = AlterReq(l, r.epoch, r.isr & ~(1 << j), -1, -1, True)
+                a = AlterReq(l, r.epoch, r.isr & ~(1 << j), -1, -1, True, k.broker_epoch[l])
             elif r.remote_leo[j] >= floor:
-                a = AlterReq(l, r.epoch, r.isr | (1 << j), j, rem_epochs[j], True)
+                a = AlterReq(
+                    l, r.epoch, r.isr | (1 << j), j, rem_epochs[j], True, k.broker_epoch[l]
+                )
             else:
                 continue
             t = with_kraft(s, k._replace(alter_partition=tuple(sorted((*k.alter_partition, a)))))
@@ -63,7 +65,9 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
 def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerHandleAlterPartition(leader): the controller answers a leader's AlterPartition.
     It accepts when the proposal was made with the current partition state (no controller write
-    since: the leader and its epoch are still the recorded ones) and, for an expansion, the
+    since: the leader and its epoch are still the recorded ones) by the leader's current
+    incarnation (a leader that restarted since sent it from its previous life: STALE_BROKER_EPOCH,
+    KIP-497's check of the sender) and, for an expansion, the
     added follower's broker epoch is its registered one (KIP-903; ``broker_epoch_check``). It
     then records the new ISR (kip-966's ELR rule applies) and answers the leader, which adopts
     it if it still leads in that epoch. A refusal changes nothing recorded; either way the
@@ -74,7 +78,11 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
         l = a.leader
         alters = tuple(x for x in k.alter_partition if x is not a)
         t = with_kraft(s, k._replace(alter_partition=alters))
-        accept = a.fresh and (a.added < 0 or not kip903 or a.added_be == k.broker_epoch[a.added])
+        accept = (
+            a.fresh
+            and a.leader_be == k.broker_epoch[l]
+            and (a.added < 0 or not kip903 or a.added_be == k.broker_epoch[a.added])
+        )
         if accept:
             c = t.coord
             old_isr = c.isr

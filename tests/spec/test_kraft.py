@@ -382,3 +382,16 @@ def test_the_validator_refuses_kraft_traces(tmp_path, capsys):
     trace.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     assert main(["validate", str(trace)]) == 2
     assert "kraft" in capsys.readouterr().err  # the trace format lists the versions it knows
+
+
+def test_type_ok_bounds_the_kraft_variables():
+    """TypeOK checks the kraft variables too: it fails on two fetches of one fetcher in flight,
+    which FollowerSendFetch never produces."""
+    m = kraft(replicas=2, records=1, crashes=0)
+    type_ok = next(p for p in m.properties if p.name == "TypeOK").check
+    s = run(m, ("FollowerSendFetch", 1, 0))
+    assert type_ok(s)
+    (q,) = s.kraft.fetch_requests
+    twice = s._replace(kraft=s.kraft._replace(fetch_requests=(q, q._replace(fetch_offset=1))))
+    assert not type_ok(twice)
+    assert not type_ok(s._replace(kraft=s.kraft._replace(broker_epoch=(1, 3))))
