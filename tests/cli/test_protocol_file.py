@@ -195,3 +195,19 @@ def test_protocol_and_protocol_file_together_is_bad_input(capsys):
     code = main(["check", "--protocol", "kip-101", "--protocol-file", str(MY_KIP), "--quiet"])
     assert code == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_a_kraft_guard_removed_in_a_user_file(capsys):
+    """examples/protocols/kraft_without_maximal_isr.py: the kraft flags are reachable from the
+    command line through a file; without the maximal ISR a committed record is lost in 4 steps,
+    with no crash (tests/spec/test_kraft.py pins the same on the built-in version)."""
+    from isr.cli.main import main
+
+    mine = ROOT / "examples" / "protocols" / "kraft_without_maximal_isr.py"
+    bounds = ["--replicas", "2", "--records", "1", "--epochs", "2", "--crashes", "0"]
+    argv = ["check", "--protocol-file", str(mine), *bounds, "--invariant", "NoCommittedLoss"]
+    assert main([*argv, "--workers", "1", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "Counterexample for NoCommittedLoss (4 steps):" in out
+    assert "LeaderSendAlterPartition(leader=0, follower=1)" in out
+    assert main(["check", "--protocol", "kraft", *bounds, "--invariant", "NoCommittedLoss"]) == 0
