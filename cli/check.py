@@ -142,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
         "check", family, workers=args.workers, checkpoint=bool(args.checkpoint or args.resume)
     )
     configure_spark(args, family == "spark", args.max_seconds)
+    if not args.quiet and not args.resume:
+        note = size_note(model.config, args.max_states, args.max_seconds)
+        if note:
+            print(note, file=sys.stderr)
     options = Options(
         properties=args.properties,
         symmetry=args.symmetry,
@@ -212,6 +216,30 @@ def default_workers(args: argparse.Namespace) -> int:
     if estimate_log10_states(config_from_args(args)) < math.log10(AUTO_WORKERS_MIN_STATES):
         return 1
     return cores
+
+
+# Above this estimated size a run takes hours on one machine: say so before it starts.
+LARGE_MODEL_STATES = 1e8
+
+
+def size_note(cfg, max_states: int | None, max_seconds: float | None) -> str | None:
+    """One line on stderr before a search the estimate puts above LARGE_MODEL_STATES (and no
+    limit asked for): how large, and what to do instead. Not an error: the estimate is rough
+    (right within a factor of 10 or so) and the run may be what the user wants."""
+    import math
+
+    from .models import estimate_log10_states
+
+    if max_states is not None or max_seconds is not None:
+        return None
+    est = estimate_log10_states(cfg)
+    if est < math.log10(LARGE_MODEL_STATES):
+        return None
+    return (
+        f"isr: note: this model has roughly 10^{est:.0f} distinct states (a rough estimate): "
+        "hours or days on one machine. Smaller bounds, --stop-at-first-violation, "
+        "--max-seconds S, --checkpoint DIR or `isr simulate` answer sooner."
+    )
 
 
 def warn_cores(workers: int) -> None:
