@@ -7,12 +7,9 @@ the project's layout asks; the wheel installs them under ``isr/`` (pyproject.tom
 ``import isr.spec`` works with nothing installed (tests, Spark executors given the root on their
 PYTHONPATH).
 
-The Python API for scripts and pytest (``isr.api``, re-exported here)::
-
-    import isr
-    result = isr.check(protocol="kip-101", replicas=2, records=3, epochs=3, crashes=0)
-    assert not result.holds("StrongIsr")
-    verdict = isr.validate(["run/trace-broker-0.ndjson", ...])
+The Python API for scripts and pytest is ``isr.api`` (``from isr.api import check, validate``).
+This module does not import it: it holds only what every subpackage may read (the version, the
+search path), so that nothing below imports its own parent in a loop.
 """
 
 from __future__ import annotations
@@ -35,6 +32,4 @@ def _version() -> str:
 
 __version__ = _version()
 
-from .api import check, model, simulate, validate  # noqa: E402
-
-__all__ = ["__version__", "check", "model", "simulate", "validate"]
+__all__ = ["__version__"]

@@ -1,18 +1,18 @@
 """The Python API: what `isr check`, `isr simulate` and `isr validate` do, for scripts and pytest.
 
-    import isr
+    from isr.api import check, validate
 
-    r = isr.check(protocol="kip-101", replicas=2, records=3, epochs=3, crashes=0,
-                  properties=["StrongIsr"], stop_at_first_violation=True)
+    r = check(protocol="kip-101", replicas=2, records=3, epochs=3, crashes=0,
+              properties=["StrongIsr"], stop_at_first_violation=True)
     assert r.holds("StrongIsr") is False
     print(r.violated[0].counterexample.length)          # 9
 
-    r = isr.check(workers=2)                            # the default model on two cores
-    v = isr.validate(["trace.ndjson"])                  # a recorded run against the spec
-    assert v.verdict == "conforms"
+    r = check(workers=2)                    # the default model on two cores
+    v = validate(["trace.ndjson"])          # a recorded run against the spec
+    assert v.verdict == "accepted"
 
 Everything here is a thin layer over the engines' registry (isr.checker.engines) and the
-validator (isr.traces.validate); the CLI uses the same functions, so an answer here is the
+validator (isr.traces.validator.validate); the CLI uses the same functions, so an answer here is the
 answer `isr` prints. Bad input raises (ConfigError, EngineOptionError: both ValueError); a
 violation is a result, never an exception.
 """

@@ -10,6 +10,7 @@ from isr.spec import ConfigError
 from isr.traces.validator.validate import ACCEPTED, REJECTED
 
 import isr
+from isr import api
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "traces" / "samples"
@@ -21,7 +22,7 @@ def test_version_is_the_distribution_version():
 
 
 def test_check_finds_the_kip101_hole_with_its_shortest_counterexample():
-    r = isr.check(
+    r = api.check(
         protocol="kip-101",
         replicas=2,
         records=3,
@@ -37,25 +38,25 @@ def test_check_finds_the_kip101_hole_with_its_shortest_counterexample():
 
 
 def test_check_a_small_model_completely_and_on_two_workers():
-    one = isr.check(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=0)
+    one = api.check(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=0)
     assert one.complete and one.distinct_states == 657 and not one.violated
-    two = isr.check(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=0, workers=2)
+    two = api.check(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=0, workers=2)
     assert (two.engine, two.distinct_states, two.depth) == ("parallel", 657, one.depth)
     with pytest.raises(KeyError):
         one.holds("NoSuchProperty")
 
 
 def test_simulate_and_bad_bounds():
-    r = isr.simulate(
+    r = api.simulate(
         protocol="hw-truncation", replicas=2, records=1, epochs=2, crashes=2, walks=200
     )
     assert r.states_generated > 0
     with pytest.raises(ConfigError):
-        isr.check(replicas=9)
+        api.check(replicas=9)
 
 
 def test_validate_a_recorded_run_and_a_rejected_one():
     run = sorted((SAMPLES / "accepted" / "cluster-kip320-produce").glob("*.ndjson"))
-    assert isr.validate(run).verdict == ACCEPTED
+    assert api.validate(run).verdict == ACCEPTED
     bad = SAMPLES / "rejected" / "mutant-ack-before-commit.ndjson"
-    assert isr.validate([bad]).verdict == REJECTED
+    assert api.validate([bad]).verdict == REJECTED
