@@ -99,8 +99,7 @@ class Config:
             )
         if self.session_expiries < 0:
             raise ConfigError(f"--session-expiries must be >= 0, got {self.session_expiries}")
-        split = PROTOCOLS.get(self.protocol)
-        if split is not None and split.split_fetch and (self.retention or self.session_expiries):
+        if PROTOCOLS[self.protocol].split_fetch and (self.retention or self.session_expiries):
             raise ConfigError(
                 f"--protocol {self.protocol} does not model retention or ZooKeeper session expiry"
                 " yet"

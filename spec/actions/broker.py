@@ -11,6 +11,14 @@ def _without(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
     return tuple(x for x in requests if x is not q)
 
 
+def _applied(t: State, s: State, i: int, q: Request) -> State:
+    """``t`` once replica ``i`` has applied request ``q`` of ``s``: the request is gone and its
+    controller epoch is the highest ``i`` has heard from (R9)."""
+    return State(
+        t.replicas, t.coord, _without(s.requests, q), t.history, _seen(t.faults, i, q), t.kraft
+    )
+
+
 def _seen(f: Faults, i: int, q: Request) -> Faults:
     """The replica accepted a request of controller epoch q.ctrl_epoch (controller failover)."""
     seen = f.ctrl_seen
@@ -52,15 +60,7 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
         t = set_replica(s, i, nr)
         if ctx.split_fetch:
             t = _forget_remote_epochs(t, i)
-        t = State(
-            t.replicas,
-            t.coord,
-            _without(s.requests, q),
-            t.history,
-            _seen(t.faults, i, q),
-            t.kraft,
-        )
-        out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
+        out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, _applied(t, s, i, q), i)))
 
 
 def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -86,14 +86,7 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
         out.append(
             (
                 (kind, (i, q.leader, q.epoch)),
-                State(
-                    t.replicas,
-                    t.coord,
-                    _without(s.requests, q),
-                    t.history,
-                    _seen(t.faults, i, q),
-                    t.kraft,
-                ),
+                _applied(t, s, i, q),
             )
         )
 
