@@ -10,6 +10,7 @@ from isr.spec import Config, ConfigError, IsrSpec
 from isr.spec.protocols import get_protocol
 from isr.traces import counterexample as cxfile
 from isr.traces import itf
+from isr.traces.format import parse_document
 
 from .errors import OK, REJECTED, VIOLATION, UsageError
 from .models import add_protocol_file_arg, user_protocol
@@ -41,13 +42,13 @@ def _peek_header(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as f:
             try:
-                obj = json.loads(f.readline(1 << 20))
+                obj = parse_document(f.readline(1 << 20))
             except ValueError:  # not one JSON document per line: ITF, pretty-printed
                 obj = None
             if isinstance(obj, dict) and obj.get("type") == "header":
                 return obj
             f.seek(0)
-            doc = json.load(f)
+            doc = parse_document(f.read())
         meta = doc.get("#meta") if isinstance(doc, dict) else None
         isr = meta.get("isr") if isinstance(meta, dict) else None
         return isr if isinstance(isr, dict) else {}

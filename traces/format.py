@@ -30,6 +30,16 @@ except ImportError:  # pragma: no cover - orjson is a dependency; json gives the
         return json.loads(line.decode("utf-8") if isinstance(line, bytes) else line)
 
 
+def parse_document(text: str) -> Any:
+    """json.loads of a whole document (ITF, a TLC dump, a pretty-printed header), with nesting
+    too deep for the parser reported as bad JSON (json.JSONDecodeError, a ValueError) instead of
+    a RecursionError: hostile input is bad input, one line and exit 2."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+
+
 FORMAT = "isr-trace"
 VERSION = 1
 SCHEMA_PATH = Path(__file__).parent / "schema" / "trace-event.schema.json"

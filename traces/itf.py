@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import counterexample as cxfile
+from . import format as tformat
 from .counterexample import CounterexampleTrace, TraceFileError
 
 FORMATS = ("ndjson", "itf")
@@ -365,7 +366,7 @@ def _label(model: Any, trace: CounterexampleTrace) -> None:
 def detect(text: str) -> str:
     """``itf``, ``tlc`` or ``ndjson``, by content."""
     try:
-        doc = json.loads(text)
+        doc = tformat.parse_document(text)
     except json.JSONDecodeError:
         return "ndjson"
     if isinstance(doc, dict) and "states" in doc and ("vars" in doc or "#meta" in doc):
@@ -393,7 +394,7 @@ def read_any(path: str) -> CounterexampleTrace:
             f"{path}: a TLC -dumpTrace json file; convert it first: "
             f"python -m isr.traces.itf from-tlc {path} --protocol NAME --property NAME -o OUT.itf.json"
         )
-    trace = from_itf(json.loads(text), path)
+    trace = from_itf(tformat.parse_document(text), path)
     if not trace.header.get("property"):
         raise TraceFileError(f"{path}: the ITF trace names no property (#meta.isr.property)")
     return trace
@@ -457,7 +458,7 @@ def import_tlc(path: str, protocol: str, prop: str, extra: dict | None = None):
 
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            doc = tformat.parse_document(f.read())
     except OSError as e:
         raise TraceFileError(f"cannot read {path}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError):

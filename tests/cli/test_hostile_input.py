@@ -325,3 +325,23 @@ def test_a_broken_cluster_state_file_is_one_line(tmp_path, state, argv):
     o = run_cli([*argv, "--dir", str(tmp_path)])
     assert o.exc is None and o.code == 2, o.where
     assert len(o.err.strip().splitlines()) == 1 and "cluster.json" in o.err, o.err
+
+
+@pytest.mark.parametrize("command", ["replay", "explain"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,  # the first line: replay peeks at it for a header
+        '{"#meta": ' + "[" * 100_000 + "]" * 100_000 + "}",  # a whole (ITF-like) document
+    ],
+    ids=["deep-first-line", "deep-document"],
+)
+def test_deeply_nested_json_is_bad_input(tmp_path, command, text):
+    """Found by test_counterexample_readers_are_total in a fresh-clone run: json's parser raises
+    RecursionError on deep nesting, which escaped `isr replay`'s header peek as a traceback.
+    Every whole-document read goes through traces.format.parse_document now."""
+    f = tmp_path / "deep.json"
+    f.write_text(text)
+    o = run_cli([command, str(f)])
+    assert problem(command, o) is None, problem(command, o)
+    assert o.code == 2 and o.err.count("\n") == 1 and str(f) in o.err
