@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 
 import z3
 
-from .encoding import SYM_PROTOCOLS, Sym, init, steps, variables
+from .encoding import SYM_PROTOCOLS, Sym, init, offsets_below, steps, variables
 from .induction import strong_isr
 
 
@@ -55,7 +55,15 @@ def bmc(
     clock: Callable[[], float] = lambda: 0.0,
 ) -> BmcResult:
     """Unroll the transition relation step by step; at each depth ask for a StrongIsr violation.
-    ``clock`` times the run (the caller's: spec/ reads no clock of its own)."""
+    ``clock`` times the run (the caller's: spec/ reads no clock of its own). Quantifier-free:
+    after ``depth`` steps no log holds ``depth`` + 1 entries."""
+    with offsets_below(max(depth, 1)):
+        return _unroll(protocol, n, depth, timeout_ms, clock)
+
+
+def _unroll(
+    protocol: str, n: int, depth: int, timeout_ms: int, clock: Callable[[], float]
+) -> BmcResult:
     t0 = clock()
     proto = SYM_PROTOCOLS[protocol]
     sol = z3.Solver()

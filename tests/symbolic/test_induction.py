@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import z3
 from isr.spec.symbolic.bmc import bmc
-from isr.spec.symbolic.encoding import become_follower
+from isr.spec.symbolic.encoding import SYM_PROTOCOLS, become_follower, init, offsets_below, steps
 from isr.spec.symbolic.induction import (
     check_induction,
     concrete_state,
@@ -65,6 +66,36 @@ def test_bmc_finds_the_hw_truncation_loss_and_not_kip320():
     assert r.actions[-1].startswith("BrokerRestart")
     r = bmc("kip-320", 2, 5, timeout_ms=slow)
     assert not r.unknown and r.violation_depth is None
+
+
+def test_bmc_query_has_no_quantifier():
+    """CI once got "unknown (incomplete quantifiers)" from z3 on the first BMC query of a process:
+    the unrolling must be quantifier-free, so z3 decides it whatever its instantiation order."""
+
+    def has_quantifier(t: z3.ExprRef) -> bool:
+        seen: set[int] = set()
+        todo = [t]
+        while todo:
+            e = todo.pop()
+            if e.get_id() in seen:
+                continue
+            seen.add(e.get_id())
+            if z3.is_quantifier(e):
+                # a lambda is an array term the array theory reduces; a forall/exists is not
+                if not e.is_lambda():
+                    return True
+                todo.append(e.body())
+            else:
+                todo.extend(e.children())
+        return False
+
+    proto = SYM_PROTOCOLS["hw-truncation"]
+    with offsets_below(5):
+        s = init(2)
+        terms = [strong_isr(s)] + [z3.And(g) for _, _, g, _ in steps(s, proto)]
+    assert not any(has_quantifier(t) for t in terms)
+    # outside the block (the induction proof: logs of any length) the quantifier is back
+    assert has_quantifier(strong_isr(init(2)))
 
 
 def test_strong_isr_formula_can_fail():
