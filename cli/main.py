@@ -41,6 +41,13 @@ def version() -> str:
 
 
 class _Parser(argparse.ArgumentParser):
+    """No abbreviated options: with them, ``isr validate --protocol kip-320`` (validate has no
+    ``--protocol``) was read as ``--protocol-file kip-320``; an option must be spelt out."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # argparse's own usage errors: exit 2, one line
         self.exit(BAD_INPUT, f"{self.prog}: error: {message}\n")
 

@@ -13,7 +13,7 @@ from isr.spec.config import ACKS
 from isr.spec.protocols import PROTOCOLS, ProtocolFileError, register_protocol
 
 from .errors import UsageError
-from .protocol_file import load_protocol_file
+from .protocol_file import load_protocol_file, ship_by_value
 
 
 # ---- option types ------------------------------------------------------------------------------
@@ -160,8 +160,9 @@ _LOADED: dict[str, str] = {}  # --protocol-file path -> the registered version's
 
 def user_protocol(args: argparse.Namespace) -> str | None:
     """The name of the version in ``--protocol-file`` (loaded and registered once per path), or
-    None without the option. A file that cannot be used is a UsageError (one line, exit 2); so is
-    a Spark engine, whose executors would not have the file (it is not shipped with the job)."""
+    None without the option. A file that cannot be used is a UsageError (one line, exit 2). For
+    a Spark engine the file's classes are shipped by value in the task closures (executors do
+    not read the file)."""
     path = getattr(args, "protocol_file", None)
     if not path:
         return None
@@ -171,17 +172,14 @@ def user_protocol(args: argparse.Namespace) -> str | None:
             f"give --protocol {named} or --protocol-file {path}, not both (the file names its "
             "own version)"
         )
-    if getattr(args, "engine", None) == "spark":
-        raise UsageError(
-            "--protocol-file runs on the local engines only: Spark executors would not have the "
-            "file; drop --engine spark"
-        )
     if path not in _LOADED:
         try:
             p = register_protocol(load_protocol_file(path))
         except ProtocolFileError as e:
             raise UsageError(str(e)) from None
         _LOADED[path] = p.name
+    if getattr(args, "engine", None) == "spark":
+        ship_by_value(PROTOCOLS[_LOADED[path]])
     return _LOADED[path]
 
 

@@ -105,3 +105,15 @@ def _the_version(module: object, shown: str) -> ProtocolVersion:
             f"protocol file {shown} defines {what}; define one subclass, or set PROTOCOL = ..."
         )
     return mine[0]
+
+
+def ship_by_value(p: ProtocolVersion) -> None:
+    """Make Spark's task serializer (cloudpickle) carry the classes of ``p``'s file by value, so
+    that executors, which never read the file, can rebuild the version from the task closure.
+    The file's module is named after its content, so an executor can never mix two versions of
+    one file. Called only for ``--engine spark`` (pyspark is imported here, not before)."""
+    from pyspark import cloudpickle
+
+    module = sys.modules.get(type(p).__module__)
+    if module is not None and module.__name__.startswith("isr_user_protocol_"):
+        cloudpickle.register_pickle_by_value(module)

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from isr.spec.protocols import protocol_source
+from isr.spec.protocols import PROTOCOLS, protocol_source
 
 from . import junit, reports
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
@@ -101,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
         if len({name for name, _t in items}) != len(items):
             raise UsageError("a trace is named twice")
         with spark_failures():  # Spark that cannot start: one line, exit 2
-            verdicts, summary = validate_many(items, master=args.spark_master)
+            verdicts, summary = validate_many(
+                items, master=args.spark_master, protocol=PROTOCOLS[mine] if mine else None
+            )
     else:
         verdicts = [
             validate_paths(files, name, None if args.quiet else progress(name), protocol=mine)

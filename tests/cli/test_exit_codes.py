@@ -288,3 +288,13 @@ def test_exit_code(command, code, argv, setup, files, monkeypatch):
     if code == 2:
         lines = [x for x in o.err.splitlines() if x.strip()]
         assert len(lines) == 1 and "Traceback" not in o.err, o.err
+
+
+def test_options_must_be_spelt_out():
+    """argparse's abbreviations are off: `validate` has no --protocol, and with abbreviations on
+    `--protocol kip-320` was read as `--protocol-file kip-320` (a file that does not exist)."""
+    trace = str(next(SAMPLES.glob("accepted/*.ndjson")))
+    out = run_cli(["validate", "--protocol", "kip-320", trace])
+    assert out.code == 2 and "unrecognized arguments: --protocol" in out.err
+    out = run_cli(["check", "--max-sec", "5", "--replicas", "2"])
+    assert out.code == 2 and "--max-sec" in out.err

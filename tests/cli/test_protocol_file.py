@@ -86,11 +86,6 @@ def test_a_missing_file_is_exit_2_for_every_command(tmp_path):
         assert out.err.strip() == f"isr: error: protocol file {missing}: no such file", argv
 
 
-def test_spark_is_refused_with_a_protocol_file():
-    out = run_cli(["check", "--protocol-file", str(MY_KIP), "--engine", "spark", "--quiet"])
-    assert out.code == 2 and "drop --engine spark" in out.err
-
-
 def test_the_example_runs_through_isr_check():
     """README, "Check your own protocol change": kip-320 without fetch fencing loses its
     WeakIsr at once (7 steps: a follower counted by a leader of an epoch it does not follow)."""

@@ -12,17 +12,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
+
+from isr.spec.protocols import ProtocolVersion, register_protocol
 
 from .validate import Verdict, validate_text
 
 Run = tuple[str, str | list[str]]  # (name, text of its file or of its per-process files)
 
 
-def _validate_bucket(bucket: Iterable[Run]) -> list[dict[str, Any]]:
+def _validate_bucket(
+    version: ProtocolVersion | None, bucket: Iterable[Run]
+) -> list[dict[str, Any]]:
+    """Validate one slice on an executor. ``version``: a user's protocol version
+    (``--protocol-file``), carried in the task closure; the executor registers it (its own
+    registry has only the built-in versions) and validates against it instead of the header's."""
+    name_of = None
+    if version is not None:
+        name_of = register_protocol(version).name  # a no-op when this worker has it already
     out = []
     for name, text in bucket:
-        v = validate_text(text, name)
+        v = validate_text(text, name, protocol=name_of)
         d = v.to_json()
         d["exit"] = v.exit
         d["order"] = name
@@ -60,9 +71,13 @@ def slices(items: list[Run], slots: int) -> tuple[list[Run], int]:
 
 
 def validate_many(
-    items: list[Run], master: str | None = None, partitions: int | None = None
+    items: list[Run],
+    master: str | None = None,
+    partitions: int | None = None,
+    protocol: ProtocolVersion | None = None,
 ) -> tuple[list[Verdict], dict[str, Any]]:
-    """Verdicts in the order of ``items`` (names must be unique), and a summary. Runs on the
+    """Verdicts in the order of ``items`` (names must be unique), and a summary; ``protocol``
+    validates every run against that version instead of the one its header names. Runs on the
     project's one Spark session helper (checker.spark.session.spark_context: the running
     SparkContext if there is one, else a new one on ``master``, default local[*], stopped at
     the end); its failures come out as SparkError."""
@@ -72,7 +87,9 @@ def validate_many(
     with spark_context(master, "isr validate") as sc:
         ordered, n = slices(items, partitions or sc.defaultParallelism)
         t1 = time.perf_counter()
-        rows = sc.parallelize(ordered, n).mapPartitions(_validate_bucket).collect()
+        rows = (
+            sc.parallelize(ordered, n).mapPartitions(partial(_validate_bucket, protocol)).collect()
+        )
         t2 = time.perf_counter()
     pos = {name: k for k, (name, _t) in enumerate(items)}
     rows.sort(key=lambda d: pos[d.pop("order")])

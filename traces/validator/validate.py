@@ -319,11 +319,16 @@ def parse_text(text: str | list[str], name: str = "trace") -> tuple[dict[str, An
     return _run_header([h for h, _e in parsed]), events
 
 
-def validate_text(text: str | list[str], name: str = "trace") -> Verdict:
+def validate_text(
+    text: str | list[str], name: str = "trace", protocol: str | None = None
+) -> Verdict:
+    """``protocol``: as for :func:`validate_paths`."""
     try:
         head, events = parse_text(text, name)
     except TraceInputError as e:
         return Verdict(name, BAD_INPUT, reason=str(e))
+    if protocol is not None:
+        head = {**head, "protocol": protocol}
     return validate_events(head, events, name)
 
 
