@@ -49,6 +49,8 @@ class Ctx:
     fetch_fenced: Callable[[int, int], bool] | None = None
     isr_join_floor: Callable[[Log, int, int], int] | None = None
     new_leader_hw: Callable[[Log, int], int] | None = None
+    # None for the base rule (the minimum, computed inline: it runs on every fetch)
+    high_watermark: Callable[[int, tuple[int, ...]], int] | None = None
     on_divergence: bool = False  # kip-320-first-try: no truncation phase (LOG_TRUNCATION)
     fence_incarnations: bool = False  # KIP-380 broker epochs (kip-966)
     split_fetch: bool = False  # kraft: the fetch as request and response (spec.state.Kraft)
@@ -84,6 +86,11 @@ class Ctx:
             fetch_fenced=_fetch_fenced(proto),
             isr_join_floor=_isr_join_floor(proto),
             new_leader_hw=proto.new_leader_hw,
+            high_watermark=(
+                None
+                if type(proto).high_watermark is ProtocolVersion.high_watermark
+                else proto.high_watermark
+            ),
             on_divergence=proto.truncate_on_divergence,
             fence_incarnations=proto.broker_epoch_fencing,
             split_fetch=proto.split_fetch,
@@ -246,13 +253,19 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
     else:
         if ctx.hw_needs_min_isr and isr.bit_count() < ctx.config.min_isr:
             return s
-        new_hw = len(r.log)
         remote = r.remote_leo
-        for j in range(ctx.n):
-            if j != leader and counted >> j & 1:
-                rl = remote[j]
-                if rl < new_hw:
-                    new_hw = rl
+        if ctx.high_watermark is not None:  # a version's own commit rule
+            new_hw = ctx.high_watermark(
+                len(r.log),
+                tuple(remote[j] for j in range(ctx.n) if j != leader and counted >> j & 1),
+            )
+        else:
+            new_hw = len(r.log)
+            for j in range(ctx.n):
+                if j != leader and counted >> j & 1:
+                    rl = remote[j]
+                    if rl < new_hw:
+                        new_hw = rl
     if new_hw <= hw:
         return s
     history = s.history

@@ -11,7 +11,8 @@ fills in. Its hooks answer these questions:
   (KIP-101, KIP-279);
 * ``fetch_fenced``: whether a leader refuses a fetch made at another leader epoch (KIP-320);
 * ``isr_join_floor``: the offset a follower must reach to rejoin the ISR (R7, KAFKA-7128);
-* ``new_leader_hw``: the HW a new leader starts from (R11; R16 in the original design).
+* ``new_leader_hw``: the HW a new leader starts from (R11; R16 in the original design);
+* ``high_watermark``: the commit rule, the HW a leader advances to from the LEOs it counts (R4).
 
 The base hooks read the flags below, so a version that only switches a rule sets a flag; a
 version (or a user's) that changes how a rule works overrides the hook. Rules that change which
@@ -107,6 +108,16 @@ class ProtocolVersion:
         With ``new_leader_hw_is_leo`` (R16, the original design) its own LEO. (The leader
         then re-evaluates it from its ISR, R4.)"""
         return len(log) if self.new_leader_hw_is_leo else hw
+
+    def high_watermark(self, leader_leo: int, follower_leos: tuple[int, ...]) -> int:
+        """R4, the commit rule: the HW a leader with LEO ``leader_leo`` may advance to, given the
+        fetched LEOs of the other replicas it counts (its ISR; in kraft the maximal ISR while an
+        AlterPartition is in flight), -1 for one not heard from since it became leader. Base:
+        the minimum, so a record is committed once every counted replica has it. The spec keeps
+        the HW from decreasing (a result at or below the current HW changes nothing) and checks
+        the result against HwAtMostLeo like any other state; majority-quorum's rule is its own
+        (R17) and does not call this hook."""
+        return min(leader_leo, *follower_leos) if follower_leos else leader_leo
 
     # --- variants -----------------------------------------------------------------------------
     def variant(self, **flags: bool) -> ProtocolVersion:

@@ -183,3 +183,44 @@ def test_default_protocol_not_written_out_in_the_tools():
             if rel not in allowed and '"kip-320"' in f.read_text(encoding="utf-8"):
                 found.append(rel)
     assert found == []
+
+
+def _steps(result, name):
+    p = next(p for p in result.properties if p.name == name)
+    return None if p.counterexample is None else len(p.counterexample.steps)
+
+
+def test_the_commit_rule_is_a_hook():
+    """``high_watermark`` (R4): the base rule written out in a user's version explores exactly
+    kip-320's states, and a leader that commits at its fastest follower instead of its slowest
+    ISR member is caught: a follower that lags the HW is still in the ISR (StrongIsr, 3 steps:
+    send, one fetch, the leader's HW passes the other follower) and an election of that follower
+    loses the record (NoCommittedLoss, 5 steps)."""
+    from isr import api
+
+    base = type(PROTOCOLS["kip-320"])
+
+    class WrittenOut(base):
+        name = "hw-written-out"
+
+        def high_watermark(self, leader_leo, follower_leos):
+            return min([leader_leo, *follower_leos])
+
+    class Fastest(base):
+        name = "hw-fastest"
+
+        def high_watermark(self, leader_leo, follower_leos):
+            return min(leader_leo, max(follower_leos)) if follower_leos else leader_leo
+
+    for v in (WrittenOut(), Fastest()):
+        PROTOCOLS[v.name] = v
+    bounds = dict(replicas=3, records=1, epochs=2, crashes=0)
+    assert Ctx.of(Config(**bounds)).high_watermark is None  # the base rule stays inline
+    same = api.check(Config(protocol="hw-written-out", **bounds))
+    ref = api.check(Config(**bounds))
+    assert same.distinct_states == ref.distinct_states == 27_480
+    assert all(p.holds is not False for p in same.properties)
+    bad = api.check(Config(protocol="hw-fastest", **bounds))
+    assert bad.holds("StrongIsr") is False and _steps(bad, "StrongIsr") == 3
+    assert bad.holds("NoCommittedLoss") is False and _steps(bad, "NoCommittedLoss") == 5
+    assert bad.holds("HwAtMostLeo") is True
