@@ -262,3 +262,47 @@ def test_controller_removes_dead_follower_from_isr():
 def test_wire_roundtrip():
     msg = lai(0, 1)
     assert m.from_wire(m.to_wire(msg)) == msg
+
+
+def _follower_fetching(log):
+    """Follower 1 (kip-320) with ``log`` (epoch-0 entries), told that 0 leads at epoch 1; its
+    OffsetsForLeaderEpoch answered (epoch 0 ends at 2): returns the broker, the answer and the
+    first FetchRequest."""
+    f = Broker(1, Config(protocol="kip-320"), {TP: (log, 0, 0)})
+    f.start(0)
+    (q,) = sends(f.on_message(9, lai(0, 1), 0, 0), m.OffsetsForLeaderEpochRequest)
+    answer = m.OffsetsForLeaderEpochResponse(
+        0, q.msg.correlation_id, (m.EpochEndOffset("t", 0, m.NONE, 0, 2),)
+    )
+    effs = f.on_message(0, answer, 0, 1)
+    assert "FollowerTruncate" in actions(effs)
+    (req,) = sends(effs, m.FetchRequest)
+    return f, answer, req
+
+
+def test_a_duplicated_epoch_answer_does_not_truncate_again():
+    """KAFKA-7786's class: an OffsetsForLeaderEpoch answer delivered a second time, after the
+    follower truncated and fetched on, must not cut what it fetched since."""
+    f, answer, req = _follower_fetching([(0, "a", "v"), (0, "b", "v"), (0, "x", "v")])
+    assert f.partitions[TP].log.leo == 2
+    data = m.FetchPartitionData("t", 0, m.NONE, 4, 4, 0, 2, ((1, "c", "v"), (1, "d", "v")))
+    f.on_message(0, m.FetchResponse(0, req.msg.fetcher_id, req.msg.correlation_id, (data,)), 0, 2)
+    assert f.partitions[TP].log.leo == 4
+    effs = f.on_message(0, answer, 0, 3)  # the same answer again
+    assert "FollowerTruncate" not in actions(effs)
+    assert f.partitions[TP].log.leo == 4
+
+
+def test_a_fetch_answered_after_the_follower_restarted_truncation_is_ignored():
+    """A fetch in flight when a newer LeaderAndIsr (same leader, epoch 2) sends the follower back
+    to truncating: its response, sent by the leader at epoch 1, is not appended to a log that
+    has not been checked against epoch 2 yet."""
+    f, _answer, req = _follower_fetching([(0, "a", "v"), (0, "b", "v")])
+    effs = f.on_message(9, lai(0, 2, cepoch=1, version=1), 0, 2)
+    assert sends(effs, m.OffsetsForLeaderEpochRequest)  # truncating again
+    data = m.FetchPartitionData("t", 0, m.NONE, 3, 3, 0, 2, ((1, "c", "v"),))
+    effs = f.on_message(
+        0, m.FetchResponse(0, req.msg.fetcher_id, req.msg.correlation_id, (data,)), 0, 3
+    )
+    assert "FollowerFetch" not in actions(effs)
+    assert f.partitions[TP].log.leo == 2
