@@ -306,3 +306,20 @@ def test_a_fetch_answered_after_the_follower_restarted_truncation_is_ignored():
     )
     assert "FollowerFetch" not in actions(effs)
     assert f.partitions[TP].log.leo == 2
+
+
+def test_hw_waits_for_a_follower_whose_isr_expansion_is_in_flight():
+    """R4's "about to re-enter the ISR": while the expansion write for follower 2 is in flight,
+    the HW must not pass follower 2's LEO, or the write lands an ISR member without a committed
+    record (StrongIsr). A mutation run found no test failing without the rule."""
+    b = leader(Config(min_insync_replicas=1), isr=(0, 1))
+    produce(b, "a", acks=1)
+    effs = fetch(b, 2, 1, now=5)  # follower 2 caught up to the LEO (1): expansion sent
+    (cas,) = [e for e in effs if isinstance(e, m.CasWrite)]
+    assert cas.state.isr == (0, 1, 2) and b.partitions[TP].isr == {0, 1}
+    produce(b, "b", acks=1, now=6, corr=2)
+    fetch(b, 1, 2, now=7)  # follower 1 has both records; follower 2 only the first
+    assert b.partitions[TP].log.hw == 1  # not 2: follower 2 is about to re-enter the ISR
+    b.on_cas_results([m.CasResult(TP, True, cas.state, 1)], 8)
+    assert b.partitions[TP].isr == {0, 1, 2}
+    assert b.partitions[TP].log.hw <= b.partitions[TP].remote[2].leo

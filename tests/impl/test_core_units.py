@@ -80,3 +80,21 @@ def test_fetcher_pool_hash_assignment_and_idle_fetchers_stop():
 def test_config_rejects_unknown_protocol():
     with pytest.raises(ValueError, match="unknown protocol"):
         Config(protocol="kip-999")
+
+
+def test_consumer_ignores_an_answer_for_another_position():
+    """A consumer applies only the answer to the offset it asked for: a late answer to an older
+    poll (delayed or duplicated by the network) must not move its position back or record the
+    entries of a log the leader may have truncated since. (A mutation run found no test failing
+    when the offset check was weakened.)"""
+    from isr.impl.core import messages as m
+    from isr.impl.core.clients import ConsumerClient
+
+    c = ConsumerClient("k", metadata={("t", 0): 0})
+    first = m.ConsumeResponse(0, 1, "t", 0, m.NONE, 2, 0, ((1, "a", "v"), (1, "b", "v")))
+    assert c.on_response(first) == 2 and c.positions[("t", 0)] == 2
+    assert c.on_response(first) == 0  # the same answer again
+    stale = m.ConsumeResponse(0, 1, "t", 0, m.NONE, 2, 1, ((1, "x", "v"),))
+    assert c.on_response(stale) == 0
+    assert c.positions[("t", 0)] == 2
+    assert c.seen == {(("t", 0), 0): "a", (("t", 0), 1): "b"}
