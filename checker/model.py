@@ -115,6 +115,14 @@ class Model(Protocol):
     def state_to_json(self, state: State) -> dict[str, Any]: ...
 
 
+def model_identity(model: Model) -> dict[str, Any]:
+    """What a checkpoint records of the model, to refuse resuming it under another: its name,
+    and its ``version`` when it has one (an optional attribute: e.g. the hash of a user's
+    protocol file, whose name alone does not change when the file does)."""
+    version = getattr(model, "version", None)
+    return {"model": model.name, **({"model_version": version} if version else {})}
+
+
 @dataclass
 class SimpleModel:
     """A model built from plain functions, for toy models in tests and examples."""

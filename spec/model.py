@@ -54,6 +54,9 @@ class IsrSpec:
         self.properties = [*make_properties(self.ctx, self.kind_of), *liveness]
         modes = config.fault_modes
         self.name = f"isr/{config.protocol}" + "".join(f"+{m}" for m in modes)
+        # a user's protocol file: its hash, so a checkpoint refuses to resume once the file
+        # changed (checker.model.model_identity); None for a built-in version
+        self.version = self.ctx.protocol.source_sha256
         self._clamp = self.ctx.clamp
         self._faulty = (
             self.ctx.initial_faults != NO_FAULTS

@@ -37,7 +37,7 @@ from typing import Any
 
 from ..engines import Limits, open_properties, select_properties
 from ..fingerprint import collision_probability
-from ..model import Model, Property, State
+from ..model import Model, Property, State, model_identity
 from ..nogc import gc_paused
 from ..paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
 from ..progress import Progress, ProgressReporter
@@ -171,7 +171,7 @@ class _Run:
     def identity(self) -> dict[str, Any]:
         return {
             "engine": "parallel",
-            "model": self.model.name,
+            **model_identity(self.model),
             "config": self.config,
             "symmetry": self.symmetry,
             "properties": self.property_filter,

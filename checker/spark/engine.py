@@ -23,7 +23,7 @@ from typing import Any
 
 from ..engines import Limits, open_properties, select_properties
 from ..fingerprint import collision_probability, fingerprint
-from ..model import Model, State
+from ..model import Model, State, model_identity
 from ..paths import extend_with_transition, replay_chain
 from ..progress import ProgressReporter
 from ..result import CheckResult
@@ -97,7 +97,7 @@ class _Run:
     # --- identity of a run, for checkpoints -------------------------------------------------
     def identity(self) -> dict[str, Any]:
         return {
-            "model": self.model.name,
+            **model_identity(self.model),
             "config": self.config,
             "symmetry": self.symmetry,
             "properties": self.property_filter,

@@ -206,3 +206,29 @@ def test_a_kraft_guard_removed_in_a_user_file(capsys):
     assert "Counterexample for NoCommittedLoss (4 steps):" in out
     assert "LeaderSendAlterPartition(leader=0, follower=1)" in out
     assert main(["check", "--protocol", "kraft", *bounds, "--invariant", "NoCommittedLoss"]) == 0
+
+
+def test_a_checkpoint_refuses_a_protocol_file_changed_since(tmp_path, capsys):
+    """The version's name stays when its file is edited: the checkpoint records the file's
+    hash (checker.model.model_identity), so a resume under the edited file is refused (exit 2)
+    instead of mixing two state spaces; under the unchanged file it completes."""
+    from isr.cli.main import main
+
+    mine = tmp_path / "mine.py"
+    shutil.copy(MY_KIP, mine)
+    ck = str(tmp_path / "ck")
+    small = ["check", "--protocol-file", str(mine), "--replicas", "2", "--records", "1"]
+    small += ["--epochs", "2", "--crashes", "1", "--quiet", "--format", "json"]
+    assert main([*small, "--max-states", "300", "--checkpoint", ck]) == 3
+    capsys.readouterr()
+    mine.write_text(mine.read_text() + "\n# edited\n")
+    cli_models._LOADED.clear()
+    PROTOCOLS.pop("my-kip", None)
+    assert main([*small, "--resume", ck]) == 2
+    err = capsys.readouterr().err
+    assert "made for another check" in err and "model_version" in err
+    mine.write_text(MY_KIP.read_text())
+    cli_models._LOADED.clear()
+    PROTOCOLS.pop("my-kip", None)
+    assert main([*small, "--resume", ck]) == 0
+    assert json.loads(capsys.readouterr().out)["distinct_states"] == 7_010
