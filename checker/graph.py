@@ -46,9 +46,6 @@ class StateGraph:
     seconds: float = 0.0
     truncated: bool = False  # build_graph(truncate_at=...) stopped before exhausting the graph
 
-    def edge_actions(self, u: int, v: int) -> list[Action]:
-        return self.graph.edges[u, v]["actions"]
-
     def enabled(self, u: int) -> set[Action]:
         """Every action enabled in ``u`` (the labels of its outgoing edges)."""
         out: set[Action] = set()

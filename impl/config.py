@@ -10,7 +10,7 @@ Protocol versions are a setting so the buggy ones can be run:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 from .core.truncation import STRATEGIES
 
@@ -43,9 +43,6 @@ class Config:
             )
         if self.num_replica_fetchers < 1:
             raise ValueError("num_replica_fetchers must be >= 1")
-
-    def with_(self, **kw: object) -> Config:
-        return replace(self, **kw)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

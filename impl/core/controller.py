@@ -196,20 +196,6 @@ class Controller:
         out += self._repair(sorted(set(retry) | set(done)))
         return out
 
-    def delete_topic(self, topic: str) -> Effects:
-        """StopReplica with delete to every live replica (R18 /admin/delete_topics)."""
-        tps = sorted(tp for tp in self.assignments if tp[0] == topic)
-        per: dict[int, list[TP]] = {}
-        for tp in tps:
-            for r in self.assignments.pop(tp):
-                if r in self.live:
-                    per.setdefault(r, []).append(tp)
-            self.states.pop(tp, None)
-        return [
-            m.Send(b, m.StopReplica(self.id, self.epoch, tuple(v), delete=True))
-            for b, v in sorted(per.items())
-        ]
-
     # ---- leadership moves (R9: ControllerMoveLeader, ControllerShutdownBroker) ------------------
     def elect_leader(
         self, now: int, target: int | None = None, tps: list[TP] | None = None

@@ -70,7 +70,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
@@ -137,14 +137,6 @@ def variables(prefix: str, n: int) -> Sym:
         cep=z3.Array(f"{prefix}.cep", Int, Int),
         clen=z3.Int(f"{prefix}.clen"),
     )
-
-
-def all_terms(s: Sym) -> list:
-    out = []
-    for f in fields(s):
-        v = getattr(s, f.name)
-        out.extend(v if isinstance(v, tuple) else [v])
-    return out
 
 
 # In a bounded unrolling no log is longer than the number of steps taken (one ProducerSend appends
@@ -256,13 +248,6 @@ def _advance_hw(t: Sym, l: int, logs: Sym | None = None) -> tuple[z3.BoolRef, Sy
         clen=z3.If(grow, h, t.clen),
     )
     return ok, u
-
-
-def leader_advance_hw(s: Sym, l: int) -> Step:
-    """LeaderAdvanceHw(l): a stand-alone R4 step (not in :func:`steps`: the spec has no such
-    action, every HW change is part of the action that causes it; kept for experiments)."""
-    ok, t = _advance_hw(s, l)
-    return ("LeaderAdvanceHw", (l,), z3.And(ok, t.hw[l] > s.hw[l]), t)
 
 
 def producer_send(s: Sym, l: int) -> Step:
