@@ -200,3 +200,26 @@ def test_a_request_that_is_not_newer_is_ignored():
     assert moves(m, stale, "BrokerBecomeFollower") == []
     ((args, t),) = moves(m, stale, "BrokerIgnoreStaleRequest")
     assert args == (1, 1) and t.requests == () and t.replicas == s.replicas
+
+
+def test_type_ok_bounds_every_replica_field():
+    """TypeOK is a real check, not only a label: each out-of-range replica field fails it (a
+    mutation run weakened its HW bound and no test noticed, since no reachable state breaks it)."""
+    m = model(replicas=2, records=1, crashes=1)
+    type_ok = next(p for p in m.properties if p.name == "TypeOK").check
+    s = m.init_states()[0]
+    assert type_ok(s)
+    r0 = s.replicas[0]
+    for bad in (
+        {"hw": 2},  # beyond the longest log the bounds allow (one record)
+        {"hw_ckpt": 2},
+        {"hw": -1},
+        {"leader": 2},  # no such replica
+        {"epoch": 9},
+        {"isr": 4},  # a replica outside the assignment
+        {"remote_leo": (0,)},  # one entry per replica
+        {"log": ((1, 1), (1, 1))},  # longer than the records written allow
+        {"log": ((2, 1),)},  # a record id never written
+    ):
+        t = s._replace(replicas=(r0._replace(**bad), s.replicas[1]))
+        assert not type_ok(t), bad
