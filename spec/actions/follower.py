@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..state import Replica, State, with_log
 from .common import Ctx, advance_leader_hw, set_replica
 
+_new = tuple.__new__  # NamedTuple construction without its Python-level __new__ (hot path)
+
 
 def _leader_serving(ctx: Ctx, s: State, f: int):
     """The replica ``f`` fetches from, if it would answer: it is alive and believes it leads;
@@ -57,25 +59,14 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         lleo = len(lr.log)
         if offset > lleo:
             log = r.log[:lleo]
-            nr = r._replace(log=log, hw=min(r.hw, lleo), hw_ckpt=min(r.hw_ckpt, lleo))
+            nr = with_log(r, log, min(r.hw, lleo), min(r.hw_ckpt, lleo))
             out.append(((kind, (f, l)), set_replica(s, f, nr)))
             continue
         t = s
         if lr.remote_leo[f] != offset:
             rl = lr.remote_leo
-            lr2 = Replica(
-                lr.log,
-                lr.hw,
-                lr.hw_ckpt,
-                lr.alive,
-                lr.leader,
-                lr.epoch,
-                lr.isr,
-                lr.zk_fresh,
-                rl[:f] + (offset,) + rl[f + 1 :],
-                lr.truncating,
-                lr.pending,
-            )
+            # remote_leo (field 8) of the follower := its fetch offset
+            lr2 = _new(Replica, (*lr[:8], rl[:f] + (offset,) + rl[f + 1 :], lr[9], lr[10]))
             t = advance_leader_hw(ctx, set_replica(s, l, lr2), l)
             lr = t.replicas[l]
         log = r.log + lr.log[offset:] if offset < lleo else r.log
