@@ -24,6 +24,16 @@ def _applied(t: State, s: State, i: int, q: Request) -> State:
     )
 
 
+def _apply(s: State, i: int, nr: Replica, q: Request) -> State:
+    """``_applied(set_replica(s, i, nr), s, i, q)`` in one State (a hot path)."""
+    reps = list(s.replicas)
+    reps[i] = nr
+    return _new(
+        State,
+        (tuple(reps), s.coord, _without(s.requests, q), s.history, _seen(s.faults, i, q), s.kraft),
+    )
+
+
 def _seen(f: Faults, i: int, q: Request) -> Faults:
     """The replica accepted a request of controller epoch q.ctrl_epoch (controller failover)."""
     seen = f.ctrl_seen
@@ -65,10 +75,11 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 r.pending if r.leader == i else (),
             ),
         )
-        t = set_replica(s, i, nr)
         if ctx.split_fetch:
-            t = _forget_remote_epochs(t, i)
-        out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, _applied(t, s, i, q), i)))
+            t = _applied(_forget_remote_epochs(set_replica(s, i, nr), i), s, i, q)
+        else:
+            t = _apply(s, i, nr, q)
+        out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
 
 
 def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -103,13 +114,7 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 (),
             ),
         )
-        t = set_replica(s, i, nr)
-        out.append(
-            (
-                (kind, (i, q.leader, q.epoch)),
-                _applied(t, s, i, q),
-            )
-        )
+        out.append(((kind, (i, q.leader, q.epoch)), _apply(s, i, nr, q)))
 
 
 def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -189,6 +194,13 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
                     (),
                 ),
             )
+            if not ctx.split_fetch and not s.faults.expired >> i & 1:
+                # the common case in one State: the replica and the crash count (a hot path)
+                reps = list(s.replicas)
+                reps[i] = nr
+                t = _new(State, (tuple(reps), s.coord, s.requests, h2, s.faults, s.kraft))
+                out.append(((kind, (i,)), t))
+                continue
             t = set_replica(s, i, nr)
             if ctx.split_fetch:
                 t = _crash_connections(t, i)
