@@ -292,7 +292,7 @@ _MATCHING_LOGS: dict = {}
 def log_matching(s: State) -> bool:
     """LogMatching: two logs holding an entry of the same epoch at the same offset agree on every
     entry up to and including it. (Memoised on the tuple of logs, which few steps change.)"""
-    logs = tuple(r.log for r in s.replicas)
+    logs = tuple([r[0] for r in s.replicas])  # the logs (field 0)
     ok = _MATCHING_LOGS.get(logs)
     if ok is None:
         ok = _logs_match(logs)
