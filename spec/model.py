@@ -64,10 +64,10 @@ class IsrSpec:
         self._ident = list(range(self.ctx.n))
         # per permutation, its renaming (see permute)
         self._mask_tables: dict[tuple[int, ...], tuple[list[int], tuple[int, ...]]] = {}
-        # the state last expanded, and whether its replicas are in the canonical order (None:
-        # not known yet); see canonicalize
-        self._parent: State | None = None
-        self._parent_ordered: bool | None = None
+        # (the state last expanded, whether its replicas are in the canonical order or None:
+        # not known yet); see canonicalize. One attribute, so that a reader always sees a
+        # consistent pair even if two threads shared this model.
+        self._expanded: tuple[State | None, bool | None] = (None, None)
 
     # --- the model protocol -------------------------------------------------------------------
     def init_states(self) -> list[State]:
@@ -75,8 +75,7 @@ class IsrSpec:
 
     def successors(self, state: State) -> list[tuple]:
         ctx = self.ctx
-        self._parent = state
-        self._parent_ordered = None
+        self._expanded = (state, None)
         out: list[tuple] = []
         for kind, fn in self._fns:
             fn(ctx, state, kind, out)
@@ -104,11 +103,11 @@ class IsrSpec:
             if order == self._ident:
                 return s
             return permute(s, order, self._mask_tables)
-        p = self._parent
+        p, ordered = self._expanded
         if p is not None and s[0] is p[0] and s[1] is p[1]:
-            ordered = self._parent_ordered
             if ordered is None:
-                ordered = self._parent_ordered = self._order(p) is self._ident
+                ordered = self._order(p) is self._ident
+                self._expanded = (p, ordered)
             if ordered:
                 return s
         c = s[1]
