@@ -7,6 +7,10 @@ distinct state, single process, on kip-320.
     python bench/checker_throughput.py --max-states 1000000 --baseline ../main --repeat 2
         # the first million states, this tree against another checkout, alternately (an A/B
         # on a shared machine: compare the CPU rates and their ratio)
+    python bench/checker_throughput.py --baseline ../main --repeat 3 \
+        --workload 3/2/2/1:300000 --workload 3/2/2/0 --json bench/results/speed_ab.json
+        # several workloads in one run (replicas/records/epochs/crashes[:max states]): each
+        # pair runs baseline then this tree, the workloads interleaved, K rounds
 
 Each configuration runs in its own subprocess so peak memory is its own. Memory per state is
 (peak RSS - RSS after building the model) / distinct states. CPU seconds are reported beside wall
@@ -108,6 +112,13 @@ def main() -> int:
         help="another checkout of this repository: run it and this tree alternately",
     )
     ap.add_argument("--repeat", type=int, default=1, metavar="K", help="A/B pairs (--baseline)")
+    ap.add_argument(
+        "--workload",
+        action="append",
+        metavar="R/REC/EP/CR[:N]",
+        help="kip-320 with R replicas, REC records, EP epochs, CR crashes, stopped at N states "
+        "(--baseline; repeatable; default: the reference config with --max-states)",
+    )
     args = ap.parse_args()
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
@@ -134,35 +145,71 @@ def main() -> int:
     return 0
 
 
+def parse_workload(text: str) -> tuple[dict, int | None]:
+    """``R/REC/EP/CR[:N]`` -> (kip-320 config, max states or None)."""
+    spec, _, limit = text.partition(":")
+    r, rec, ep, cr = (int(x) for x in spec.split("/"))
+    cfg = {"protocol": "kip-320", "replicas": r, "records": rec, "epochs": ep, "crashes": cr}
+    return cfg, int(limit) if limit else None
+
+
 def compare(args: argparse.Namespace) -> int:
-    """This tree against ``--baseline``, alternately, ``--repeat`` times: the ratio of the CPU
-    rates (distinct states per CPU second) is what a load that changes during the run spoils
-    least."""
+    """This tree against ``--baseline``, alternately, ``--repeat`` rounds; each round runs every
+    workload as a pair (baseline, then this tree). The ratio of the CPU rates (distinct states
+    per CPU second) is what a load that changes during the run spoils least."""
     base = os.path.abspath(args.baseline)
-    pairs = []
+    workloads = [parse_workload(w) for w in args.workload or []] or [(REFERENCE, args.max_states)]
+    pairs: list[list[dict]] = [[] for _ in workloads]
     for _ in range(args.repeat):
-        b = run(REFERENCE, 3600, base, args.max_states)
-        show(b)
-        a = run(REFERENCE, 3600, ROOT, args.max_states)
-        show(a)
-        if (a["distinct"], a["generated"]) != (b["distinct"], b["generated"]):
-            print("the two trees explore different state spaces: no comparison")
-            return 1
-        pairs.append({"baseline": b, "this": a})
-    ratio = sum(p["this"]["distinct_per_cpu_s"] for p in pairs) / sum(
-        p["baseline"]["distinct_per_cpu_s"] for p in pairs
-    )
-    print(f"this tree / baseline, distinct states per CPU second: {ratio:.3f}")
+        for w, (cfg, limit) in enumerate(workloads):
+            b = run(cfg, 3600, base, limit)
+            show(b)
+            a = run(cfg, 3600, ROOT, limit)
+            show(a)
+            if (a["distinct"], a["generated"]) != (b["distinct"], b["generated"]):
+                print("the two trees explore different state spaces: no comparison")
+                return 1
+            pairs[w].append({"baseline": b, "this": a})
+    summary = []
+    for (cfg, limit), ps in zip(workloads, pairs, strict=True):
+        ratio = sum(p["this"]["distinct_per_cpu_s"] for p in ps) / sum(
+            p["baseline"]["distinct_per_cpu_s"] for p in ps
+        )
+        loads = [x[k] for p in ps for x in p.values() for k in ("load_before", "load_after")]
+        summary.append(
+            {
+                "config": cfg,
+                "max_states": limit,
+                "complete": ps[0]["this"]["complete"],
+                "distinct": ps[0]["this"]["distinct"],
+                "generated": ps[0]["this"]["generated"],
+                "ratio_cpu_rate": round(ratio, 3),
+                "this_per_cpu_s": [round(p["this"]["distinct_per_cpu_s"]) for p in ps],
+                "baseline_per_cpu_s": [round(p["baseline"]["distinct_per_cpu_s"]) for p in ps],
+                "this_bytes_per_state": [round(p["this"]["bytes_per_state"]) for p in ps],
+                "baseline_bytes_per_state": [round(p["baseline"]["bytes_per_state"]) for p in ps],
+                "load_range": [min(loads), max(loads)],
+                "pairs": ps,
+            }
+        )
+        what = f"first {limit:,} states" if limit else "complete"
+        print(
+            f"R={cfg['replicas']} records={cfg['records']} epochs={cfg['epochs']} "
+            f"crashes={cfg['crashes']} ({what}): this tree / baseline, distinct states per CPU "
+            f"second: {ratio:.3f} (load {min(loads)}-{max(loads)})"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
                 {
-                    "machine": platform.machine(),
+                    "machine": f"{platform.machine()}, {os.cpu_count()} cpus, "
+                    f"{platform.processor() or 'unknown cpu'}",
                     "cpus": os.cpu_count(),
                     "python": platform.python_version(),
-                    "max_states": args.max_states,
-                    "ratio_cpu_rate": round(ratio, 3),
-                    "pairs": pairs,
+                    "baseline": base,
+                    "this": ROOT,
+                    "rounds": args.repeat,
+                    "workloads": summary,
                 },
                 f,
                 indent=2,

@@ -115,16 +115,24 @@ def check_bfs(
     add = seen.add
     frontier: list[State] = []
     generated = 0
+    # the check functions themselves, kept beside the property lists (the hot path calls them
+    # without an attribute lookup each); refreshed whenever a property is decided
+    inv_checks = [p.check for p in invariants]
+    act_checks = [p.check for p in action_props]
 
     def check_new_state(fp: int, state: State) -> None:
-        failed = False
-        for p in invariants:
-            if not p.check(state):
-                violation[p.name] = fp
-                found[p.name] = (time.perf_counter() - t0, len(seen))
-                failed = True
-        if failed:
+        for check in inv_checks:
+            if not check(state):
+                break
+        else:
+            check = None
+        if check is not None:  # some invariant fails: find every one that does, as before
+            for p in invariants:
+                if not p.check(state):
+                    violation[p.name] = fp
+                    found[p.name] = (time.perf_counter() - t0, len(seen))
             invariants[:] = [p for p in invariants if p.name not in violation]
+            inv_checks[:] = [p.check for p in invariants]
             decided()
         if some_states:
             met = False
@@ -172,6 +180,7 @@ def check_bfs(
                 frontier.append(c)
                 check_new_state(fp, c)
             depth = 0 if frontier else -1
+            fps, parents, mask = seen._fps, seen._parents, seen._mask  # the inlined add below
 
             while frontier:
                 if props and all_decided():
@@ -210,18 +219,21 @@ def check_bfs(
                     for action, t in successors(s):
                         n += 1
                         fired[action[0]] = True
-                        if action_props:
-                            hit = False
+                        for check in act_checks:
+                            if not check(s, action, t):
+                                break
+                        else:
+                            check = None
+                        if check is not None:  # an action property fails: find every one
                             for p in action_props:
                                 if not p.check(s, action, t):
                                     action_violation[p.name] = sfp
                                     found[p.name] = (time.perf_counter() - t0, len(seen))
-                                    hit = True
-                            if hit:
-                                action_props[:] = [
-                                    p for p in action_props if p.name not in action_violation
-                                ]
-                                decided()
+                            action_props[:] = [
+                                p for p in action_props if p.name not in action_violation
+                            ]
+                            act_checks[:] = [p.check for p in action_props]
+                            decided()
                         if some_trans:
                             hit = False
                             for p in some_trans:
@@ -233,8 +245,22 @@ def check_bfs(
                                 decided()
                         c = canon(t)
                         fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
-                        if not add(fp, sfp):
-                            continue
+                        # seen.add(fp, sfp), inlined (hot path): the probe, then the insert
+                        i = fp & mask
+                        v = fps[i]
+                        while v:
+                            if v == fp:
+                                break
+                            i = (i + 1) & mask
+                            v = fps[i]
+                        if v:
+                            continue  # visited
+                        fps[i] = fp
+                        parents[i] = sfp
+                        seen._size += 1
+                        if seen._size * 2 > mask:
+                            seen._grow()
+                            fps, parents, mask = seen._fps, seen._parents, seen._mask
                         next_frontier.append(c)
                         if invariants or some_states:
                             check_new_state(fp, c)

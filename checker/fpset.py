@@ -31,7 +31,8 @@ class FingerprintTable:
         return self._size
 
     def add(self, fp: int, parent: int) -> bool:
-        """Insert ``fp`` with its parent; False if it was already present."""
+        """Insert ``fp`` with its parent; False if it was already present. (checker.bfs inlines
+        this in its hot loop: a change here is a change there.)"""
         fps = self._fps
         mask = self._mask
         i = fp & mask

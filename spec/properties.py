@@ -149,8 +149,23 @@ def _isr_within_assigned(ctx: Ctx) -> Callable[[State], bool]:
     return isr_within_assigned
 
 
-def _same_prefix(a, b, upto: int) -> bool:
-    return len(a) >= upto and len(b) >= upto and a[:upto] == b[:upto]
+def _isr_agrees(reps, i: int, r, isr: int) -> bool:
+    """Every member ``j`` of ``isr`` holds presumed leader ``r``'s log below its HW: both logs
+    reach the HW and agree below it (``r`` = reps[i]). Written for the hot path: the leader's
+    prefix is cut once, and a member holding the very same log object agrees."""
+    hw = r[1]
+    log = r[0]
+    if len(log) < hw:
+        return not any(isr >> j & 1 for j in range(len(reps)))
+    prefix = log[:hw]
+    j = 0
+    for other in reps:
+        if isr >> j & 1:
+            ol = other[0]
+            if ol is not log and (len(ol) < hw or ol[:hw] != prefix):
+                return False
+        j += 1  # noqa: SIM113 - cheaper than enumerate on this hot path
+    return True
 
 
 def strong_isr(s: State) -> bool:
@@ -158,22 +173,22 @@ def strong_isr(s: State) -> bool:
     recorded ISR (R5, R17). A presumed leader is any live replica that believes it leads."""
     reps = s.replicas
     isr = s.coord.isr
-    for i, r in enumerate(reps):
-        if r.alive and r.leader == i and r.hw:
-            for j, other in enumerate(reps):
-                if isr >> j & 1 and not _same_prefix(r.log, other.log, r.hw):
-                    return False
+    i = 0
+    for r in reps:  # fields by position: hw 1, alive 3, leader 4
+        if r[1] and r[3] and r[4] == i and not _isr_agrees(reps, i, r, isr):
+            return False
+        i += 1  # noqa: SIM113 - cheaper than enumerate on this hot path
     return True
 
 
 def weak_isr(s: State) -> bool:
     """WeakIsr: as StrongIsr, for the ISR as the presumed leader itself records it."""
     reps = s.replicas
-    for i, r in enumerate(reps):
-        if r.alive and r.leader == i and r.hw:
-            for j, other in enumerate(reps):
-                if r.isr >> j & 1 and not _same_prefix(r.log, other.log, r.hw):
-                    return False
+    i = 0
+    for r in reps:  # fields by position: hw 1, alive 3, leader 4, isr 6
+        if r[1] and r[3] and r[4] == i and not _isr_agrees(reps, i, r, r[6]):
+            return False
+        i += 1  # noqa: SIM113 - cheaper than enumerate on this hot path
     return True
 
 
@@ -277,7 +292,7 @@ _MATCHING_LOGS: dict = {}
 def log_matching(s: State) -> bool:
     """LogMatching: two logs holding an entry of the same epoch at the same offset agree on every
     entry up to and including it. (Memoised on the tuple of logs, which few steps change.)"""
-    logs = tuple(r.log for r in s.replicas)
+    logs = tuple([r[0] for r in s.replicas])  # the logs (field 0)
     ok = _MATCHING_LOGS.get(logs)
     if ok is None:
         ok = _logs_match(logs)

@@ -194,20 +194,12 @@ class State(NamedTuple):
 def with_log(r: Replica, log: Log, hw: int, hw_ckpt: int) -> Replica:
     """``r`` with a new log, HW and HW checkpoint: the common update of fetch, truncation and
     log-start resets. Positional construction, because ``_replace`` is several times slower on
-    the checker's hot path."""
-    return Replica(
-        log,
-        hw,
-        hw_ckpt,
-        r.alive,
-        r.leader,
-        r.epoch,
-        r.isr,
-        r.zk_fresh,
-        r.remote_leo,
-        r.truncating,
-        r.pending,
-    )
+    the checker's hot path; ``tuple.__new__`` skips NamedTuple's Python-level ``__new__``, and
+    the other fields are read by position (Replica's field order)."""
+    return _tuple_new(Replica, (log, hw, hw_ckpt, r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10]))
+
+
+_tuple_new = tuple.__new__
 
 
 def bit(i: int) -> int:

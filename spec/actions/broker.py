@@ -6,16 +6,31 @@ from __future__ import annotations
 from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
 from .common import Ctx, advance_leader_hw, set_replica, stale_alters, with_stale_versions
 
+# NamedTuples built with tuple.__new__ (fields in their declared order): NamedTuple's own
+# __new__ is a Python function, a visible cost on the checker's hot path.
+_new = tuple.__new__
+
 
 def _without(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
-    return tuple(x for x in requests if x is not q)
+    return tuple([x for x in requests if x is not q])
 
 
 def _applied(t: State, s: State, i: int, q: Request) -> State:
     """``t`` once replica ``i`` has applied request ``q`` of ``s``: the request is gone and its
     controller epoch is the highest ``i`` has heard from (R9)."""
-    return State(
-        t.replicas, t.coord, _without(s.requests, q), t.history, _seen(t.faults, i, q), t.kraft
+    return _new(
+        State,
+        (t.replicas, t.coord, _without(s.requests, q), t.history, _seen(t.faults, i, q), t.kraft),
+    )
+
+
+def _apply(s: State, i: int, nr: Replica, q: Request) -> State:
+    """``_applied(set_replica(s, i, nr), s, i, q)`` in one State (a hot path)."""
+    reps = list(s.replicas)
+    reps[i] = nr
+    return _new(
+        State,
+        (tuple(reps), s.coord, _without(s.requests, q), s.history, _seen(s.faults, i, q), s.kraft),
     )
 
 
@@ -44,23 +59,27 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         if seen and q.ctrl_epoch < seen[i]:
             continue
-        nr = Replica(
-            r.log,
-            new_leader_hw(r.log, r.hw),
-            r.hw_ckpt,
-            True,
-            i,
-            q.epoch,
-            q.isr,
-            q.fresh,
-            ctx.unknown_leos,
-            False,
-            r.pending if r.leader == i else (),
+        nr = _new(
+            Replica,
+            (
+                r.log,
+                new_leader_hw(r.log, r.hw),
+                r.hw_ckpt,
+                True,
+                i,
+                q.epoch,
+                q.isr,
+                q.fresh,
+                ctx.unknown_leos,
+                False,
+                r.pending if r.leader == i else (),
+            ),
         )
-        t = set_replica(s, i, nr)
         if ctx.split_fetch:
-            t = _forget_remote_epochs(t, i)
-        out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, _applied(t, s, i, q), i)))
+            t = _applied(_forget_remote_epochs(set_replica(s, i, nr), i), s, i, q)
+        else:
+            t = _apply(s, i, nr, q)
+        out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
 
 
 def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -79,16 +98,23 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if seen and q.ctrl_epoch < seen[i]:
             continue
         log, hw, ckpt, truncating = become_follower(r.log, r.hw, r.hw_ckpt)
-        nr = Replica(
-            log, hw, ckpt, True, q.leader, q.epoch, q.isr, False, ctx.unknown_leos, truncating, ()
-        )
-        t = set_replica(s, i, nr)
-        out.append(
+        nr = _new(
+            Replica,
             (
-                (kind, (i, q.leader, q.epoch)),
-                _applied(t, s, i, q),
-            )
+                log,
+                hw,
+                ckpt,
+                True,
+                q.leader,
+                q.epoch,
+                q.isr,
+                False,
+                ctx.unknown_leos,
+                truncating,
+                (),
+            ),
         )
+        out.append(((kind, (i, q.leader, q.epoch)), _apply(s, i, nr, q)))
 
 
 def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -109,20 +135,22 @@ def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> Non
         out.append(
             (
                 (kind, (q.dest, q.epoch)),
-                State(s.replicas, s.coord, _without(s.requests, q), s.history, faults, s.kraft),
+                _new(
+                    State,
+                    (s.replicas, s.coord, _without(s.requests, q), s.history, faults, s.kraft),
+                ),
             )
         )
 
 
 def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """NetworkLoseLeaderAndIsr(replica, epoch): a request in flight is lost (R8)."""
-    for q in s.requests:
-        out.append(
-            (
-                (kind, (q.dest, q.epoch)),
-                State(s.replicas, s.coord, _without(s.requests, q), s.history, s.faults, s.kraft),
-            )
-        )
+    reqs = s.requests
+    if not reqs:
+        return
+    reps, coord, _, h, f, k = s
+    for q in reqs:
+        out.append(((kind, (q[0], q[2])), _new(State, (reps, coord, _without(reqs, q), h, f, k))))
 
 
 def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -130,7 +158,8 @@ def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int, out: list) -> None:
     purpose: the checkpoint lagging the in-memory HW is the window of the KIP-101 data loss."""
     for i, r in enumerate(s.replicas):
         if r.alive and r.hw_ckpt != r.hw:
-            out.append(((kind, (i,)), set_replica(s, i, r._replace(hw_ckpt=r.hw))))
+            nr = _new(Replica, (r[0], r[1], r[1], *r[3:]))  # hw_ckpt := hw
+            out.append(((kind, (i,)), set_replica(s, i, nr)))
 
 
 def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -149,26 +178,36 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
     for i, r in enumerate(s.replicas):
         if r.alive:
             log = r.log[: flushed[i]] if flushed else r.log
-            nr = Replica(
-                log,
-                0,
-                min(r.hw_ckpt, len(log)),
-                False,
-                NO_LEADER,
-                NO_EPOCH,
-                0,
-                False,
-                ctx.unknown_leos,
-                False,
-                (),
+            nr = _new(
+                Replica,
+                (
+                    log,
+                    0,
+                    min(r.hw_ckpt, len(log)),
+                    False,
+                    NO_LEADER,
+                    NO_EPOCH,
+                    0,
+                    False,
+                    ctx.unknown_leos,
+                    False,
+                    (),
+                ),
             )
+            if not ctx.split_fetch and not s.faults.expired >> i & 1:
+                # the common case in one State: the replica and the crash count (a hot path)
+                reps = list(s.replicas)
+                reps[i] = nr
+                t = _new(State, (tuple(reps), s.coord, s.requests, h2, s.faults, s.kraft))
+                out.append(((kind, (i,)), t))
+                continue
             t = set_replica(s, i, nr)
             if ctx.split_fetch:
                 t = _crash_connections(t, i)
             f = t.faults
             if f.expired >> i & 1:  # session expiry: the crash ends the session too
                 t = t._replace(faults=f._replace(expired=f.expired & ~(1 << i)))
-            out.append(((kind, (i,)), t._replace(history=h2)))
+            out.append(((kind, (i,)), _new(State, (t[0], t[1], t[2], h2, t[4], t[5]))))
 
 
 def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -192,8 +231,9 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         ckpt = r.hw_ckpt
         log = on_restart(r.log, ckpt)
-        nr = Replica(
-            log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()
+        nr = _new(
+            Replica,
+            (log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()),
         )
         t = set_replica(s, i, nr)
         if ctx.split_fetch:

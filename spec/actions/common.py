@@ -189,13 +189,17 @@ def is_true_leader(s: State, i: int) -> bool:
 
 
 def with_stale_versions(s: State, writer: int) -> tuple[tuple[Replica, ...], tuple[Request, ...]]:
-    """Every cached zkVersion but the writer's becomes stale (a write bumped the version)."""
-    reps = tuple(
-        r._replace(zk_fresh=False) if r.zk_fresh and i != writer else r
-        for i, r in enumerate(s.replicas)
-    )
-    reqs = tuple(q._replace(fresh=False) if q.fresh else q for q in s.requests)
-    return reps, reqs
+    """Every cached zkVersion but the writer's becomes stale (a write bumped the version).
+    (Fields by position, zk_fresh 7 and Request.fresh 4, and tuple.__new__: a hot path.)"""
+    reps = []
+    i = 0
+    for r in s.replicas:
+        if r[7] and i != writer:
+            r = _new(Replica, (r[0], r[1], r[2], r[3], r[4], r[5], r[6], False, r[8], r[9], r[10]))
+        reps.append(r)
+        i += 1  # noqa: SIM113 - cheaper than enumerate on this hot path
+    reqs = tuple([_new(Request, (*q[:4], False, q[5])) if q[4] else q for q in s.requests])
+    return tuple(reps), reqs
 
 
 def controller_write(s: State, coord: Coord, send_to: int) -> State:
@@ -207,8 +211,16 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
         for d in range(len(reps))
         if send_to >> d & 1
     ]
-    return State(
-        reps, coord, tuple(sorted(set(reqs).union(new))), s.history, s.faults, stale_alters(s.kraft)
+    return _new(
+        State,
+        (
+            reps,
+            coord,
+            tuple(sorted(set(reqs).union(new))),
+            s.history,
+            s.faults,
+            stale_alters(s.kraft),
+        ),
     )
 
 
@@ -283,22 +295,18 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
                 history = history._replace(
                     refused=sorted_add(history.refused, [log[o][0] for o in done])
                 )
-    r = Replica(
-        r.log,
-        new_hw,
-        r.hw_ckpt,
-        r.alive,
-        r.leader,
-        r.epoch,
-        r.isr,
-        r.zk_fresh,
-        r.remote_leo,
-        r.truncating,
-        pending,
-    )
+    r = _new(Replica, (r[0], new_hw, r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], pending))
     reps = s.replicas
-    return State(
-        reps[:leader] + (r,) + reps[leader + 1 :], s.coord, s.requests, history, s.faults, s.kraft
+    return _new(
+        State,
+        (
+            reps[:leader] + (r,) + reps[leader + 1 :],
+            s.coord,
+            s.requests,
+            history,
+            s.faults,
+            s.kraft,
+        ),
     )
 
 

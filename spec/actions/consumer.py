@@ -12,11 +12,15 @@ def consumer_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     nothing: any partial read shows a subset, and the safety property is about what was shown.
     Listed only when it shows something new."""
     h = s.history
-    shown = set(h.shown)
+    shown = None  # the set of what was shown, made only when some replica could show something
     for l, r in enumerate(s.replicas):
-        if not r.alive or r.leader != l or r.hw == 0:
+        hw = r.hw
+        if not hw or not r.alive or r.leader != l:
             continue
-        new = [(o, r.log[o][0]) for o in range(r.hw) if (o, r.log[o][0]) not in shown]
+        if shown is None:
+            shown = set(h.shown)
+        log = r.log
+        new = [e for e in [(o, log[o][0]) for o in range(hw)] if e not in shown]
         if new:
             out.append(
                 ((kind, (l,)), s._replace(history=h._replace(shown=sorted_add(h.shown, new))))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..state import Replica, State, with_log
 from .common import Ctx, advance_leader_hw, set_replica
 
+_new = tuple.__new__  # NamedTuple construction without its Python-level __new__ (hot path)
+
 
 def _leader_serving(ctx: Ctx, s: State, f: int):
     """The replica ``f`` fetches from, if it would answer: it is alive and believes it leads;
@@ -42,13 +44,19 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     offset below the leader's log start (retention) is FollowerResetToLogStart's."""
     start = s.faults.log_start
     on_divergence = ctx.on_divergence
-    for f, r in enumerate(s.replicas):
-        if r.truncating:
+    fetch_fenced = ctx.fetch_fenced
+    reps = s.replicas
+    for f, r in enumerate(reps):
+        # _leader_serving(ctx, s, f), inlined (hot path); Replica fields by position: alive 3,
+        # leader 4, epoch 5, truncating 9
+        if r[9] or not r[3]:
             continue
-        l = _leader_serving(ctx, s, f)
-        if l is None:
+        l = r[4]
+        if l < 0 or l == f:
             continue
-        lr = s.replicas[l]
+        lr = reps[l]
+        if not lr[3] or lr[4] != l or fetch_fenced(lr[5], r[5]):
+            continue
         if on_divergence and diverges(r.log, lr.log):
             continue  # answered LOG_TRUNCATION: FollowerTruncate's
         offset = len(r.log)
@@ -57,25 +65,14 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         lleo = len(lr.log)
         if offset > lleo:
             log = r.log[:lleo]
-            nr = r._replace(log=log, hw=min(r.hw, lleo), hw_ckpt=min(r.hw_ckpt, lleo))
+            nr = with_log(r, log, min(r.hw, lleo), min(r.hw_ckpt, lleo))
             out.append(((kind, (f, l)), set_replica(s, f, nr)))
             continue
         t = s
         if lr.remote_leo[f] != offset:
             rl = lr.remote_leo
-            lr2 = Replica(
-                lr.log,
-                lr.hw,
-                lr.hw_ckpt,
-                lr.alive,
-                lr.leader,
-                lr.epoch,
-                lr.isr,
-                lr.zk_fresh,
-                rl[:f] + (offset,) + rl[f + 1 :],
-                lr.truncating,
-                lr.pending,
-            )
+            # remote_leo (field 8) of the follower := its fetch offset
+            lr2 = _new(Replica, (*lr[:8], rl[:f] + (offset,) + rl[f + 1 :], lr[9], lr[10]))
             t = advance_leader_hw(ctx, set_replica(s, l, lr2), l)
             lr = t.replicas[l]
         log = r.log + lr.log[offset:] if offset < lleo else r.log

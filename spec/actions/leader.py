@@ -4,16 +4,23 @@ majority-quorum, which has no ISR; kip-966 keeps the ELR beside the ISR."""
 
 from __future__ import annotations
 
-from ..state import State
+from ..state import NO_KRAFT, Coord, Replica, State
 from .common import Ctx, advance_leader_hw, with_stale_versions
 from .controller import elr_after_shrink
+
+_new = tuple.__new__  # NamedTuple construction without its Python-level __new__ (hot path)
 
 
 def _leader_write(s: State, leader: int, new_isr: int) -> State:
     reps, reqs = with_stale_versions(s, writer=leader)
     r = reps[leader]
-    reps = reps[:leader] + (r._replace(isr=new_isr),) + reps[leader + 1 :]
-    return State(reps, s.coord._replace(isr=new_isr), reqs, s.history, s.faults)
+    r = _new(Replica, (*r[:6], new_isr, *r[7:]))  # isr is field 6
+    reps = reps[:leader] + (r,) + reps[leader + 1 :]
+    c = s.coord
+    # (the kraft variables stay NO_KRAFT: the leader's own ISR writes are not kraft's)
+    return _new(
+        State, (reps, _new(Coord, (c[0], c[1], new_isr)), reqs, s.history, s.faults, NO_KRAFT)
+    )
 
 
 def leader_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:

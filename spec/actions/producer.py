@@ -3,8 +3,10 @@ be stale, so zombie leaders take writes too), and retries of writes whose reply 
 
 from __future__ import annotations
 
-from ..state import State
+from ..state import Replica, State
 from .common import Ctx, advance_leader_hw, set_replica, sorted_add
+
+_new = tuple.__new__  # NamedTuple construction without its Python-level __new__ (hot path)
 
 ACKS_ALL = -1  # the wire value of acks=all
 ACKS_CHOICES = (ACKS_ALL, 1, 0)
@@ -21,13 +23,16 @@ def _send(ctx: Ctx, s: State, i: int, record: int, acks: int, h2) -> State:
         return s._replace(history=h2._replace(refused=sorted_add(h2.refused, [record])))
     offset = len(r.log)
     log = r.log + ((record, r.epoch),)
+    # Replica fields by position: log 0, pending 10
     if acks == ACKS_ALL:
-        nr = r._replace(log=log, pending=(*r.pending, offset))
+        nr = _new(Replica, (log, *r[1:10], (*r[10], offset)))
     else:
-        nr = r._replace(log=log)
+        nr = _new(Replica, (log, *r[1:]))
         if acks == 1:
             h2 = h2._replace(acked1=sorted_add(h2.acked1, [(offset, record)]))
-    t = set_replica(s, i, nr)._replace(history=h2)
+    reps = list(s.replicas)
+    reps[i] = nr
+    t = _new(State, (tuple(reps), s.coord, s.requests, h2, s.faults, s.kraft))
     return advance_leader_hw(ctx, t, i)
 
 
