@@ -13,6 +13,7 @@ from ..protocols import get_protocol
 from ..state import State
 from .alter_partition import controller_handle_alter_partition, leader_send_alter_partition
 from .broker import (
+    broker_apply_partition_change,
     broker_become_follower,
     broker_become_leader,
     broker_checkpoint_hw,
@@ -92,6 +93,13 @@ ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("BrokerBecomeLeader", ("replica", "epoch"), broker_become_leader, "R11"),
     ActionDef(
         "BrokerBecomeFollower", ("replica", "leader", "epoch"), broker_become_follower, "R10"
+    ),
+    ActionDef(
+        "BrokerApplyPartitionChange",
+        ("replica",),
+        broker_apply_partition_change,
+        "R9, R11",
+        when=_split_fetch,
     ),
     ActionDef("BrokerIgnoreStaleRequest", ("replica", "epoch"), broker_ignore_stale_request, "R9"),
     ActionDef("NetworkLoseLeaderAndIsr", ("replica", "epoch"), network_lose_leader_and_isr, "R8"),

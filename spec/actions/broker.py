@@ -4,7 +4,15 @@ crashing and restarting (R13)."""
 from __future__ import annotations
 
 from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
-from .common import Ctx, advance_leader_hw, set_replica, stale_alters, with_stale_versions
+from .common import (
+    Ctx,
+    advance_leader_hw,
+    live_mask,
+    partition_change,
+    set_replica,
+    stale_alters,
+    with_stale_versions,
+)
 
 
 def _without(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
@@ -63,6 +71,32 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
         out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, _applied(t, s, i, q), i)))
 
 
+def _is_partition_change(q: Request, r: Replica) -> bool:
+    """kraft: ``q`` is a partition change for the leader ``r`` in its own leader epoch: an ISR
+    change the controller wrote without a new leader epoch (KAFKA-15021). It is newer than what
+    the leader has exactly when it carries the current partition epoch (``fresh``; the epoch is
+    abstracted as Coord's docstring says): any write since would have made it stale."""
+    return q.fresh and q.epoch == r.epoch and q.leader == q.dest == r.leader
+
+
+def broker_apply_partition_change(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """BrokerApplyPartitionChange(replica): kraft only. The live leader replays a partition
+    change in its own leader epoch (R9, KAFKA-15021): it adopts the ISR and the partition epoch
+    and, the leader being unchanged, keeps everything it knows of its followers (their fetched
+    LEOs and broker epochs) and its purgatory; it re-evaluates its HW, which a shrink may
+    advance (R4). Its followers' fetches, fenced by the leader epoch only, go on untouched."""
+    seen = s.faults.ctrl_seen
+    for q in s.requests:
+        i = q.dest
+        r = s.replicas[i]
+        if not r.alive or not _is_partition_change(q, r):
+            continue
+        if seen and q.ctrl_epoch < seen[i]:
+            continue
+        t = set_replica(s, i, r._replace(isr=q.isr, zk_fresh=True))
+        out.append(((kind, (i,)), advance_leader_hw(ctx, _applied(t, s, i, q), i)))
+
+
 def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerBecomeFollower(replica, leader, epoch): a live replica applies a LeaderAndIsr naming
     another leader, with a newer epoch (R10). It stops taking produce (its purgatory is answered
@@ -93,16 +127,20 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
 
 def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerIgnoreStaleRequest(replica, epoch): a LeaderAndIsr whose epoch is not newer than the
-    replica's, or (controller failover) whose controller epoch is older than one the replica has
+    replica's (kraft: unless it is a partition change in the leader's own epoch, see
+    BrokerApplyPartitionChange), or (controller failover) whose controller epoch is older than one the replica has
     accepted, is dropped on receipt (R9). A newer controller epoch is remembered even so."""
     seen = s.faults.ctrl_seen
+    kraft = ctx.split_fetch
     for q in s.requests:
         r = s.replicas[q.dest]
         if not r.alive:
             continue
         if seen and q.ctrl_epoch < seen[q.dest]:
             faults = s.faults
-        elif q.epoch <= r.epoch:
+        elif q.epoch < r.epoch or (
+            q.epoch == r.epoch and not (kraft and _is_partition_change(q, r))
+        ):
             faults = _seen(s.faults, q.dest, q)
         else:
             continue
@@ -205,7 +243,7 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if fence:
             t = _fence_previous_incarnation(t, i, forget_fetches=not ctx.split_fetch)
         if unclean_restart:
-            t = _register_unclean(t, i)
+            t = _register_unclean(ctx, t, i)
         c = t.coord
         if c.leader != i:
             req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
@@ -258,12 +296,19 @@ def _crash_connections(s: State, i: int) -> State:
     return s._replace(kraft=k._replace(fetch_requests=reqs, fetch_responses=resps))
 
 
-def _register_unclean(s: State, i: int) -> State:
+def _register_unclean(ctx: Ctx, s: State, i: int) -> State:
+    """kip-966: the controller's answer to a registration after an unclean shutdown (see
+    BrokerRestart). kraft: the ISR shrink is a partition change the leader is told of
+    (``partition_change``, KAFKA-15021); before, the write reached no broker (the leader learnt
+    it when its next ISR write failed)."""
     f = s.faults
     b = 1 << i
     faults = f._replace(unclean=f.unclean | b, elr=f.elr & ~b)
     c = s.coord
     if c.isr & b and c.isr != b and c.leader != i:
+        if ctx.split_fetch:
+            t = s._replace(faults=faults)
+            return partition_change(ctx, t, c.isr & ~b, live_mask(t))
         reps, reqs = with_stale_versions(s, writer=-1)
         kraft = stale_alters(s.kraft)
         return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults, kraft)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..log import last_epoch
 from ..state import Coord, State
-from .common import Ctx, controller_write, live_mask
+from .common import Ctx, controller_write, live_mask, partition_change
 
 
 def _leader_lost(s: State) -> bool:
@@ -114,12 +114,13 @@ def elr_after_shrink(ctx: Ctx, s: State, old_isr: int, new_isr: int) -> State:
 
 def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerShrinkIsr(replica): a follower's broker is gone; remove it from the ISR, bump the
-    leader epoch and tell the live replicas (R9). Kafka's controller never empties the ISR. (Not
+    leader epoch and tell the live replicas (R9); kraft bumps only the partition epoch and tells
+    the leader (``partition_change``, KAFKA-15021). Kafka's controller never empties the ISR. (Not
     in majority-quorum, which has no ISR.) "Gone" is the controller's view: dead, or its session
     expired; a leader that is gone that way is replaced by an election, not kept."""
     c = s.coord
-    if c.epoch >= ctx.config.epochs or not s.replicas[c.leader].alive:
-        return
+    if (c.epoch >= ctx.config.epochs and not ctx.split_fetch) or not s.replicas[c.leader].alive:
+        return  # (kraft: an ISR change takes no leader epoch, so --epochs does not bound it)
     f = s.faults
     if f.unclean >> c.leader & 1:
         return  # kip-966: a leader back from an unclean shutdown is replaced, not kept
@@ -130,8 +131,7 @@ def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if j != c.leader and c.isr >> j & 1 and not live >> j & 1:
             new_isr = c.isr & ~(1 << j)
             t = elr_after_shrink(ctx, s, c.isr, new_isr) if ctx.elr else s
-            coord = Coord(c.leader, c.epoch + 1, new_isr)
-            out.append(((kind, (j,)), controller_write(t, coord, live)))
+            out.append(((kind, (j,)), partition_change(ctx, t, new_isr, live)))
 
 
 def _leader_in_place(ctx: Ctx, s: State) -> bool:
@@ -175,7 +175,9 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     write moves leadership off it if it leads (to another live ISR member; the ISR loses the
     broker) or removes it from the ISR if it follows (``leader`` names the leader after the
     write); either way the leader epoch is bumped (the
-    ZooKeeper controller's rule) and LeaderAndIsr goes to the live replicas. A leader with no
+    ZooKeeper controller's rule) and LeaderAndIsr goes to the live replicas. kraft bumps the
+    leader epoch only when leadership moves; a follower's removal bumps only the partition epoch
+    (``partition_change``, KAFKA-15021). A leader with no
     other live ISR member cannot be moved: Kafka then retries and finally shuts down uncleanly,
     which is BrokerCrash here; a follower outside the ISR needs no write.
 
@@ -186,7 +188,8 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     KRaft). Not modelled: StopReplica itself (its effect on this partition is the LeaderAndIsr
     that deposes the broker), and the other partitions of the broker."""
     c = s.coord
-    if c.epoch >= ctx.config.epochs:
+    at_bound = c.epoch >= ctx.config.epochs
+    if at_bound and not ctx.split_fetch:
         return
     live = live_mask(s)
     f = s.faults
@@ -197,7 +200,7 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
         new_isr = c.isr & ~(1 << j)
         t = elr_after_shrink(ctx, s, c.isr, new_isr) if ctx.elr else s
         if j == c.leader:
-            if not in_place:
+            if not in_place or at_bound:
                 continue
             eligible = new_isr & live & ~f.unclean
             for cand in range(ctx.n):
@@ -209,5 +212,4 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
                 continue  # offline, or its leader is lost: an election comes first
             if f.lead_renewed:
                 continue  # as ControllerShrinkIsr: the recorded leader is a past incarnation
-            coord = Coord(c.leader, c.epoch + 1, new_isr)
-            out.append(((kind, (j, c.leader)), controller_write(t, coord, live)))
+            out.append(((kind, (j, c.leader)), partition_change(ctx, t, new_isr, live)))

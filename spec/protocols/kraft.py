@@ -12,10 +12,15 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
 * ISR changes are asynchronous AlterPartition requests (LeaderSendAlterPartition,
   ControllerHandleAlterPartition, spec/actions/alter_partition.py): while one is in flight the
   leader's HW counts the maximal ISR (the current one with the proposed additions), and the
-  controller checks the added follower's broker epoch (KIP-903).
-Not yet: the partition epoch apart from the leader epoch (KAFKA-15021: every controller write
-still bumps the leader epoch here), fenced and shutting-down brokers (KIP-841), the epoch cache
-with its own checkpoint, follower reads (KIP-392).
+  controller checks the added follower's broker epoch (KIP-903);
+* the partition epoch is apart from the leader epoch (KAFKA-15021): an ISR change (an accepted
+  AlterPartition, the controller's shrink of a gone follower, a controlled shutdown of a
+  follower, an unclean registration) bumps only the partition epoch and is told to the leader
+  (BrokerApplyPartitionChange), which keeps its followers' fetch state; fetches, fenced by the
+  leader epoch only, go on across it; an AlterPartition built on an older partition epoch is
+  refused (INVALID_UPDATE_VERSION).
+Not yet: fenced and shutting-down brokers (KIP-841), the epoch cache with its own checkpoint,
+follower reads (KIP-392).
 
 Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
 """
@@ -43,6 +48,8 @@ class Kraft(Kip966):
     # counted for that follower is rejected, STALE_BROKER_EPOCH (KAFKA-15221)
     broker_epoch_check = True  # KIP-903: the controller accepts an ISR expansion only if the
     # broker epoch of the fetch that justified it is the follower's registered one
+    partition_epoch_check = True  # the controller refuses an AlterPartition built on an older
+    # partition epoch (INVALID_UPDATE_VERSION); False: it checks the leader epoch only
     maximal_isr = True  # the HW counts the ISR with the proposed additions while an
     # AlterPartition is in flight; False: the proposed ISR alone
 
