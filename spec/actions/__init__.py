@@ -20,6 +20,7 @@ from .broker import (
     broker_crash,
     broker_flush,
     broker_ignore_stale_request,
+    broker_register,
     broker_restart,
     network_lose_leader_and_isr,
 )
@@ -27,6 +28,7 @@ from .common import Ctx
 from .consumer import consumer_fetch
 from .controller import (
     controller_elect_leader,
+    controller_fence_broker,
     controller_move_leader,
     controller_shrink_isr,
     controller_shutdown_broker,
@@ -183,6 +185,10 @@ ACTIONS: tuple[ActionDef, ...] = (
     ),
     ActionDef("BrokerCrash", ("replica",), broker_crash, "R8"),
     ActionDef("BrokerRestart", ("replica",), broker_restart, "R13"),
+    ActionDef("BrokerRegister", ("replica",), broker_register, "R9, R13", when=_split_fetch),
+    ActionDef(
+        "ControllerFenceBroker", ("replica",), controller_fence_broker, "R8, R9", when=_split_fetch
+    ),
     ActionDef(
         "CoordinationExpireSession",
         ("replica",),

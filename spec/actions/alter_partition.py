@@ -8,8 +8,10 @@ of its current incarnation (KIP-903).
 The partition epoch is apart from the leader epoch (KAFKA-15021): an accepted change bumps only
 the partition epoch, abstracted as the cached-version bit ``fresh`` (Coord's docstring explains
 the abstraction for the zkVersion: only equality with the current one is ever asked).
-Not modelled yet: KIP-841's fenced and
-shutting-down brokers (an added follower need not be live here), a lost AlterPartition."""
+The controller refuses a proposed ISR with a fenced or shutting-down broker in it (KIP-841).
+Not modelled: a lost AlterPartition, the leader's own KIP-841 filter (it proposes from its
+followers' fetches alone; its metadata view of fencing is not modelled, so only the controller's
+check stands)."""
 
 from __future__ import annotations
 
@@ -73,7 +75,8 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
     is the current one, else INVALID_UPDATE_VERSION; ``partition_epoch_check=False`` checks only
     the leader and its leader epoch, FENCED_LEADER_EPOCH) by the leader's current
     incarnation (a leader that restarted since sent it from its previous life: STALE_BROKER_EPOCH,
-    KIP-497's check of the sender) and, for an expansion, the
+    KIP-497's check of the sender), no member of the proposed ISR is fenced or in controlled
+    shutdown (KIP-841, INELIGIBLE_REPLICA; ``ineligible_replica_check``) and, for an expansion, the
     added follower's broker epoch is its registered one (KIP-903; ``broker_epoch_check``). It
     then records the new ISR (kip-966's ELR rule applies) and answers the leader, which adopts
     it if it still leads in that epoch. A refusal changes nothing recorded; either way the
@@ -81,7 +84,9 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
     k = s.kraft
     kip903 = ctx.protocol.broker_epoch_check
     pe_check = ctx.protocol.partition_epoch_check
+    kip841 = ctx.protocol.ineligible_replica_check
     c0 = s.coord
+    barred = k.fenced | k.shutting_down if kip841 else 0
     for a in k.alter_partition:
         l = a.leader
         alters = tuple(x for x in k.alter_partition if x is not a)
@@ -89,6 +94,7 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
         accept = (
             (a.fresh if pe_check else c0.leader == l and c0.epoch == a.leader_epoch)
             and a.leader_be == k.broker_epoch[l]
+            and not a.new_isr & barred
             and (a.added < 0 or not kip903 or a.added_be == k.broker_epoch[a.added])
         )
         if accept:

@@ -178,7 +178,9 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
     With lose-unflushed (R14) only the flushed prefix of the log survives (followers acknowledge
     before fsync, so this may drop committed records), and the HW checkpoint cannot exceed it.
     A broker whose session had expired (a zombie) is simply dead now (its restart registers
-    anew)."""
+    anew). kraft: the controller fences it at once (KIP-841; the heartbeat timeout is not
+    modelled as a delay, as the other versions' session timeout is not), and a controlled
+    shutdown in progress is over (this is the process stopping)."""
     h = s.history
     if h.crashes >= ctx.config.crashes:
         return
@@ -203,6 +205,12 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
             t = set_replica(s, i, nr)
             if ctx.split_fetch:
                 t = _crash_connections(t, i)
+                k = t.kraft  # KIP-841: fenced (its heartbeats stop), its shutdown over
+                t = t._replace(
+                    kraft=k._replace(
+                        fenced=k.fenced | 1 << i, shutting_down=k.shutting_down & ~(1 << i)
+                    )
+                )
             f = t.faults
             if f.expired >> i & 1:  # session expiry: the crash ends the session too
                 t = t._replace(faults=f._replace(expired=f.expired & ~(1 << i)))
@@ -221,8 +229,11 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     elects it cleanly until it is back in the ISR. With broker epochs (kip-966 here) nothing of
     its previous incarnation counts: requests still in flight to it are rejected (KIP-380), and
     a leader no longer counts the fetches it made (KIP-903: an ISR expansion carries the broker
-    epoch of the fetch that justified it)."""
-    unclean_restart = ctx.elr and ctx.config.lose_unflushed
+    epoch of the fetch that justified it). kraft: the restarted broker is fenced until it
+    registers (BrokerRegister), which is where its new broker epoch, the report of an unclean
+    shutdown and the partition state come from."""
+    kraft = ctx.split_fetch
+    unclean_restart = ctx.elr and ctx.config.lose_unflushed and not kraft
     fence = ctx.fence_incarnations
     on_restart = ctx.on_restart
     for i, r in enumerate(s.replicas):
@@ -234,15 +245,42 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()
         )
         t = set_replica(s, i, nr)
-        if ctx.split_fetch:
-            k = t.kraft
-            epochs = k.broker_epoch
-            t = t._replace(
-                kraft=k._replace(broker_epoch=epochs[:i] + (epochs[i] + 1,) + epochs[i + 1 :])
-            )
         if fence:
-            t = _fence_previous_incarnation(t, i, forget_fetches=not ctx.split_fetch)
+            t = _fence_previous_incarnation(t, i, forget_fetches=not kraft)
+        if kraft:  # registration is its own step (BrokerRegister)
+            out.append(((kind, (i,)), t))
+            continue
         if unclean_restart:
+            t = _register_unclean(ctx, t, i)
+        c = t.coord
+        if c.leader != i:
+            req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+            if req not in t.requests:
+                t = t._replace(requests=tuple(sorted((*t.requests, req))))
+        out.append(((kind, (i,)), t))
+
+
+def broker_register(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """BrokerRegister(replica): kraft only (KIP-841, KIP-903, KIP-966). A restarted broker,
+    fenced, registers with the controller: it gets a new broker epoch (its previous
+    incarnation's fetches and AlterPartition additions no longer count, KIP-903) and is unfenced
+    (heartbeats resume; the catch-up of the metadata log before unfencing is folded into this
+    step). With lose-unflushed it reports its unclean shutdown (kip-966: out of the ELR, and out
+    of the ISR unless it is the last member or the recorded leader, a partition change the
+    leader is told of). Unless it is the recorded (lost) leader, which the controller must elect
+    first, it is sent the current partition state."""
+    unclean = ctx.elr and ctx.config.lose_unflushed
+    k0 = s.kraft
+    for i, r in enumerate(s.replicas):
+        if not (r.alive and k0.fenced >> i & 1 and r.epoch == NO_EPOCH and r.leader == NO_LEADER):
+            continue
+        epochs = k0.broker_epoch
+        k = k0._replace(
+            broker_epoch=epochs[:i] + (epochs[i] + 1,) + epochs[i + 1 :],
+            fenced=k0.fenced & ~(1 << i),
+        )
+        t = s._replace(kraft=k)
+        if unclean:
             t = _register_unclean(ctx, t, i)
         c = t.coord
         if c.leader != i:

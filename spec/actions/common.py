@@ -165,8 +165,16 @@ def alive_mask(s: State) -> int:
 
 def live_mask(s: State) -> int:
     """The brokers the controller counts as live (R9, R18): alive and holding a coordination
-    session (/brokers/ids/[id]). Without session expiry, exactly the alive ones."""
-    return alive_mask(s) & ~s.faults.expired
+    session (/brokers/ids/[id]). Without session expiry, exactly the alive ones. kraft: alive
+    and not fenced (KIP-841: registered and heartbeating); a broker in controlled shutdown is
+    live but not eligible (``ineligible``)."""
+    return alive_mask(s) & ~s.faults.expired & ~s.kraft.fenced
+
+
+def ineligible(s: State) -> int:
+    """kraft: the live brokers the controller will not put in an ISR nor elect: those in
+    controlled shutdown (KIP-841). 0 in every other version."""
+    return s.kraft.shutting_down
 
 
 def presumes_leadership(r: Replica, i: int) -> bool:

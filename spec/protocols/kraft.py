@@ -50,6 +50,8 @@ class Kraft(Kip966):
     # broker epoch of the fetch that justified it is the follower's registered one
     partition_epoch_check = True  # the controller refuses an AlterPartition built on an older
     # partition epoch (INVALID_UPDATE_VERSION); False: it checks the leader epoch only
+    ineligible_replica_check = True  # KIP-841: the controller refuses an AlterPartition whose
+    # new ISR holds a fenced or shutting-down broker (INELIGIBLE_REPLICA)
     maximal_isr = True  # the HW counts the ISR with the proposed additions while an
     # AlterPartition is in flight; False: the proposed ISR alone
 

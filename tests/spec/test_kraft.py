@@ -137,6 +137,7 @@ def test_a_stale_response_is_ignored():
         ("LeaderHandleFetch", 0, 1),
         ("BrokerCrash", 0),  # the response to replica 1 is on its way already
         ("BrokerRestart", 0),
+        ("BrokerRegister", 0),
         ("ControllerElectLeader", 0),  # epoch 2, the same leader
         ("BrokerBecomeLeader", 0, 2),
         ("BrokerBecomeFollower", 1, 0, 2),
@@ -190,6 +191,7 @@ def test_a_fetch_from_a_previous_incarnation_is_fenced():
         ("FollowerSendFetch", 1, 0),  # fetch offset 1: it has record 1, unflushed
         ("BrokerCrash", 1),  # loses the unflushed record; the fetch stays in the leader's queue
         ("BrokerRestart", 1),
+        ("BrokerRegister", 1),  # broker epoch 2
         ("BrokerBecomeFollower", 1, 0, 1),
         ("FollowerSendFetch", 1, 0),  # the new incarnation (broker epoch 2) at offset 0
         ("LeaderHandleFetch", 0, 1),
@@ -212,6 +214,68 @@ def test_a_fetch_from_a_previous_incarnation_is_fenced():
     s = run(m, *script)
     s = [t for a, t in moves(m, s, "LeaderHandleFetch") if a == (0, 1)]
     assert any(t.replicas[0].remote_leo[1] == 1 for t in s)  # the lost record counted again
+
+
+def test_registration_is_apart_from_restart():
+    """KIP-841: a crash fences the broker at once; the restarted process stays fenced, with its
+    old broker epoch and no partition state, until BrokerRegister gives it a new broker epoch,
+    unfences it and sends it the partition state."""
+    m = kraft(replicas=2, records=1, crashes=1)
+    s = run(m, ("BrokerCrash", 1))
+    assert s.kraft.fenced == 0b10 and s.coord.isr == 0b11
+    assert [a for a, _ in moves(m, s, "ControllerShrinkIsr")] == [(1,)]
+    s = step(m, s, "BrokerRestart", 1)
+    assert s.kraft.fenced == 0b10 and s.kraft.broker_epoch == (1, 1) and s.requests == ()
+    assert moves(m, s, "FollowerSendFetch") == []
+    s = step(m, s, "BrokerRegister", 1)
+    assert s.kraft.fenced == 0 and s.kraft.broker_epoch == (1, 2)
+    assert [(q.dest, q.leader, q.epoch) for q in s.requests] == [(1, 0, 1)]
+    assert moves(m, s, "BrokerRegister") == []
+
+
+def test_a_fenced_broker_loses_leadership_and_isr_and_runs_on():
+    """ControllerFenceBroker (KIP-841): heartbeats lost while the process runs on. A fenced
+    leader is replaced (a new leader epoch) and, a zombie, still takes writes; a fenced follower
+    is removed from the ISR (the partition epoch only). A fence counts as one of the --crashes."""
+    m = kraft(replicas=2, records=1, crashes=1)
+    s = step(m, m.init_states()[0], "ControllerFenceBroker", 0)
+    assert s.kraft.fenced == 0b01 and s.history.crashes == 1 and s.replicas[0].alive
+    assert moves(m, s, "ControllerFenceBroker") == [] and moves(m, s, "BrokerCrash") == []
+    assert [a for a, _ in moves(m, s, "ControllerElectLeader")] == [(1,)]
+    assert [a for a, _ in moves(m, s, "ProducerSend")] == [(0, 1)]  # the zombie leader
+    s = step(m, m.init_states()[0], "ControllerFenceBroker", 1)
+    t = step(m, s, "ControllerShrinkIsr", 1)
+    assert (t.coord.leader, t.coord.epoch, t.coord.isr) == (0, 1, 0b01)
+    assert moves(m, s, "ControllerElectLeader") == []
+
+
+def _shut_down_and_caught_up():
+    """Replica 1 asks for a controlled shutdown and is shrunk out of the ISR, the leader applies
+    the change; replica 1, still running, fetches and is caught up; the leader proposes to add
+    it back."""
+    return [
+        ("ControllerShutdownBroker", 1, 0),
+        ("BrokerApplyPartitionChange", 0),
+        ("FollowerSendFetch", 1, 0),
+        ("LeaderHandleFetch", 0, 1),
+        ("LeaderSendAlterPartition", 0, 1),
+    ]
+
+
+def test_kip_841_refuses_to_add_a_shutting_down_broker():
+    """KIP-841: a broker in controlled shutdown is live (it fetches) but the controller refuses
+    an AlterPartition that puts it back in the ISR (INELIGIBLE_REPLICA), nor elects it;
+    ``ineligible_replica_check=False`` accepts the expansion."""
+    m = kraft(replicas=2, records=1, crashes=0)
+    s = run(m, *_shut_down_and_caught_up())
+    assert s.kraft.shutting_down == 0b10 and s.coord.isr == 0b01
+    (a,) = s.kraft.alter_partition
+    assert a.new_isr == 0b11 and a.added == 1 and a.fresh
+    t = step(m, s, "ControllerHandleAlterPartition", 0)
+    assert t.coord.isr == 0b01 and t.replicas[0].isr == 0b01
+    m = kraft(without(ineligible_replica_check=False), replicas=2, records=1, crashes=0)
+    t = step(m, run(m, *_shut_down_and_caught_up()), "ControllerHandleAlterPartition", 0)
+    assert t.coord.isr == 0b11 and t.replicas[0].isr == 0b11
 
 
 # --- state counts and verdicts ----------------------------------------------------------------
