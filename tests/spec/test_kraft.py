@@ -177,6 +177,13 @@ def test_an_isr_change_bumps_the_partition_epoch_only():
     # the leader's shrink proposal, built on the old partition epoch, is refused
     t = step(m, t, "ControllerHandleAlterPartition", 0)
     assert t.coord.isr == 0b01 and t.kraft.alter_partition == ()
+    # refused before the leader applied the change: it keeps its old ISR view until it does
+    t = step(m, s, "ControllerHandleAlterPartition", 0)
+    assert (t.replicas[0].isr, t.replicas[0].zk_fresh) == (0b11, False)
+    # partition_epoch_check=False: only the leader and its leader epoch are checked: accepted
+    m = kraft(without(partition_epoch_check=False), replicas=2, records=1, crashes=0)
+    t = step(m, s, "ControllerHandleAlterPartition", 0)
+    assert (t.replicas[0].isr, t.replicas[0].zk_fresh) == (0b01, True)
 
 
 def test_a_fetch_from_a_previous_incarnation_is_fenced():
@@ -264,7 +271,7 @@ def _shut_down_and_caught_up():
 
 def test_kip_841_refuses_to_add_a_shutting_down_broker():
     """KIP-841: a broker in controlled shutdown is live (it fetches) but the controller refuses
-    an AlterPartition that puts it back in the ISR (INELIGIBLE_REPLICA), nor elects it;
+    an AlterPartition that puts it back in the ISR (INELIGIBLE_REPLICA);
     ``ineligible_replica_check=False`` accepts the expansion."""
     m = kraft(replicas=2, records=1, crashes=0)
     s = run(m, *_shut_down_and_caught_up())
