@@ -1,5 +1,5 @@
 """kraft: Kafka 3.7+/4.x replication with the KRaft controller, as far as issue 18's steps 1 and 2
-(in part) go (docs/design/kraft.md).
+go (docs/design/kraft.md).
 
 What it changes from kip-966 (whose election rules it keeps: ELR, the HW needs min ISR, an
 unclean shutdown makes a replica ineligible, broker epochs fence a previous incarnation):
@@ -18,9 +18,13 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   follower, an unclean registration) bumps only the partition epoch and is told to the leader
   (BrokerApplyPartitionChange), which keeps its followers' fetch state; fetches, fenced by the
   leader epoch only, go on across it; an AlterPartition built on an older partition epoch is
-  refused (INVALID_UPDATE_VERSION).
-Not yet: fenced and shutting-down brokers (KIP-841), the epoch cache with its own checkpoint,
-follower reads (KIP-392).
+  refused (INVALID_UPDATE_VERSION);
+* KIP-841: a crashed broker is fenced, a restarted one registers apart (BrokerRegister: new
+  broker epoch, unfenced), a running one may be fenced (ControllerFenceBroker, counted as a
+  crash), a controlled shutdown marks the broker shutting down; fenced and shutting-down brokers
+  are neither elected nor let back into the ISR (INELIGIBLE_REPLICA).
+Not yet: the epoch cache with its own checkpoint, follower reads (KIP-392), lost fetches and
+AlterPartitions.
 
 Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
 """
@@ -33,9 +37,10 @@ from .kip_966 import Kip966
 class Kraft(Kip966):
     name = "kraft"
     description = (
-        "Kafka 3.7+/4.x (issue 18, steps 1-2 in part): kip-966's election rules with the fetch"
-        " split into request and delayed response, DivergingEpoch truncation, broker epochs, and"
-        " asynchronous AlterPartition with the maximal ISR"
+        "Kafka 3.7+/4.x (issue 18, steps 1-2): kip-966's election rules with the fetch split into"
+        " request and delayed response, DivergingEpoch truncation, broker epochs, asynchronous"
+        " AlterPartition with the maximal ISR, the partition epoch apart from the leader epoch,"
+        " and KIP-841 fenced and shutting-down brokers"
     )
     split_fetch = True
     response_guard = True  # a response is applied only if the follower's fetch offset and
