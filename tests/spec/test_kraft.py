@@ -529,7 +529,8 @@ def test_last_replica_standing_needs_kip_966():
     shutdown, a partition change the leader applies), the leader takes a record alone, loses
     its unflushed log in a crash, restarts, registers, and is elected again as the sole ISR
     member with an empty log: the committed record is gone, in 8 steps (7 before registration
-    was its own step, as in TLC's story, where registration and unfencing are one action). With
+    was its own step; TLC's story has 7 too: there the controller elects while it handles the
+    registration). With
     ELR (the kraft version as built) a replica back from an unclean shutdown is not elected
     cleanly, and no committed record is lost: the search completes."""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
