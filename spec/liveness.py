@@ -40,6 +40,8 @@ FAIR_ACTIONS = (
     "BrokerBecomeLeader",
     "BrokerBecomeFollower",
     "BrokerIgnoreStaleRequest",
+    "BrokerApplyPartitionChange",  # kraft: a partition change in the leader's own epoch
+    "BrokerRegister",  # kraft: a restarted broker registers (KIP-841 registration)
     "FollowerFetch",
     "FollowerTruncate",
     "FollowerSendFetch",  # kraft: the split fetch, each of its three steps
@@ -57,6 +59,7 @@ UNFAIR_ACTIONS = (
     "NetworkLoseLeaderAndIsr",
     "BrokerCrash",
     "BrokerRestart",
+    "ControllerFenceBroker",  # kraft: heartbeats lost (a fault, counted as a crash)
     "CoordinationExpireSession",
     "BrokerRenewSession",
 )

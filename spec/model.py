@@ -337,6 +337,8 @@ def _kraft_key(k: Kraft, i: int) -> tuple:
             for a in k.alter_partition
             if a.leader == i
         ),
+        k.fenced >> i & 1,
+        k.shutting_down >> i & 1,
     )
 
 
@@ -372,6 +374,8 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
         tuple(tuple([rem[o][o2] for o2 in order]) for o in order),
         tuple([k.broker_epoch[o] for o in order]),
         alters,
+        _perm_mask(k.fenced, pos),
+        _perm_mask(k.shutting_down, pos),
     )
 
 
@@ -441,6 +445,8 @@ def _kraft_to_json(k: Kraft) -> dict[str, Any]:
         "alter_partition": [
             {**a._asdict(), "new_isr": _mask_list(a.new_isr)} for a in k.alter_partition
         ],
+        "fenced": _mask_list(k.fenced),
+        "shutting_down": _mask_list(k.shutting_down),
     }
 
 
@@ -469,6 +475,8 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
                 for a in d.get("alter_partition", [])
             )
         ),
+        sum(1 << x for x in d.get("fenced", [])),
+        sum(1 << x for x in d.get("shutting_down", [])),
     )
 
 

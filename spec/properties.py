@@ -59,12 +59,13 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
             return False
         k = s.kraft
         # equality too: a state read back from a checkpoint or a worker holds an equal copy
-        return k is NO_KRAFT or k == NO_KRAFT or kraft_ok(k)
+        return k is NO_KRAFT or k == NO_KRAFT or kraft_ok(s, k)
 
-    def kraft_ok(k) -> bool:
+    def kraft_ok(s: State, k) -> bool:
         """kraft: per-replica tuples of the right length, broker epochs within 1 + restarts, at
         most one fetch in flight per fetcher (follower, leader, broker epoch) and one
-        AlterPartition per leader, every id a replica."""
+        AlterPartition per leader, every id a replica; every broker that is down is fenced
+        (KIP-841)."""
         if len(k.broker_epoch) != n or len(k.remote_epoch) != n:
             return False
         if not all(1 <= b <= 1 + cfg.crashes for b in k.broker_epoch):
@@ -80,6 +81,10 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
             return False
         if not all(0 <= f < n and 0 <= l < n and f != l for f, l, _ in fetchers):
             return False
+        if not (0 <= k.fenced <= full and 0 <= k.shutting_down <= full):
+            return False
+        if full & ~alive_mask(s) & ~k.fenced:
+            return False  # KIP-841: a broker that is down is fenced
         leaders = [a.leader for a in k.alter_partition]
         if len(set(leaders)) != len(leaders):
             return False

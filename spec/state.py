@@ -177,9 +177,16 @@ class Kraft(NamedTuple):
     broker_epoch: tuple[int, ...]  # per broker: its current incarnation's epoch (the one the
     # controller registered, KIP-380/903); 1 initially, bumped by every restart
     alter_partition: tuple[AlterReq, ...]  # a set, kept sorted; at most one per leader
+    fenced: int  # KIP-841 (controller state): brokers fenced, a bitmask: crashed (the controller
+    # learns a crash at once, as the other versions do), lost their heartbeats while running on
+    # (ControllerFenceBroker: a zombie), or restarted and not yet registered (BrokerRegister).
+    # The controller counts them neither as live nor as eligible for the ISR or leadership.
+    shutting_down: int  # KIP-841 (controller state): brokers in controlled shutdown, a
+    # bitmask: still live (they get the metadata, they fetch) but not eligible for the ISR or
+    # leadership; cleared when the process stops (BrokerCrash)
 
 
-NO_KRAFT = Kraft((), (), (), (), ())
+NO_KRAFT = Kraft((), (), (), (), (), 0, 0)
 
 
 class State(NamedTuple):
@@ -211,7 +218,7 @@ def members(mask: int, n: int) -> tuple[int, ...]:
 
 
 def initial_kraft(n: int) -> Kraft:
-    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, ())
+    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, (), 0, 0)
 
 
 def initial_state(n: int, faults: Faults = NO_FAULTS, kraft: Kraft = NO_KRAFT) -> State:

@@ -13,12 +13,14 @@ from ..protocols import get_protocol
 from ..state import State
 from .alter_partition import controller_handle_alter_partition, leader_send_alter_partition
 from .broker import (
+    broker_apply_partition_change,
     broker_become_follower,
     broker_become_leader,
     broker_checkpoint_hw,
     broker_crash,
     broker_flush,
     broker_ignore_stale_request,
+    broker_register,
     broker_restart,
     network_lose_leader_and_isr,
 )
@@ -26,6 +28,7 @@ from .common import Ctx
 from .consumer import consumer_fetch
 from .controller import (
     controller_elect_leader,
+    controller_fence_broker,
     controller_move_leader,
     controller_shrink_isr,
     controller_shutdown_broker,
@@ -92,6 +95,13 @@ ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("BrokerBecomeLeader", ("replica", "epoch"), broker_become_leader, "R11"),
     ActionDef(
         "BrokerBecomeFollower", ("replica", "leader", "epoch"), broker_become_follower, "R10"
+    ),
+    ActionDef(
+        "BrokerApplyPartitionChange",
+        ("replica",),
+        broker_apply_partition_change,
+        "R9, R11",
+        when=_split_fetch,
     ),
     ActionDef("BrokerIgnoreStaleRequest", ("replica", "epoch"), broker_ignore_stale_request, "R9"),
     ActionDef("NetworkLoseLeaderAndIsr", ("replica", "epoch"), network_lose_leader_and_isr, "R8"),
@@ -175,6 +185,10 @@ ACTIONS: tuple[ActionDef, ...] = (
     ),
     ActionDef("BrokerCrash", ("replica",), broker_crash, "R8"),
     ActionDef("BrokerRestart", ("replica",), broker_restart, "R13"),
+    ActionDef("BrokerRegister", ("replica",), broker_register, "R9, R13", when=_split_fetch),
+    ActionDef(
+        "ControllerFenceBroker", ("replica",), controller_fence_broker, "R8, R9", when=_split_fetch
+    ),
     ActionDef(
         "CoordinationExpireSession",
         ("replica",),

@@ -5,10 +5,13 @@ proposed one together) for its HW until the controller answers, and the controll
 a proposal made with the current partition state and, for an added follower, the broker epoch
 of its current incarnation (KIP-903).
 
-Not modelled yet: the partition epoch apart from the leader epoch (KAFKA-15021: here every
-controller write still bumps the leader epoch, and the cached-version bit ``fresh`` plays the
-partition epoch's role, as Coord's docstring explains for the zkVersion), KIP-841's fenced and
-shutting-down brokers (an added follower need not be live here), a lost AlterPartition."""
+The partition epoch is apart from the leader epoch (KAFKA-15021): an accepted change bumps only
+the partition epoch, abstracted as the cached-version bit ``fresh`` (Coord's docstring explains
+the abstraction for the zkVersion: only equality with the current one is ever asked).
+The controller refuses a proposed ISR with a fenced or shutting-down broker in it (KIP-841).
+Not modelled: a lost AlterPartition, the leader's own KIP-841 filter (it proposes from its
+followers' fetches alone; its metadata view of fencing is not modelled, so only the controller's
+check stands)."""
 
 from __future__ import annotations
 
@@ -34,13 +37,17 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
     (replica.lag.time.max.ms may pass at any moment), or an expansion by a follower whose
     counted fetch reached its HW and its epoch's start offset (KAFKA-7128), carrying the broker
     epoch of that fetch (KIP-903). Only with a current cached partition state: a stale one is
-    refused by the controller for certain, so it is not listed. The leader's maximal ISR is now
+    refused by the controller for certain, so it is not listed (with ``partition_epoch_check``
+    off it is listed, and may be accepted). The leader's maximal ISR is now
     its ISR with the proposal's; the HW is re-evaluated (``maximal_isr=False`` counts only the
     proposed ISR: a shrink then lets the HW pass records the dropped member lacks before the
     controller agreed)."""
     k = s.kraft
+    any_version = not ctx.protocol.partition_epoch_check
     for l, r in enumerate(s.replicas):
-        if not (r.alive and r.leader == l and r.zk_fresh) or alter_in_flight(k, l):
+        if not (r.alive and r.leader == l and (r.zk_fresh or any_version)):
+            continue
+        if alter_in_flight(k, l):
             continue
         lleo = len(r.log)
         floor = max(r.hw, epoch_start(r.log, r.epoch))
@@ -51,10 +58,10 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
             if r.isr >> j & 1:
                 if r.remote_leo[j] >= lleo:
                     continue
-                a = AlterReq(l, r.epoch, r.isr & ~(1 << j), -1, -1, True, k.broker_epoch[l])
+                a = AlterReq(l, r.epoch, r.isr & ~(1 << j), -1, -1, r.zk_fresh, k.broker_epoch[l])
             elif r.remote_leo[j] >= floor:
                 a = AlterReq(
-                    l, r.epoch, r.isr | (1 << j), j, rem_epochs[j], True, k.broker_epoch[l]
+                    l, r.epoch, r.isr | (1 << j), j, rem_epochs[j], r.zk_fresh, k.broker_epoch[l]
                 )
             else:
                 continue
@@ -64,23 +71,30 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
 
 def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerHandleAlterPartition(leader): the controller answers a leader's AlterPartition.
-    It accepts when the proposal was made with the current partition state (no controller write
-    since: the leader and its epoch are still the recorded ones) by the leader's current
+    It accepts when the proposal was made with the current partition state (its partition epoch
+    is the current one, else INVALID_UPDATE_VERSION; ``partition_epoch_check=False`` checks only
+    the leader and its leader epoch, FENCED_LEADER_EPOCH) by the leader's current
     incarnation (a leader that restarted since sent it from its previous life: STALE_BROKER_EPOCH,
-    KIP-497's check of the sender) and, for an expansion, the
+    KIP-497's check of the sender), no member of the proposed ISR is fenced or in controlled
+    shutdown (KIP-841, INELIGIBLE_REPLICA; ``ineligible_replica_check``) and, for an expansion, the
     added follower's broker epoch is its registered one (KIP-903; ``broker_epoch_check``). It
     then records the new ISR (kip-966's ELR rule applies) and answers the leader, which adopts
     it if it still leads in that epoch. A refusal changes nothing recorded; either way the
     leader's maximal ISR falls back to its ISR and its HW is re-evaluated."""
     k = s.kraft
     kip903 = ctx.protocol.broker_epoch_check
+    pe_check = ctx.protocol.partition_epoch_check
+    kip841 = ctx.protocol.ineligible_replica_check
+    c0 = s.coord
+    barred = k.fenced | k.shutting_down if kip841 else 0
     for a in k.alter_partition:
         l = a.leader
         alters = tuple(x for x in k.alter_partition if x is not a)
         t = with_kraft(s, k._replace(alter_partition=alters))
         accept = (
-            a.fresh
+            (a.fresh if pe_check else c0.leader == l and c0.epoch == a.leader_epoch)
             and a.leader_be == k.broker_epoch[l]
+            and not a.new_isr & barred
             and (a.added < 0 or not kip903 or a.added_be == k.broker_epoch[a.added])
         )
         if accept:
@@ -89,7 +103,7 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
             reps, reqs = with_stale_versions(t, writer=l)
             r = reps[l]
             if r.alive and r.leader == l and r.epoch == a.leader_epoch:
-                reps = reps[:l] + (r._replace(isr=a.new_isr),) + reps[l + 1 :]
+                reps = reps[:l] + (r._replace(isr=a.new_isr, zk_fresh=True),) + reps[l + 1 :]
             t = State(
                 reps, c._replace(isr=a.new_isr), reqs, t.history, t.faults, stale_alters(t.kraft)
             )

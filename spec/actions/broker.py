@@ -4,7 +4,15 @@ crashing and restarting (R13)."""
 from __future__ import annotations
 
 from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
-from .common import Ctx, advance_leader_hw, set_replica, stale_alters, with_stale_versions
+from .common import (
+    Ctx,
+    advance_leader_hw,
+    live_mask,
+    partition_change,
+    set_replica,
+    stale_alters,
+    with_stale_versions,
+)
 
 # NamedTuples built with tuple.__new__ (fields in their declared order): NamedTuple's own
 # __new__ is a Python function, a visible cost on the checker's hot path.
@@ -82,6 +90,32 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
         out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
 
 
+def _is_partition_change(q: Request, r: Replica) -> bool:
+    """kraft: ``q`` is a partition change for the leader ``r`` in its own leader epoch: an ISR
+    change the controller wrote without a new leader epoch (KAFKA-15021). It is newer than what
+    the leader has exactly when it carries the current partition epoch (``fresh``; the epoch is
+    abstracted as Coord's docstring says): any write since would have made it stale."""
+    return q.fresh and q.epoch == r.epoch and q.leader == q.dest == r.leader
+
+
+def broker_apply_partition_change(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """BrokerApplyPartitionChange(replica): kraft only. The live leader replays a partition
+    change in its own leader epoch (R9, KAFKA-15021): it adopts the ISR and the partition epoch
+    and, the leader being unchanged, keeps everything it knows of its followers (their fetched
+    LEOs and broker epochs) and its purgatory; it re-evaluates its HW, which a shrink may
+    advance (R4). Its followers' fetches, fenced by the leader epoch only, go on untouched."""
+    seen = s.faults.ctrl_seen
+    for q in s.requests:
+        i = q.dest
+        r = s.replicas[i]
+        if not r.alive or not _is_partition_change(q, r):
+            continue
+        if seen and q.ctrl_epoch < seen[i]:
+            continue
+        t = set_replica(s, i, r._replace(isr=q.isr, zk_fresh=True))
+        out.append(((kind, (i,)), advance_leader_hw(ctx, _applied(t, s, i, q), i)))
+
+
 def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerBecomeFollower(replica, leader, epoch): a live replica applies a LeaderAndIsr naming
     another leader, with a newer epoch (R10). It stops taking produce (its purgatory is answered
@@ -119,16 +153,20 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
 
 def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerIgnoreStaleRequest(replica, epoch): a LeaderAndIsr whose epoch is not newer than the
-    replica's, or (controller failover) whose controller epoch is older than one the replica has
+    replica's (kraft: unless it is a partition change in the leader's own epoch, see
+    BrokerApplyPartitionChange), or (controller failover) whose controller epoch is older than one the replica has
     accepted, is dropped on receipt (R9). A newer controller epoch is remembered even so."""
     seen = s.faults.ctrl_seen
+    kraft = ctx.split_fetch
     for q in s.requests:
         r = s.replicas[q.dest]
         if not r.alive:
             continue
         if seen and q.ctrl_epoch < seen[q.dest]:
             faults = s.faults
-        elif q.epoch <= r.epoch:
+        elif q.epoch < r.epoch or (
+            q.epoch == r.epoch and not (kraft and _is_partition_change(q, r))
+        ):
             faults = _seen(s.faults, q.dest, q)
         else:
             continue
@@ -169,7 +207,9 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
     With lose-unflushed (R14) only the flushed prefix of the log survives (followers acknowledge
     before fsync, so this may drop committed records), and the HW checkpoint cannot exceed it.
     A broker whose session had expired (a zombie) is simply dead now (its restart registers
-    anew)."""
+    anew). kraft: the controller fences it at once (KIP-841; the heartbeat timeout is not
+    modelled as a delay, as the other versions' session timeout is not), and a controlled
+    shutdown in progress is over (this is the process stopping)."""
     h = s.history
     if h.crashes >= ctx.config.crashes:
         return
@@ -204,6 +244,12 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
             t = set_replica(s, i, nr)
             if ctx.split_fetch:
                 t = _crash_connections(t, i)
+                k = t.kraft  # KIP-841: fenced (its heartbeats stop), its shutdown over
+                t = t._replace(
+                    kraft=k._replace(
+                        fenced=k.fenced | 1 << i, shutting_down=k.shutting_down & ~(1 << i)
+                    )
+                )
             f = t.faults
             if f.expired >> i & 1:  # session expiry: the crash ends the session too
                 t = t._replace(faults=f._replace(expired=f.expired & ~(1 << i)))
@@ -222,8 +268,11 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     elects it cleanly until it is back in the ISR. With broker epochs (kip-966 here) nothing of
     its previous incarnation counts: requests still in flight to it are rejected (KIP-380), and
     a leader no longer counts the fetches it made (KIP-903: an ISR expansion carries the broker
-    epoch of the fetch that justified it)."""
-    unclean_restart = ctx.elr and ctx.config.lose_unflushed
+    epoch of the fetch that justified it). kraft: the restarted broker is fenced until it
+    registers (BrokerRegister), which is where its new broker epoch, the report of an unclean
+    shutdown and the partition state come from."""
+    kraft = ctx.split_fetch
+    unclean_restart = ctx.elr and ctx.config.lose_unflushed and not kraft
     fence = ctx.fence_incarnations
     on_restart = ctx.on_restart
     for i, r in enumerate(s.replicas):
@@ -236,16 +285,43 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             (log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()),
         )
         t = set_replica(s, i, nr)
-        if ctx.split_fetch:
-            k = t.kraft
-            epochs = k.broker_epoch
-            t = t._replace(
-                kraft=k._replace(broker_epoch=epochs[:i] + (epochs[i] + 1,) + epochs[i + 1 :])
-            )
         if fence:
-            t = _fence_previous_incarnation(t, i, forget_fetches=not ctx.split_fetch)
+            t = _fence_previous_incarnation(t, i, forget_fetches=not kraft)
+        if kraft:  # registration is its own step (BrokerRegister)
+            out.append(((kind, (i,)), t))
+            continue
         if unclean_restart:
-            t = _register_unclean(t, i)
+            t = _register_unclean(ctx, t, i)
+        c = t.coord
+        if c.leader != i:
+            req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+            if req not in t.requests:
+                t = t._replace(requests=tuple(sorted((*t.requests, req))))
+        out.append(((kind, (i,)), t))
+
+
+def broker_register(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """BrokerRegister(replica): kraft only (KIP-841, KIP-903, KIP-966). A restarted broker,
+    fenced, registers with the controller: it gets a new broker epoch (its previous
+    incarnation's fetches and AlterPartition additions no longer count, KIP-903) and is unfenced
+    (heartbeats resume; the catch-up of the metadata log before unfencing is folded into this
+    step). With lose-unflushed it reports its unclean shutdown (kip-966: out of the ELR, and out
+    of the ISR unless it is the last member or the recorded leader, a partition change the
+    leader is told of). Unless it is the recorded (lost) leader, which the controller must elect
+    first, it is sent the current partition state."""
+    unclean = ctx.elr and ctx.config.lose_unflushed
+    k0 = s.kraft
+    for i, r in enumerate(s.replicas):
+        if not (r.alive and k0.fenced >> i & 1 and r.epoch == NO_EPOCH and r.leader == NO_LEADER):
+            continue
+        epochs = k0.broker_epoch
+        k = k0._replace(
+            broker_epoch=epochs[:i] + (epochs[i] + 1,) + epochs[i + 1 :],
+            fenced=k0.fenced & ~(1 << i),
+        )
+        t = s._replace(kraft=k)
+        if unclean:
+            t = _register_unclean(ctx, t, i)
         c = t.coord
         if c.leader != i:
             req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
@@ -298,12 +374,19 @@ def _crash_connections(s: State, i: int) -> State:
     return s._replace(kraft=k._replace(fetch_requests=reqs, fetch_responses=resps))
 
 
-def _register_unclean(s: State, i: int) -> State:
+def _register_unclean(ctx: Ctx, s: State, i: int) -> State:
+    """kip-966: the controller's answer to a registration after an unclean shutdown (see
+    BrokerRestart). kraft: the ISR shrink is a partition change the leader is told of
+    (``partition_change``, KAFKA-15021); before, the write reached no broker (the leader learnt
+    it when its next ISR write failed)."""
     f = s.faults
     b = 1 << i
     faults = f._replace(unclean=f.unclean | b, elr=f.elr & ~b)
     c = s.coord
     if c.isr & b and c.isr != b and c.leader != i:
+        if ctx.split_fetch:
+            t = s._replace(faults=faults)
+            return partition_change(ctx, t, c.isr & ~b, live_mask(t))
         reps, reqs = with_stale_versions(s, writer=-1)
         kraft = stale_alters(s.kraft)
         return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults, kraft)

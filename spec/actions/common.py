@@ -172,8 +172,16 @@ def alive_mask(s: State) -> int:
 
 def live_mask(s: State) -> int:
     """The brokers the controller counts as live (R9, R18): alive and holding a coordination
-    session (/brokers/ids/[id]). Without session expiry, exactly the alive ones."""
-    return alive_mask(s) & ~s.faults.expired
+    session (/brokers/ids/[id]). Without session expiry, exactly the alive ones. kraft: alive
+    and not fenced (KIP-841: registered and heartbeating); a broker in controlled shutdown is
+    live but not eligible (``ineligible``)."""
+    return alive_mask(s) & ~s.faults.expired & ~s.kraft.fenced
+
+
+def ineligible(s: State) -> int:
+    """kraft: the live brokers the controller will not put in an ISR nor elect: those in
+    controlled shutdown (KIP-841). 0 in every other version."""
+    return s.kraft.shutting_down
 
 
 def presumes_leadership(r: Replica, i: int) -> bool:
@@ -222,6 +230,21 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
             stale_alters(s.kraft),
         ),
     )
+
+
+def partition_change(ctx: Ctx, s: State, new_isr: int, live: int) -> State:
+    """The controller's write of an ISR change that keeps the leader (R9, R18). Before KRaft it
+    bumps the leader epoch (the ZooKeeper controller's rule) and goes to every live replica. In
+    kraft it bumps only the partition epoch (KAFKA-15021): the leader epoch, which fences
+    fetches, stays, so followers fetch on across it, and only the leader is told (it applies it
+    with BrokerApplyPartitionChange, keeping its followers' fetch state). Followers replay the
+    record too in Kafka, but a follower's ISR view is read by nothing here, so it is not sent to
+    them (fewer interleavings, no behaviour lost). The partition epoch is abstracted as the
+    cached-version bit (Coord's docstring): every write makes every cached copy stale."""
+    c = s.coord
+    if not ctx.split_fetch:
+        return controller_write(s, Coord(c.leader, c.epoch + 1, new_isr), live)
+    return controller_write(s, Coord(c.leader, c.epoch, new_isr), live & (1 << c.leader))
 
 
 def stale_alters(k: Kraft) -> Kraft:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..log import last_epoch
 from ..state import Coord, State
-from .common import Ctx, controller_write, live_mask
+from .common import Ctx, controller_write, ineligible, live_mask, partition_change
 
 
 def _leader_lost(s: State) -> bool:
@@ -25,8 +25,8 @@ def _leader_lost(s: State) -> bool:
     if not r.alive:
         return True
     f = s.faults
-    if f.expired >> c.leader & 1 or f.lead_renewed:
-        return True
+    if f.expired >> c.leader & 1 or f.lead_renewed or s.kraft.fenced >> c.leader & 1:
+        return True  # (kraft: a fenced leader is lost, as a crashed one: KIP-841)
     if r.epoch == c.epoch:
         return False
     return not any(q.dest == c.leader and q.epoch == c.epoch for q in s.requests)
@@ -57,7 +57,7 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
                     out.append((cand, c.isr, f.elr))
         return out
     new_isr = c.isr & live
-    eligible = new_isr & ~f.unclean
+    eligible = new_isr & ~f.unclean & ~ineligible(s)
     for cand in range(ctx.n):
         if eligible >> cand & 1:
             out.append((cand, new_isr, f.elr))
@@ -65,13 +65,13 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
         return out
     if ctx.elr:
         for cand in range(ctx.n):
-            if (f.elr & live & ~f.unclean) >> cand & 1:
+            if (f.elr & live & ~f.unclean & ~ineligible(s)) >> cand & 1:
                 out.append((cand, 1 << cand, f.elr & ~(1 << cand)))
         if out:
             return out
     if ctx.config.unclean:
         for cand in range(ctx.n):
-            if live >> cand & 1:
+            if (live & ~ineligible(s)) >> cand & 1:
                 out.append((cand, 1 << cand, 0))
     return out
 
@@ -114,24 +114,24 @@ def elr_after_shrink(ctx: Ctx, s: State, old_isr: int, new_isr: int) -> State:
 
 def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerShrinkIsr(replica): a follower's broker is gone; remove it from the ISR, bump the
-    leader epoch and tell the live replicas (R9). Kafka's controller never empties the ISR. (Not
+    leader epoch and tell the live replicas (R9); kraft bumps only the partition epoch and tells
+    the leader (``partition_change``, KAFKA-15021). Kafka's controller never empties the ISR. (Not
     in majority-quorum, which has no ISR.) "Gone" is the controller's view: dead, or its session
     expired; a leader that is gone that way is replaced by an election, not kept."""
     c = s.coord
-    if c.epoch >= ctx.config.epochs or not s.replicas[c.leader].alive:
-        return
+    if (c.epoch >= ctx.config.epochs and not ctx.split_fetch) or not s.replicas[c.leader].alive:
+        return  # (kraft: an ISR change takes no leader epoch, so --epochs does not bound it)
     f = s.faults
     if f.unclean >> c.leader & 1:
         return  # kip-966: a leader back from an unclean shutdown is replaced, not kept
-    if f.expired >> c.leader & 1 or f.lead_renewed:
-        return  # session expiry: the leader is lost to the controller
+    if f.expired >> c.leader & 1 or f.lead_renewed or s.kraft.fenced >> c.leader & 1:
+        return  # session expiry (kraft: fencing): the leader is lost to the controller
     live = live_mask(s)
     for j in range(ctx.n):
         if j != c.leader and c.isr >> j & 1 and not live >> j & 1:
             new_isr = c.isr & ~(1 << j)
             t = elr_after_shrink(ctx, s, c.isr, new_isr) if ctx.elr else s
-            coord = Coord(c.leader, c.epoch + 1, new_isr)
-            out.append(((kind, (j,)), controller_write(t, coord, live)))
+            out.append(((kind, (j,)), partition_change(ctx, t, new_isr, live)))
 
 
 def _leader_in_place(ctx: Ctx, s: State) -> bool:
@@ -161,7 +161,7 @@ def controller_move_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
         return
     c = s.coord
     live = live_mask(s)
-    eligible = c.isr & live & ~s.faults.unclean & ~(1 << c.leader)
+    eligible = c.isr & live & ~s.faults.unclean & ~ineligible(s) & ~(1 << c.leader)
     for cand in range(ctx.n):
         if eligible >> cand & 1:
             out.append(
@@ -174,40 +174,79 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     controlled.shutdown.enable, on by default). The broker asks the controller, which in one
     write moves leadership off it if it leads (to another live ISR member; the ISR loses the
     broker) or removes it from the ISR if it follows (``leader`` names the leader after the
-    write); either way the leader epoch is bumped (the
-    ZooKeeper controller's rule) and LeaderAndIsr goes to the live replicas. A leader with no
-    other live ISR member cannot be moved: Kafka then retries and finally shuts down uncleanly,
-    which is BrokerCrash here; a follower outside the ISR needs no write.
+    write); either way the leader epoch is bumped (the ZooKeeper controller's rule) and
+    LeaderAndIsr goes to the live replicas. A leader with no other live ISR member cannot be
+    moved: Kafka then retries and finally shuts down uncleanly, which is BrokerCrash here; a
+    follower outside the ISR needs no write.
 
     The broker process runs on after this step: it may stop later (BrokerCrash, within
     --crashes) or act on as a zombie until it applies the request (a slow shutdown, or a lost
     StopReplica); in the model it then follows the new leader like any replica outside the ISR
-    and may fetch its way back in (which KIP-841 later forbade for shutting-down brokers under
-    KRaft). Not modelled: StopReplica itself (its effect on this partition is the LeaderAndIsr
-    that deposes the broker), and the other partitions of the broker."""
+    and may fetch its way back in. Not modelled: StopReplica itself (its effect on this
+    partition is the LeaderAndIsr that deposes the broker), and the other partitions of the
+    broker.
+
+    kraft (KIP-841, KAFKA-15021): the broker is marked shutting down (``Kraft.shutting_down``)
+    until its process stops: it stays live (it fetches, it is told the metadata) but the
+    controller neither elects it nor lets an AlterPartition put it back in the ISR
+    (ControllerHandleAlterPartition); a follower outside the ISR is marked with no write. The
+    leader epoch moves only with the leadership; a follower's removal bumps only the partition
+    epoch (``partition_change``). Not modelled: a leader that cannot be moved entering the
+    shutting-down state anyway (it keeps leading until it stops, as here)."""
     c = s.coord
-    if c.epoch >= ctx.config.epochs:
+    kraft = ctx.split_fetch
+    at_bound = c.epoch >= ctx.config.epochs
+    if at_bound and not kraft:
         return
     live = live_mask(s)
     f = s.faults
+    shutting = s.kraft.shutting_down
     in_place = _leader_in_place(ctx, s)
+    leader_lost = not live >> c.leader & 1 or f.unclean >> c.leader & 1 or f.lead_renewed
     for j in range(ctx.n):
-        if not (live >> j & 1 and c.isr >> j & 1):
+        if not live >> j & 1 or shutting >> j & 1:
+            continue
+        t = s
+        if kraft:
+            t = s._replace(kraft=s.kraft._replace(shutting_down=shutting | 1 << j))
+        if not c.isr >> j & 1:
+            if kraft and j != c.leader:
+                out.append(((kind, (j, c.leader)), t))
             continue
         new_isr = c.isr & ~(1 << j)
-        t = elr_after_shrink(ctx, s, c.isr, new_isr) if ctx.elr else s
+        if ctx.elr:
+            t = elr_after_shrink(ctx, t, c.isr, new_isr)
         if j == c.leader:
-            if not in_place:
+            if not in_place or at_bound:
                 continue
-            eligible = new_isr & live & ~f.unclean
+            eligible = new_isr & live & ~f.unclean & ~shutting
             for cand in range(ctx.n):
                 if eligible >> cand & 1:
                     coord = Coord(cand, c.epoch + 1, new_isr)
                     out.append(((kind, (j, cand)), controller_write(t, coord, live)))
-        else:
-            if not s.replicas[c.leader].alive or (f.unclean | f.expired) >> c.leader & 1:
-                continue  # offline, or its leader is lost: an election comes first
-            if f.lead_renewed:
-                continue  # as ControllerShrinkIsr: the recorded leader is a past incarnation
-            coord = Coord(c.leader, c.epoch + 1, new_isr)
-            out.append(((kind, (j, c.leader)), controller_write(t, coord, live)))
+        elif not leader_lost:
+            # (with the leader lost, offline or a past incarnation: an election comes first)
+            out.append(((kind, (j, c.leader)), partition_change(ctx, t, new_isr, live)))
+
+
+def controller_fence_broker(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """ControllerFenceBroker(replica): kraft only (KIP-841). A running broker's heartbeats stop
+    reaching the controller (a pause, a network partition): the controller fences it. It is no
+    longer live to the controller: ControllerShrinkIsr removes it from the ISR where that is
+    allowed and ControllerElectLeader replaces it as leader, as for a crashed broker (Kafka does
+    these in the same batch of records; here they may follow later, which is more behaviours,
+    not fewer), and an AlterPartition naming it is refused. The broker itself runs on, a zombie
+    acting on what it last knew, until it stops (BrokerCrash) and registers again
+    (BrokerRegister). Each fence counts as one of the --crashes (the bound Vanlightly's spec
+    puts on fences), so the default bounds stay finite and small. Not modelled: a fenced broker
+    that heartbeats again unfenced with its old broker epoch (here it must restart and
+    register)."""
+    h = s.history
+    if h.crashes >= ctx.config.crashes:
+        return
+    k = s.kraft
+    h2 = h._replace(crashes=h.crashes + 1)
+    for i, r in enumerate(s.replicas):
+        if r.alive and not k.fenced >> i & 1:
+            t = s._replace(kraft=k._replace(fenced=k.fenced | 1 << i), history=h2)
+            out.append(((kind, (i,)), t))

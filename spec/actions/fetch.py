@@ -117,14 +117,20 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             row = rem_epochs[:f] + (q.broker_epoch,) + rem_epochs[f + 1 :]
             remote_epoch = remote_epoch[:l] + (row,) + remote_epoch[l + 1 :]
         resps = k.fetch_responses
-        if s.replicas[f].alive and k.broker_epoch[f] == q.broker_epoch:
+        fr = s.replicas[f]
+        # the sender's connection is open: it has not crashed since (a crash ends it; until its
+        # restarted process registers, its broker epoch is still the old one, but it follows
+        # no leader yet)
+        if fr.alive and fr.leader >= 0 and k.broker_epoch[f] == q.broker_epoch:
             records = () if diverging else tuple(llog[q.fetch_offset :])
             hw = t.replicas[l].hw if fresh_hw else hw_before
             resp = FetchResp(
                 f, l, q.leader_epoch, q.fetch_offset, q.broker_epoch, records, hw, diverging
             )
             resps = tuple(sorted((*resps, resp)))
-        k2 = Kraft(reqs, resps, remote_epoch, k.broker_epoch, k.alter_partition)
+        k2 = Kraft(
+            reqs, resps, remote_epoch, k.broker_epoch, k.alter_partition, k.fenced, k.shutting_down
+        )
         out.append(((kind, args), with_kraft(t, k2)))
 
 

@@ -1,5 +1,5 @@
 """kraft: Kafka 3.7+/4.x replication with the KRaft controller, as far as issue 18's steps 1 and 2
-(in part) go (docs/design/kraft.md).
+go (docs/design/kraft.md).
 
 What it changes from kip-966 (whose election rules it keeps: ELR, the HW needs min ISR, an
 unclean shutdown makes a replica ineligible, broker epochs fence a previous incarnation):
@@ -12,10 +12,19 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
 * ISR changes are asynchronous AlterPartition requests (LeaderSendAlterPartition,
   ControllerHandleAlterPartition, spec/actions/alter_partition.py): while one is in flight the
   leader's HW counts the maximal ISR (the current one with the proposed additions), and the
-  controller checks the added follower's broker epoch (KIP-903).
-Not yet: the partition epoch apart from the leader epoch (KAFKA-15021: every controller write
-still bumps the leader epoch here), fenced and shutting-down brokers (KIP-841), the epoch cache
-with its own checkpoint, follower reads (KIP-392).
+  controller checks the added follower's broker epoch (KIP-903);
+* the partition epoch is apart from the leader epoch (KAFKA-15021): an ISR change (an accepted
+  AlterPartition, the controller's shrink of a gone follower, a controlled shutdown of a
+  follower, an unclean registration) bumps only the partition epoch and is told to the leader
+  (BrokerApplyPartitionChange), which keeps its followers' fetch state; fetches, fenced by the
+  leader epoch only, go on across it; an AlterPartition built on an older partition epoch is
+  refused (INVALID_UPDATE_VERSION);
+* KIP-841: a crashed broker is fenced, a restarted one registers apart (BrokerRegister: new
+  broker epoch, unfenced), a running one may be fenced (ControllerFenceBroker, counted as a
+  crash), a controlled shutdown marks the broker shutting down; fenced and shutting-down brokers
+  are neither elected nor let back into the ISR (INELIGIBLE_REPLICA).
+Not yet: the epoch cache with its own checkpoint, follower reads (KIP-392), lost fetches and
+AlterPartitions.
 
 Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
 """
@@ -28,9 +37,10 @@ from .kip_966 import Kip966
 class Kraft(Kip966):
     name = "kraft"
     description = (
-        "Kafka 3.7+/4.x (issue 18, steps 1-2 in part): kip-966's election rules with the fetch"
-        " split into request and delayed response, DivergingEpoch truncation, broker epochs, and"
-        " asynchronous AlterPartition with the maximal ISR"
+        "Kafka 3.7+/4.x (issue 18, steps 1-2): kip-966's election rules with the fetch split into"
+        " request and delayed response, DivergingEpoch truncation, broker epochs, asynchronous"
+        " AlterPartition with the maximal ISR, the partition epoch apart from the leader epoch,"
+        " and KIP-841 fenced and shutting-down brokers"
     )
     split_fetch = True
     response_guard = True  # a response is applied only if the follower's fetch offset and
@@ -43,6 +53,10 @@ class Kraft(Kip966):
     # counted for that follower is rejected, STALE_BROKER_EPOCH (KAFKA-15221)
     broker_epoch_check = True  # KIP-903: the controller accepts an ISR expansion only if the
     # broker epoch of the fetch that justified it is the follower's registered one
+    partition_epoch_check = True  # the controller refuses an AlterPartition built on an older
+    # partition epoch (INVALID_UPDATE_VERSION); False: it checks the leader epoch only
+    ineligible_replica_check = True  # KIP-841: the controller refuses an AlterPartition whose
+    # new ISR holds a fenced or shutting-down broker (INELIGIBLE_REPLICA)
     maximal_isr = True  # the HW counts the ISR with the proposed additions while an
     # AlterPartition is in flight; False: the proposed ISR alone
 

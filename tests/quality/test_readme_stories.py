@@ -18,6 +18,10 @@ steps):` line and the numbered steps). This test:
    arguments, and the property must be violated in the last state and in no earlier one).
    The replayed rows' shortest lengths are pinned by tests/quality/test_three_replica_history.py
    (kip-279, kip-320-first-try) and measured by bench/first_counterexample.py.
+
+A row may name a version defined in a protocol file (`--protocol-file examples/protocols/...`:
+a kraft guard removed, which no built-in version is); such a row is named by the file's version
+name and is always searched.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from isr.cli.main import main
+from isr.cli.protocol_file import load_protocol_file
 from isr.spec import Config, IsrSpec
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -50,6 +55,17 @@ def section() -> str:
     return text[start:end]
 
 
+def options(argv: list[str]) -> dict[str, str]:
+    """``--name value`` pairs of a command line; a flag without a value (``--lose-unflushed``)
+    maps to ""."""
+    opts: dict[str, str] = {}
+    for i, a in enumerate(argv):
+        if a.startswith("--"):
+            nxt = argv[i + 1] if i + 1 < len(argv) else "--"
+            opts[a] = "" if nxt.startswith("--") else nxt
+    return opts
+
+
 def listed() -> list[dict]:
     """The counterexamples of the details block: argv, protocol, bounds, property, steps."""
     sec = section()
@@ -59,7 +75,11 @@ def listed() -> list[dict]:
     for line in block.splitlines():
         if line.startswith("$ isr check "):
             argv = line.removeprefix("$ isr ").split()
-            opts = dict(zip(argv[1::2], argv[2::2], strict=False))
+            opts = options(argv)
+            if "--protocol-file" in opts:  # the file's version, by its name; the path absolute
+                path = README.parent / opts["--protocol-file"]
+                argv[argv.index("--protocol-file") + 1] = str(path)
+                opts["--protocol"] = load_protocol_file(str(path)).name
             bounds = tuple(
                 int(opts[f"--{k}"]) for k in ("replicas", "records", "epochs", "crashes")
             )
@@ -70,6 +90,7 @@ def listed() -> list[dict]:
                     "bounds": bounds,
                     "property": opts["--invariant"],
                     "steps": [],
+                    "from_file": "--protocol-file" in opts,
                 }
             )
         elif m := re.match(r"^Counterexample for (\w+) \((\d+) steps\):$", line):
@@ -121,7 +142,7 @@ def test_the_searched_rows_exist():
 def test_every_listed_command_names_one_worker():
     """The listing is reproducible on any machine only with one worker (see the docstring)."""
     for c in listed():
-        opts = dict(zip(c["argv"][1::2], c["argv"][2::2], strict=False))
+        opts = options(c["argv"])
         assert opts.get("--workers") == "1", c["argv"]
 
 
@@ -142,9 +163,11 @@ def _id(c: dict) -> str:
     return f"{c['protocol']}-{'.'.join(map(str, c['bounds']))}-{c['property']}"
 
 
-@pytest.mark.parametrize(
-    "cx", [c for c in listed() if (c["protocol"], c["bounds"]) in SEARCH_IN_TESTS], ids=_id
-)
+def searched(c: dict) -> bool:
+    return (c["protocol"], c["bounds"]) in SEARCH_IN_TESTS or c["from_file"]
+
+
+@pytest.mark.parametrize("cx", [c for c in listed() if searched(c)], ids=_id)
 def test_the_tool_prints_the_listed_counterexample(cx, capsys):
     assert main([*cx["argv"], "--quiet"]) == 1
     out = capsys.readouterr().out
@@ -158,9 +181,7 @@ def _text(model: IsrSpec, action) -> str:
     return f"{d['action']}({', '.join(f'{k}={v}' for k, v in d['args'].items())})"
 
 
-@pytest.mark.parametrize(
-    "cx", [c for c in listed() if (c["protocol"], c["bounds"]) not in SEARCH_IN_TESTS], ids=_id
-)
+@pytest.mark.parametrize("cx", [c for c in listed() if not searched(c)], ids=_id)
 def test_the_listed_counterexample_replays(cx):
     """`isr replay` semantics for the rows whose search is too slow for the suite."""
     r, rec, ep, cr = cx["bounds"]

@@ -24,6 +24,11 @@ SAFETY = [
 ]
 
 
+# kraft at 2 replicas, 1 record, 2 epochs, 1 crash with lose-unflushed (symmetry on): 289,269
+# states before the partition epoch was apart, 731,420 before KIP-841's fencing and registration
+LOSE_UNFLUSHED_STATES = 1_119_222
+
+
 def kraft(variant=None, **bounds) -> IsrSpec:
     return IsrSpec(Config(protocol="kraft", **bounds), protocol=variant)
 
@@ -129,20 +134,61 @@ def test_a_diverging_fetch_is_answered_with_the_epoch_and_not_counted():
 
 def test_a_stale_response_is_ignored():
     """A response to a fetch sent in an older leader epoch (the follower's epoch changed while it
-    was in flight) is not applied (AbstractFetcherThread's guard, KAFKA-18991's epoch half)."""
+    was in flight: here the same leader re-elected after a restart) is not applied
+    (AbstractFetcherThread's guard, KAFKA-18991's epoch half)."""
     script = [
         ("ProducerSend", 0, 1),
         ("FollowerSendFetch", 1, 0),
         ("LeaderHandleFetch", 0, 1),
-        ("ControllerShutdownBroker", 1, 0),  # epoch 2, same leader, replica 1 leaves the ISR
+        ("BrokerCrash", 0),  # the response to replica 1 is on its way already
+        ("BrokerRestart", 0),
+        ("BrokerRegister", 0),
+        ("ControllerElectLeader", 0),  # epoch 2, the same leader
+        ("BrokerBecomeLeader", 0, 2),
         ("BrokerBecomeFollower", 1, 0, 2),
     ]
-    s = run(kraft(replicas=2, records=1, crashes=0), *script)
-    t = step(kraft(replicas=2, records=1, crashes=0), s, "FollowerHandleFetchResponse", 1, 0)
+    bounds = dict(replicas=2, records=1, crashes=1)
+    m = kraft(**bounds)
+    t = step(m, run(m, *script), "FollowerHandleFetchResponse", 1, 0)
     assert t.replicas[1].log == () and t.kraft.fetch_responses == ()
-    m = kraft(without(response_guard=False), replicas=2, records=1, crashes=0)
+    m = kraft(without(response_guard=False), **bounds)
     t = step(m, run(m, *script), "FollowerHandleFetchResponse", 1, 0)
     assert t.replicas[1].log == ((1, 1),)
+
+
+def test_an_isr_change_bumps_the_partition_epoch_only():
+    """KAFKA-15021: the controller removes a follower from the ISR (here by controlled shutdown)
+    with the leader epoch unchanged. The follower's fetch in flight is still answered and
+    applied (fetches are fenced by the leader epoch only); the leader applies the change
+    (BrokerApplyPartitionChange) and keeps what it knows of the follower; its AlterPartition
+    built before the change is refused (its partition epoch is stale)."""
+    m = kraft(replicas=2, records=1, crashes=0)
+    s = run(
+        m,
+        ("ProducerSend", 0, 1),
+        ("FollowerSendFetch", 1, 0),
+        ("LeaderHandleFetch", 0, 1),
+        ("LeaderSendAlterPartition", 0, 1),  # a shrink: replica 1's fetch did not reach 1
+        ("ControllerShutdownBroker", 1, 0),
+    )
+    assert s.coord.epoch == 1 and s.coord.isr == 0b01
+    assert [(q.dest, q.epoch, q.fresh) for q in s.requests] == [(0, 1, True)]  # the leader only
+    assert moves(m, s, "BrokerIgnoreStaleRequest") == []
+    t = step(m, s, "FollowerHandleFetchResponse", 1, 0)
+    assert t.replicas[1].log == ((1, 1),)  # applied across the ISR change
+    t = step(m, s, "BrokerApplyPartitionChange", 0)
+    r = t.replicas[0]
+    assert (r.isr, r.epoch, r.zk_fresh, r.remote_leo[1]) == (0b01, 1, True, 0)  # still known
+    # the leader's shrink proposal, built on the old partition epoch, is refused
+    t = step(m, t, "ControllerHandleAlterPartition", 0)
+    assert t.coord.isr == 0b01 and t.kraft.alter_partition == ()
+    # refused before the leader applied the change: it keeps its old ISR view until it does
+    t = step(m, s, "ControllerHandleAlterPartition", 0)
+    assert (t.replicas[0].isr, t.replicas[0].zk_fresh) == (0b11, False)
+    # partition_epoch_check=False: only the leader and its leader epoch are checked: accepted
+    m = kraft(without(partition_epoch_check=False), replicas=2, records=1, crashes=0)
+    t = step(m, s, "ControllerHandleAlterPartition", 0)
+    assert (t.replicas[0].isr, t.replicas[0].zk_fresh) == (0b01, True)
 
 
 def test_a_fetch_from_a_previous_incarnation_is_fenced():
@@ -157,6 +203,7 @@ def test_a_fetch_from_a_previous_incarnation_is_fenced():
         ("FollowerSendFetch", 1, 0),  # fetch offset 1: it has record 1, unflushed
         ("BrokerCrash", 1),  # loses the unflushed record; the fetch stays in the leader's queue
         ("BrokerRestart", 1),
+        ("BrokerRegister", 1),  # broker epoch 2
         ("BrokerBecomeFollower", 1, 0, 1),
         ("FollowerSendFetch", 1, 0),  # the new incarnation (broker epoch 2) at offset 0
         ("LeaderHandleFetch", 0, 1),
@@ -181,18 +228,84 @@ def test_a_fetch_from_a_previous_incarnation_is_fenced():
     assert any(t.replicas[0].remote_leo[1] == 1 for t in s)  # the lost record counted again
 
 
+def test_registration_is_apart_from_restart():
+    """KIP-841: a crash fences the broker at once; the restarted process stays fenced, with its
+    old broker epoch and no partition state, until BrokerRegister gives it a new broker epoch,
+    unfences it and sends it the partition state."""
+    m = kraft(replicas=2, records=1, crashes=1)
+    s = run(m, ("BrokerCrash", 1))
+    assert s.kraft.fenced == 0b10 and s.coord.isr == 0b11
+    assert [a for a, _ in moves(m, s, "ControllerShrinkIsr")] == [(1,)]
+    s = step(m, s, "BrokerRestart", 1)
+    assert s.kraft.fenced == 0b10 and s.kraft.broker_epoch == (1, 1) and s.requests == ()
+    assert moves(m, s, "FollowerSendFetch") == []
+    s = step(m, s, "BrokerRegister", 1)
+    assert s.kraft.fenced == 0 and s.kraft.broker_epoch == (1, 2)
+    assert [(q.dest, q.leader, q.epoch) for q in s.requests] == [(1, 0, 1)]
+    assert moves(m, s, "BrokerRegister") == []
+
+
+def test_a_fenced_broker_loses_leadership_and_isr_and_runs_on():
+    """ControllerFenceBroker (KIP-841): heartbeats lost while the process runs on. A fenced
+    leader is replaced (a new leader epoch) and, a zombie, still takes writes; a fenced follower
+    is removed from the ISR (the partition epoch only). A fence counts as one of the --crashes."""
+    m = kraft(replicas=2, records=1, crashes=1)
+    s = step(m, m.init_states()[0], "ControllerFenceBroker", 0)
+    assert s.kraft.fenced == 0b01 and s.history.crashes == 1 and s.replicas[0].alive
+    assert moves(m, s, "ControllerFenceBroker") == [] and moves(m, s, "BrokerCrash") == []
+    assert [a for a, _ in moves(m, s, "ControllerElectLeader")] == [(1,)]
+    assert [a for a, _ in moves(m, s, "ProducerSend")] == [(0, 1)]  # the zombie leader
+    s = step(m, m.init_states()[0], "ControllerFenceBroker", 1)
+    t = step(m, s, "ControllerShrinkIsr", 1)
+    assert (t.coord.leader, t.coord.epoch, t.coord.isr) == (0, 1, 0b01)
+    assert moves(m, s, "ControllerElectLeader") == []
+
+
+def _shut_down_and_caught_up():
+    """Replica 1 asks for a controlled shutdown and is shrunk out of the ISR, the leader applies
+    the change; replica 1, still running, fetches and is caught up; the leader proposes to add
+    it back."""
+    return [
+        ("ControllerShutdownBroker", 1, 0),
+        ("BrokerApplyPartitionChange", 0),
+        ("FollowerSendFetch", 1, 0),
+        ("LeaderHandleFetch", 0, 1),
+        ("LeaderSendAlterPartition", 0, 1),
+    ]
+
+
+def test_kip_841_refuses_to_add_a_shutting_down_broker():
+    """KIP-841: a broker in controlled shutdown is live (it fetches) but the controller refuses
+    an AlterPartition that puts it back in the ISR (INELIGIBLE_REPLICA);
+    ``ineligible_replica_check=False`` accepts the expansion."""
+    m = kraft(replicas=2, records=1, crashes=0)
+    s = run(m, *_shut_down_and_caught_up())
+    assert s.kraft.shutting_down == 0b10 and s.coord.isr == 0b01
+    (a,) = s.kraft.alter_partition
+    assert a.new_isr == 0b11 and a.added == 1 and a.fresh
+    t = step(m, s, "ControllerHandleAlterPartition", 0)
+    assert t.coord.isr == 0b01 and t.replicas[0].isr == 0b01
+    m = kraft(without(ineligible_replica_check=False), replicas=2, records=1, crashes=0)
+    t = step(m, run(m, *_shut_down_and_caught_up()), "ControllerHandleAlterPartition", 0)
+    assert t.coord.isr == 0b11 and t.replicas[0].isr == 0b11
+
+
 # --- state counts and verdicts ----------------------------------------------------------------
 
 
 def test_pinned_counts_and_every_safety_property_holds():
     """Two replicas, one record, two epochs, no crash: with symmetry and without (the initial
-    leader is replica 0, so symmetry saves little here); both verdicts agree. kip-320 and kip-966
-    have 657 states at these bounds: the split fetch costs x6.8 (4,493 states with step 1's
-    atomic ISR changes), the asynchronous AlterPartition x3 more."""
+    leader is replica 0, so symmetry saves nothing here); both verdicts agree. kip-320 and
+    kip-966 have 657 states at these bounds: the split fetch costs x6.8 (4,493 states with step
+    1's atomic ISR changes), the asynchronous AlterPartition x3 more (13,633), the partition
+    epoch apart from the leader epoch x2.5 more (33,481: a controller ISR change no longer uses
+    up one of the --epochs, so an election may follow it, and fetches go on across it), and
+    KIP-841 x0.82 (a broker in controlled shutdown can no longer fetch its way back into the
+    ISR; with no crash there is no fence nor registration)."""
     on = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=0), symmetry=True)
     off = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=0), symmetry=False)
     assert on.complete and off.complete
-    assert (on.distinct_states, off.distinct_states) == (13633, 13874)
+    assert (on.distinct_states, off.distinct_states) == (27459, 27459)
     for res in (on, off):
         v = verdicts(res)
         assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
@@ -200,10 +313,12 @@ def test_pinned_counts_and_every_safety_property_holds():
 
 
 def test_two_records_and_a_crash_hold():
-    """A larger small config: two replicas, one record, two epochs, one crash (126,750 states;
-    41,312 with step 1's atomic ISR changes; kip-966: 4,454, kip-320: 5,626)."""
+    """A larger small config: two replicas, one record, two epochs, one crash (422,128 states;
+    357,957 before KIP-841's fencing and registration, x1.18; 126,750 before the partition epoch
+    was apart from the leader epoch; 41,312 with step 1's atomic ISR changes; kip-966: 4,454,
+    kip-320: 5,626)."""
     res = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=1), symmetry=True)
-    assert res.complete and res.distinct_states == 126750
+    assert res.complete and res.distinct_states == 422128
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
 
@@ -257,9 +372,9 @@ def test_counting_a_diverging_fetch_loses_a_committed_record():
     """KAFKA-13141: the leader counts a diverging follower's fetch offset; the HW passes an entry
     the follower does not have (StrongIsr, 7 steps at 2 replicas, 2 records, 2 epochs, no
     crash), and a leader move back to that follower loses it (NoCommittedLoss, 9 steps with a
-    third epoch). The default holds at the first bounds (131,214 states)."""
+    third epoch). The default holds at the first bounds (268,898 states)."""
     res = check_bfs(kraft(replicas=2, records=2, epochs=2, crashes=0), symmetry=True)
-    assert res.complete and res.distinct_states == 131214
+    assert res.complete and res.distinct_states == 268898
     assert all(p.holds for p in res.properties if p.name in SAFETY)
     bug = without(count_diverging_fetch=True)
     res = check_bfs(kraft(bug, replicas=2, records=2, epochs=2, crashes=0), symmetry=True)
@@ -278,16 +393,19 @@ def test_counting_a_diverging_fetch_loses_a_committed_record():
 
 def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     """KIP-903 (the controller accepts an expansion only with the added follower's current
-    broker epoch) removed: the leader proposes to re-add a follower from a fetch; the follower
-    crashes, losing its unflushed log, and restarts while the AlterPartition is in flight; the
-    controller accepts it, moves leadership to the follower, and the acknowledged record is gone
-    (KAFKA-14139's story, 14 steps; the yardstick's `broker-epoch` drop takes 13). The default
-    holds NoCommittedLoss at these bounds. (StrongIsr and WeakIsr fail in both: a follower that
+    broker epoch) removed: a follower fetches the record (the leader counts its LEO), crashes
+    losing its unflushed log, restarts and registers with a new broker epoch; the controller
+    takes it out of the ISR for its unclean shutdown (a partition change the leader applies);
+    the leader, from the previous incarnation's fetch, proposes to add it back, the controller
+    accepts and moves leadership to it: the acknowledged record is gone (KAFKA-14139's story,
+    14 steps; the yardstick's `broker-epoch` drop takes 13; 14 before KIP-841's registration
+    step too, with the AlterPartition in flight across the restart). The default holds
+    NoCommittedLoss at these bounds. (StrongIsr and WeakIsr fail in both: a follower that
     acknowledged a record before flushing it loses it in a crash, as in kip-966 with
     lose-unflushed.)"""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
     res = check_bfs(kraft(**bounds), properties=["NoCommittedLoss", "NoPhantomRead"])
-    assert res.complete and res.distinct_states == 289269
+    assert res.complete and res.distinct_states == LOSE_UNFLUSHED_STATES
     assert all(p.holds for p in res.properties)
     res = check_bfs(
         kraft(without(broker_epoch_check=False), **bounds),
@@ -298,7 +416,9 @@ def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     assert cx.length == 14
     actions = [s.action for s in cx.steps]
     i = actions.index("BrokerRestart")
-    assert actions[i - 1] == "BrokerCrash" and actions[i + 1] == "ControllerHandleAlterPartition"
+    assert actions[i - 1 : i + 2] == ["BrokerCrash", "BrokerRestart", "BrokerRegister"]
+    assert actions.index("ControllerHandleAlterPartition") > i
+    assert actions[-2:] == ["ControllerMoveLeader", "BrokerBecomeLeader"]
 
 
 def test_without_the_maximal_isr_the_hw_passes_a_member_the_controller_keeps():
@@ -335,6 +455,18 @@ def test_without_the_maximal_isr_the_hw_passes_a_member_the_controller_keeps():
 #   KAFKA-15221 fixed is a race between two reads of that view inside one expansion (the
 #   caught-up check and the broker epoch read apart), which LeaderSendAlterPartition, reading
 #   both in one step, does not express.
+# * partition_epoch_check=False (the controller checks the leader epoch only, KAFKA-15021's
+#   partition epoch not): nothing at 2 replicas / 1 record / 2 epochs / 1 crash (545,398 states,
+#   every safety property holds). A stale proposal's ISR is the leader's old view; at two
+#   replicas the members the controller removed meanwhile are gone for a reason KIP-841 (fenced,
+#   shutting down), KIP-903 (a new incarnation) or kip-966 (an unclean registration) checks
+#   again. The harm needs a stale shrink that re-adds a third replica the controller removed.
+# * ineligible_replica_check=False (KIP-841's refusal): nothing at 2 / 1 / 2 / 1 (509,714 states)
+#   nor with lose-unflushed (1,344,605 states, NoCommittedLoss and NoPhantomRead hold).
+#   Re-adding a shutting-down follower that caught up is no loss (it has the records); a fenced
+#   one keeps its broker epoch until it registers, and registering after an unclean shutdown
+#   takes it out of the ISR again (kip-966). KIP-841's own story is availability: an ISR
+#   holding a broker about to stop, so acks=all writes wait and min ISR is missed.
 # * fresh_hw_in_response=True is not a safety bug (KAFKA-7104 is about the follower's HW lag):
 #   see test_the_follower_learns_the_hw_one_round_late.
 
@@ -343,7 +475,7 @@ def test_fresh_hw_is_not_a_safety_bug():
     res = check_bfs(
         kraft(without(fresh_hw_in_response=True), replicas=2, records=1, epochs=2, crashes=1)
     )
-    assert res.complete and res.distinct_states == 98738
+    assert res.complete and res.distinct_states == 318620
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY)
 
@@ -355,7 +487,7 @@ def test_cli_checks_and_lists_kraft(capsys):
     argv = ["check", "--protocol", "kraft", "--replicas", "2", "--records", "1", "--epochs", "2"]
     assert main([*argv, "--crashes", "0", "--workers", "1", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["model"] == "isr/kraft" and out["distinct_states"] == 13633
+    assert out["model"] == "isr/kraft" and out["distinct_states"] == 27459
     assert main(["protocols", "--format", "json"]) == 0
     names = [p["name"] for p in json.loads(capsys.readouterr().out)["protocols"]]
     assert "kraft" in names
@@ -393,9 +525,12 @@ def test_type_ok_bounds_the_kraft_variables():
 def test_last_replica_standing_needs_kip_966():
     """The yardstick's "last replica standing" (Vanlightly's Kafka 3.5 spec under TLC:
     LeaderCompleteness violated in 7 steps, bench/kraft_tla) told by our kraft version without
-    KIP-966's eligible leader replicas: the ISR shrinks to the leader by an accepted
-    AlterPartition, the leader loses its unflushed log in a crash, restarts, and is elected again
-    as the sole ISR member with an empty log: the committed record is gone, in 7 steps too. With
+    KIP-966's eligible leader replicas: the ISR shrinks to the leader (the follower's controlled
+    shutdown, a partition change the leader applies), the leader takes a record alone, loses
+    its unflushed log in a crash, restarts, registers, and is elected again as the sole ISR
+    member with an empty log: the committed record is gone, in 8 steps (7 before registration
+    was its own step; TLC's story has 7 too: there the controller elects while it handles the
+    registration). With
     ELR (the kraft version as built) a replica back from an unclean shutdown is not elected
     cleanly, and no committed record is lost: the search completes."""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
@@ -403,16 +538,16 @@ def test_last_replica_standing_needs_kip_966():
         kraft(without(eligible_leader_replicas=False), **bounds), properties=["NoCommittedLoss"]
     )
     (p,) = res.properties
-    assert p.holds is False and p.counterexample.length == 7
+    assert p.holds is False and p.counterexample.length == 8
     assert [s.action for s in p.counterexample.steps] == [
+        "ControllerShutdownBroker",
+        "BrokerApplyPartitionChange",
         "ProducerSend",
-        "LeaderSendAlterPartition",
-        "ControllerHandleAlterPartition",
         "BrokerCrash",
         "BrokerRestart",
+        "BrokerRegister",
         "ControllerElectLeader",
         "BrokerBecomeLeader",
     ]
-    res = check_bfs(kraft(**bounds), properties=["NoCommittedLoss"])
-    assert res.complete and res.distinct_states == 289_269
-    assert res.properties[0].holds is True
+    # with ELR the search completes and NoCommittedLoss holds at these bounds: pinned by
+    # test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record

@@ -1,0 +1,25 @@
+"""kraft with one guard removed: the controller does not check the broker epoch of the follower
+an AlterPartition adds (KIP-903; KAFKA-14139's story).
+
+    isr check --protocol-file examples/protocols/kraft_without_kip_903.py \
+        --replicas 2 --records 1 --epochs 2 --crashes 1 --lose-unflushed \
+        --invariant NoCommittedLoss
+
+A follower fetches a record (the leader counts it), loses it unflushed in a crash, restarts and
+registers anew; the controller takes it out of the ISR for its unclean shutdown, and the leader,
+from the fetch of the previous incarnation, proposes to add it back. Without KIP-903 the
+controller accepts, then moves leadership to the empty follower: the acknowledged record is
+gone. With the released rule (``broker_epoch_check = True``, the built-in ``kraft``) no
+committed record is lost at these bounds.
+"""
+
+from isr.spec.protocols.kraft import Kraft
+
+
+class KraftWithoutKip903(Kraft):
+    name = "kraft-no-kip-903"
+    description = "kraft, but AlterPartition's added follower's broker epoch is not checked"
+    broker_epoch_check = False
+
+
+PROTOCOL = KraftWithoutKip903()
