@@ -100,7 +100,12 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
                 return False
             if not all(0 <= x <= len(reps[i].log) for i, x in enumerate(per)):
                 return False
-        if f.log_start and not all(x <= max(reps[i].hw, x) for i, x in enumerate(f.log_start)):
+        # a live replica's HW is at or above its log start offset (retention deletes only
+        # below the HW, a reset to the leader's log start moves the HW there, a restart keeps
+        # the HW at the log start); a crashed broker's in-memory HW is gone (0)
+        if f.log_start and not all(
+            x <= reps[i].hw or not reps[i].alive for i, x in enumerate(f.log_start)
+        ):
             return False
         if not (0 <= f.unclean <= full and 0 <= f.elr <= full):
             return False

@@ -275,14 +275,21 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     unclean_restart = ctx.elr and ctx.config.lose_unflushed and not kraft
     fence = ctx.fence_incarnations
     on_restart = ctx.on_restart
+    retention = ctx.config.retention
     for i, r in enumerate(s.replicas):
         if r.alive:
             continue
         ckpt = r.hw_ckpt
         log = on_restart(r.log, ckpt)
+        hw = ckpt
+        if retention:  # Kafka keeps the HW at or above the log start offset (its own checkpoint
+            # file): a lazy HW checkpoint below what retention deleted comes back at the start
+            start = s.faults.log_start[i]
+            if start > hw:
+                hw = min(start, len(log))
         nr = _new(
             Replica,
-            (log, ckpt, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()),
+            (log, hw, ckpt, True, NO_LEADER, NO_EPOCH, 0, False, ctx.unknown_leos, False, ()),
         )
         t = set_replica(s, i, nr)
         if fence:
