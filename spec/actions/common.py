@@ -184,11 +184,6 @@ def ineligible(s: State) -> int:
     return s.kraft.shutting_down
 
 
-def presumes_leadership(r: Replica, i: int) -> bool:
-    """A live replica whose last LeaderAndIsr (or its own ISR write) names itself leader."""
-    return r.alive and r.leader == i
-
-
 def is_true_leader(s: State, i: int) -> bool:
     """The coordination's leader, alive, having applied the coordination's current epoch."""
     c = s.coord
