@@ -297,14 +297,7 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if kraft:  # registration is its own step (BrokerRegister)
             out.append(((kind, (i,)), t))
             continue
-        if unclean_restart:
-            t = _register_unclean(ctx, t, i)
-        c = t.coord
-        if c.leader != i:
-            req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
-            if req not in t.requests:
-                t = t._replace(requests=tuple(sorted((*t.requests, req))))
-        out.append(((kind, (i,)), t))
+        out.append(((kind, (i,)), _registered(ctx, t, i, unclean_restart)))
 
 
 def broker_register(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -326,15 +319,21 @@ def broker_register(ctx: Ctx, s: State, kind: int, out: list) -> None:
             broker_epoch=epochs[:i] + (epochs[i] + 1,) + epochs[i + 1 :],
             fenced=k0.fenced & ~(1 << i),
         )
-        t = s._replace(kraft=k)
-        if unclean:
-            t = _register_unclean(ctx, t, i)
-        c = t.coord
-        if c.leader != i:
-            req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
-            if req not in t.requests:
-                t = t._replace(requests=tuple(sorted((*t.requests, req))))
-        out.append(((kind, (i,)), t))
+        out.append(((kind, (i,)), _registered(ctx, s._replace(kraft=k), i, unclean)))
+
+
+def _registered(ctx: Ctx, t: State, i: int, unclean: bool) -> State:
+    """What the controller does when broker ``i`` registers (BrokerRestart; kraft's
+    BrokerRegister): record an unclean shutdown (kip-966) if ``unclean``, and, unless ``i`` is the
+    recorded (lost) leader, which must be elected first, send it the current partition state."""
+    if unclean:
+        t = _register_unclean(ctx, t, i)
+    c = t.coord
+    if c.leader != i:
+        req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+        if req not in t.requests:
+            t = t._replace(requests=tuple(sorted((*t.requests, req))))
+    return t
 
 
 def _fence_previous_incarnation(s: State, i: int, forget_fetches: bool = True) -> State:

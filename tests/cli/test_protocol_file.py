@@ -19,16 +19,6 @@ MY_KIP = ROOT / "examples" / "protocols" / "my_kip.py"
 README_BOUNDS = ["--replicas", "3", "--records", "1", "--epochs", "3", "--crashes", "0"]
 
 
-@pytest.fixture(autouse=True)
-def _registry_restored():
-    saved, loaded = dict(PROTOCOLS), dict(cli_models._LOADED)
-    yield
-    PROTOCOLS.clear()
-    PROTOCOLS.update(saved)
-    cli_models._LOADED.clear()
-    cli_models._LOADED.update(loaded)
-
-
 BAD_FILES = {
     "syntax": ("x = (\n", "line 1: syntax error"),
     "raises": ("raise RuntimeError('boom')\n", "importing it raised RuntimeError: boom"),

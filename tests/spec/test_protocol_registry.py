@@ -37,14 +37,6 @@ PARENT = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _registry_restored():
-    saved = dict(PROTOCOLS)
-    yield
-    PROTOCOLS.clear()
-    PROTOCOLS.update(saved)
-
-
 def test_one_registry_the_others_derive_from_it():
     assert tuple(p.name for p in BUILTIN) == BUILTIN_NAMES == PROTOCOL_NAMES
     assert [n for n in PROTOCOLS if n in BUILTIN_NAMES] == list(BUILTIN_NAMES)

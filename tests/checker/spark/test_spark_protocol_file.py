@@ -6,26 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import isr.cli.models as cli_models
 import pytest
 from isr.cli.main import main
-from isr.spec.protocols import PROTOCOLS
 
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[3]
 MY_KIP = ROOT / "examples" / "protocols" / "my_kip.py"
 BOUNDS = ["--replicas", "2", "--records", "1", "--epochs", "2", "--crashes", "1"]
-
-
-@pytest.fixture(autouse=True)
-def _registry_restored():
-    saved, loaded = dict(PROTOCOLS), dict(cli_models._LOADED)
-    yield
-    PROTOCOLS.clear()
-    PROTOCOLS.update(saved)
-    cli_models._LOADED.clear()
-    cli_models._LOADED.update(loaded)
 
 
 def _run(capsys, *args: str) -> dict:
