@@ -23,7 +23,9 @@ from .state import (
     Replica,
     Request,
     State,
+    from_wire,
     initial_state,
+    to_wire,
 )
 
 
@@ -79,6 +81,10 @@ class IsrSpec:
             self.canonicalize_with_permutation = self._no_symmetry_with_permutation  # type: ignore[method-assign]
 
     # --- the model protocol -------------------------------------------------------------------
+    # states as plain tuples between processes (checker.model; spec.state.to_wire)
+    to_wire = staticmethod(to_wire)
+    from_wire = staticmethod(from_wire)
+
     def init_states(self) -> list[State]:
         return [initial_state(self.ctx.n, self.ctx.initial_faults, self.ctx.initial_kraft)]
 
