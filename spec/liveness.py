@@ -56,6 +56,7 @@ FAIR_ACTIONS = (
 UNFAIR_ACTIONS = (
     "ProducerSend",
     "ConsumerFetch",
+    "ConsumerResetOffset",  # kraft: KIP-392's consumer position reset
     "NetworkLoseLeaderAndIsr",
     "BrokerCrash",
     "BrokerRestart",

@@ -376,6 +376,8 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
         alters,
         _perm_mask(k.fenced, pos),
         _perm_mask(k.shutting_down, pos),
+        k.consumer_pos,
+        k.consumer_epoch,
     )
 
 
@@ -447,6 +449,8 @@ def _kraft_to_json(k: Kraft) -> dict[str, Any]:
         ],
         "fenced": _mask_list(k.fenced),
         "shutting_down": _mask_list(k.shutting_down),
+        "consumer_position": k.consumer_pos,
+        "consumer_epoch": k.consumer_epoch,
     }
 
 
@@ -477,6 +481,8 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         ),
         sum(1 << x for x in d.get("fenced", [])),
         sum(1 << x for x in d.get("shutting_down", [])),
+        d.get("consumer_position", 0),
+        d.get("consumer_epoch", 0),
     )
 
 

@@ -184,9 +184,14 @@ class Kraft(NamedTuple):
     shutting_down: int  # KIP-841 (controller state): brokers in controlled shutdown, a
     # bitmask: still live (they get the metadata, they fetch) but not eligible for the ISR or
     # leadership; cleared when the process stops (BrokerCrash)
+    consumer_pos: int  # KIP-392: the one consumer's position, the next offset it will read
+    # (R5); only ever set to the end of what it read, or back by an offset reset
+    consumer_epoch: int  # KIP-320/392: the leader epoch the consumer's fetches carry (its
+    # metadata's); a replica at an older epoch refuses them (UNKNOWN_LEADER_EPOCH), a newer
+    # one fences them and the consumer takes up its epoch (the metadata refresh, folded in)
 
 
-NO_KRAFT = Kraft((), (), (), (), (), 0, 0)
+NO_KRAFT = Kraft((), (), (), (), (), 0, 0, 0, 0)
 
 
 class State(NamedTuple):
@@ -218,7 +223,7 @@ def members(mask: int, n: int) -> tuple[int, ...]:
 
 
 def initial_kraft(n: int) -> Kraft:
-    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, (), 0, 0)
+    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, (), 0, 0, 0, 0)
 
 
 def initial_state(n: int, faults: Faults = NO_FAULTS, kraft: Kraft = NO_KRAFT) -> State:

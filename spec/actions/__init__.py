@@ -25,7 +25,7 @@ from .broker import (
     network_lose_leader_and_isr,
 )
 from .common import Ctx
-from .consumer import consumer_fetch
+from .consumer import consumer_fetch, consumer_fetch_from_replica, consumer_reset_offset
 from .controller import (
     controller_elect_leader,
     controller_fence_broker,
@@ -173,7 +173,9 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R7, R9, R18",
         when=_split_fetch,
     ),
-    ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5"),
+    ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5", when=_atomic_fetch),
+    ActionDef("ConsumerFetch", ("replica",), consumer_fetch_from_replica, "R5", when=_split_fetch),
+    ActionDef("ConsumerResetOffset", ("leader",), consumer_reset_offset, "R5", when=_split_fetch),
     ActionDef("BrokerCheckpointHw", ("replica",), broker_checkpoint_hw, "R13"),
     ActionDef("BrokerFlush", ("replica",), broker_flush, "R14", when=lambda c: c.lose_unflushed),
     ActionDef(

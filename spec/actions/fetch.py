@@ -128,9 +128,7 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 f, l, q.leader_epoch, q.fetch_offset, q.broker_epoch, records, hw, diverging
             )
             resps = tuple(sorted((*resps, resp)))
-        k2 = Kraft(
-            reqs, resps, remote_epoch, k.broker_epoch, k.alter_partition, k.fenced, k.shutting_down
-        )
+        k2 = Kraft(reqs, resps, remote_epoch, *k[3:])
         out.append(((kind, args), with_kraft(t, k2)))
 
 
