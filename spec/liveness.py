@@ -52,6 +52,7 @@ FAIR_ACTIONS = (
     "LeaderSendAlterPartition",  # kraft: the asynchronous ISR change
     "ControllerHandleAlterPartition",
     "BrokerCheckpointHw",
+    "BrokerCheckpointEpochCache",  # kraft: the epoch cache's file catches up
 )
 UNFAIR_ACTIONS = (
     "ProducerSend",

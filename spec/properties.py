@@ -3,6 +3,7 @@ same of every replica), which is what makes symmetry reduction sound for it."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 from isr.checker.model import Property
@@ -85,6 +86,16 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
             return False
         if not (0 <= k.consumer_pos <= max_len and 0 <= k.consumer_epoch <= epochs):
             return False
+        for caches in (k.epoch_cache, k.epoch_ckpt):  # per replica, epochs and starts increasing
+            if caches and (
+                len(caches) != n
+                or not all(
+                    all(1 <= e <= epochs and 0 <= o <= max_len for e, o in c)
+                    and all(a[0] < b[0] and a[1] < b[1] for a, b in itertools.pairwise(c))
+                    for c in caches
+                )
+            ):
+                return False
         if full & ~alive_mask(s) & ~k.fenced:
             return False  # KIP-841: a broker that is down is fenced
         leaders = [a.leader for a in k.alter_partition]

@@ -65,6 +65,13 @@ class Kraft(Kip966):
     # a replica that presumes to lead (before Kafka 2.4)
     follower_reads_below_hw = True  # a follower serves consumers only below its HW; False:
     # up to its LEO (the bug: it shows records that are not committed)
+    epoch_cache = True  # the leader-epoch cache is its own state with a checkpoint file
+    # (spec.epoch_cache; epochs without records are kept); False: derived from the log
+    # (spec/log.py's epoch_starts, as the older versions do)
+    sync_truncation_ckpt = True  # the checkpoint is written with a truncation of the cache
+    # (Kafka before 3.7); False: later, by BrokerCheckpointEpochCache (KAFKA-15046 dropped the
+    # fsync, KAFKA-16541's fix writes it asynchronously): a crash in between restores epochs
+    # the truncation had removed
 
 
 KRAFT = Kraft()

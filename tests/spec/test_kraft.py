@@ -393,6 +393,90 @@ def test_an_unclean_election_resets_the_consumer():
     ]
 
 
+def _stale_epoch_checkpoint():
+    """Broker 1 holds record 1 (epoch 1) and leads epoch 2 without writing (its cache keeps
+    (2, 1)); broker 0, not yet told, writes record 2 at offset 1 in epoch 1 and is made leader
+    again (epoch 3). Broker 1 follows it: its fetch carries its cache's latest epoch, 2; the
+    answer diverges at epoch 1's end, 2, so broker 1 truncates to its own end of epoch 1, 1: the
+    log loses nothing, the cache loses (2, 1) (KAFKA-10706's truncation past the log end). It
+    fetches record 2 (epoch 1: no new cache entry, so no checkpoint write) and the leader
+    commits it. Broker 1 crashes and comes back."""
+    return [
+        ("ProducerSend", 0, 1),
+        ("FollowerSendFetch", 1, 0),
+        ("LeaderHandleFetch", 0, 1),
+        ("FollowerHandleFetchResponse", 1, 0),
+        ("ControllerMoveLeader", 1),
+        ("BrokerBecomeLeader", 1, 2),
+        ("ProducerSend", 0, 2),
+        ("ControllerMoveLeader", 0),
+        ("BrokerBecomeLeader", 0, 3),
+        ("BrokerBecomeFollower", 1, 0, 3),
+        ("FollowerSendFetch", 1, 0),
+        ("LeaderHandleFetch", 0, 1),
+        ("FollowerHandleFetchResponse", 1, 0),
+        ("FollowerSendFetch", 1, 0),
+        ("LeaderHandleFetch", 0, 1),
+        ("FollowerHandleFetchResponse", 1, 0),
+        ("FollowerSendFetch", 1, 0),
+        ("LeaderHandleFetch", 0, 1),
+        ("BrokerCrash", 1),
+        ("BrokerRestart", 1),
+        ("BrokerRegister", 1),
+        ("BrokerBecomeFollower", 1, 0, 3),
+        ("FollowerSendFetch", 1, 0),
+        ("LeaderHandleFetch", 0, 1),
+        ("FollowerHandleFetchResponse", 1, 0),
+    ]
+
+
+def test_the_epoch_cache_keeps_an_epoch_without_records():
+    """The cache is its own state (KAFKA-7415's subject): a leader's epoch is in its cache from
+    the moment it leads, records or not, and a follower's fetch carries the cache's latest
+    epoch, not its last record's; the cache is truncated with the log, even past the log end
+    (KAFKA-10706). With ``epoch_cache=False`` (derived from the log) the epoch is forgotten."""
+    bounds = dict(replicas=2, records=2, epochs=3, crashes=1)
+    m = kraft(**bounds)
+    s = run(m, *_stale_epoch_checkpoint()[:11])
+    assert s.kraft.epoch_cache[1] == ((1, 0), (2, 1)) and s.replicas[1].log == ((1, 1),)
+    (q,) = s.kraft.fetch_requests
+    assert (q.fetch_offset, q.last_fetched_epoch) == (1, 2)
+    s = run(m, *_stale_epoch_checkpoint()[:13])
+    assert s.replicas[1].log == ((1, 1),) and s.kraft.epoch_cache[1] == ((1, 0),)
+    assert s.kraft.epoch_ckpt[1] == ((1, 0),)  # written with the truncation (the default)
+    assert s.kraft.epoch_cache[0] == ((1, 0), (3, 2))
+    m = kraft(without(epoch_cache=False), **bounds)
+    s = run(m, *_stale_epoch_checkpoint()[:11])
+    assert s.kraft.epoch_cache == () and s.kraft.fetch_requests[0].last_fetched_epoch == 1
+
+
+def test_a_stale_epoch_checkpoint_truncates_a_committed_record():
+    """KAFKA-15046 / KAFKA-16541: Kafka 3.7+ writes the epoch checkpoint after a truncation
+    asynchronously (``sync_truncation_ckpt=False``). A crash before the write restores the
+    epoch the truncation removed, (2, 1), which starts below the recovered log end and so
+    survives the restart's truncation of the cache; the follower's fetch carries epoch 2 again,
+    the leader's answer diverges at 2, and the follower truncates to its own (stale) end of
+    epoch 1, 1: record 2, committed, is cut from an ISR member (StrongIsr, 25 steps at 2
+    replicas, 2 records, 3 epochs, 1 crash: beyond the exhaustive search here). With the write
+    in the truncation (the default, Kafka before 3.7) the follower keeps it."""
+    bounds = dict(replicas=2, records=2, epochs=3, crashes=1)
+    strong = next(p for p in kraft(**bounds).properties if p.name == "StrongIsr").check
+    m = kraft(without(sync_truncation_ckpt=False), **bounds)
+    story = _stale_epoch_checkpoint()
+    s = run(m, *story[:13])
+    assert s.kraft.epoch_cache[1] == ((1, 0),) and s.kraft.epoch_ckpt[1] == ((1, 0), (2, 1))
+    assert [a for a, _ in moves(m, s, "BrokerCheckpointEpochCache")] == [(1,)]
+    s = run(m, *story[:-1])
+    assert s.replicas[0].hw == 2 and s.coord.isr == 0b11 and strong(s)
+    assert s.kraft.epoch_cache[1] == ((1, 0), (2, 1))  # restored from the stale file
+    t = step(m, s, *story[-1])
+    assert t.replicas[1].log == ((1, 1),) and not strong(t)
+    m = kraft(**bounds)
+    t = run(m, *story)
+    assert t.replicas[1].log == ((1, 1), (2, 1)) and strong(t)
+    assert moves(m, t, "BrokerCheckpointEpochCache") == []
+
+
 # --- state counts and verdicts ----------------------------------------------------------------
 
 
