@@ -3,7 +3,7 @@ crashing and restarting (R13)."""
 
 from __future__ import annotations
 
-from .. import epoch_cache as ec
+from ..epoch_cache import assign, truncate_from_end
 from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
 from .common import (
     Ctx,
@@ -89,7 +89,7 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
             t = _applied(_forget_remote_epochs(set_replica(s, i, nr), i), s, i, q)
             if t.kraft.epoch_cache:  # the new epoch starts at the LEO, before any record
                 t = with_epoch_cache(
-                    t, i, ec.assign(t.kraft.epoch_cache[i], q.epoch, len(r.log)), True
+                    t, i, assign(t.kraft.epoch_cache[i], q.epoch, len(r.log)), True
                 )
         else:
             t = _apply(s, i, nr, q)
@@ -251,7 +251,7 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
             if ctx.split_fetch:
                 t = _crash_connections(t, i)
                 if t.kraft.epoch_cache:  # the restart rebuilds the cache from its file
-                    cache = ec.truncate_from_end(t.kraft.epoch_ckpt[i], len(log))
+                    cache = truncate_from_end(t.kraft.epoch_ckpt[i], len(log))
                     t = with_epoch_cache(t, i, cache, ctx.protocol.sync_truncation_ckpt)
                 k = t.kraft  # KIP-841: fenced (its heartbeats stop), its shutdown over
                 t = t._replace(

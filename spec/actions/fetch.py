@@ -13,7 +13,7 @@ leader-epoch cache's own checkpoint file is written with every change but a trun
 
 from __future__ import annotations
 
-from .. import epoch_cache as ec
+from ..epoch_cache import Cache, assign_records, end_offset, latest_epoch, truncate_from_end
 from ..log import UNDEFINED, end_offset_kip279, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
 from .common import Ctx, advance_leader_hw, set_replica
@@ -57,7 +57,7 @@ def follower_send_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if fetch_in_flight(k, f, l, be):
             continue
         log = r.log
-        last = ec.latest_epoch(k.epoch_cache[f]) if k.epoch_cache else last_epoch(log)
+        last = latest_epoch(k.epoch_cache[f]) if k.epoch_cache else last_epoch(log)
         req = FetchReq(f, l, len(log), last, r.epoch, be)
         reqs = tuple(sorted((*k.fetch_requests, req)))
         out.append(((kind, (f, l)), with_kraft(s, k._replace(fetch_requests=reqs))))
@@ -106,7 +106,7 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         diverging: tuple[int, ...] = ()
         if q.last_fetched_epoch > 0:
             if k.epoch_cache:
-                e, end = ec.end_offset(k.epoch_cache[l], len(llog), q.last_fetched_epoch)
+                e, end = end_offset(k.epoch_cache[l], len(llog), q.last_fetched_epoch)
             else:
                 e, end = end_offset_kip279(llog, lr.epoch, q.last_fetched_epoch)
             if e < q.last_fetched_epoch or end < q.fetch_offset:
@@ -178,25 +178,25 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
                 tr = min(r.hw, len(log))
             else:
                 if caches:
-                    fe, fend = ec.end_offset(cache, len(log), e)
+                    fe, fend = end_offset(cache, len(log), e)
                 else:
                     fe, fend = end_offset_kip279(log, None, e)
                 tr = 0 if fe == UNDEFINED else min(len(log), end, fend)
             nr = with_log(r, log[:tr], min(r.hw, tr), min(r.hw_ckpt, tr))
             if caches:  # the cache is truncated with the log; its file now or later
-                cache = ec.truncate_from_end(cache, tr)
+                cache = truncate_from_end(cache, tr)
                 t = with_epoch_cache(t, f, cache, sync=ctx.protocol.sync_truncation_ckpt)
         else:
             log2 = log + p.records if p.records else log
             nr = with_log(r, log2, min(len(log2), p.hw), r.hw_ckpt)
             if caches and p.records:  # a batch of a newer epoch is assigned, file written
-                cache2 = ec.assign_records(cache, p.records, len(log))
+                cache2 = assign_records(cache, p.records, len(log))
                 if cache2 != cache:
                     t = with_epoch_cache(t, f, cache2, sync=True)
         out.append(((kind, args), set_replica(t, f, nr) if nr != r else t))
 
 
-def with_epoch_cache(s: State, i: int, cache: ec.Cache, sync: bool) -> State:
+def with_epoch_cache(s: State, i: int, cache: Cache, sync: bool) -> State:
     """``s`` with replica ``i``'s epoch cache ``cache``, and its checkpoint file too if ``sync``
     (written with the change; otherwise BrokerCheckpointEpochCache writes it later)."""
     k = s.kraft
