@@ -178,6 +178,18 @@ def _hw_monotonic(states: list[State]) -> str | None:
     return None
 
 
+def _monotonic_reads(states: list[State]) -> str | None:
+    if len(states) < 2:
+        return None
+    a, b = states[-2]["consumer_position"], states[-1]["consumer_position"]
+    if b >= a:
+        return None
+    return (
+        f"the consumer's position went back from {a} to {b} in the last step: an offset reset "
+        f"(its position was past the leader's log end), so it will read offsets {b}..{a - 1} again"
+    )
+
+
 def _no_duplicates(states: list[State]) -> str | None:
     s = states[-1]
     for i in _replicas(s):
@@ -247,6 +259,7 @@ SAFETY: dict[str, Callable[[list[State]], str | None]] = {
     "LeaderInIsr": _leader_in_isr,
     "IsrWithinAssigned": _isr_within_assigned,
     "HwMonotonic": _hw_monotonic,
+    "MonotonicReads": _monotonic_reads,
     "NoDuplicates": _no_duplicates,
     "Available": _available,
 }
@@ -270,7 +283,7 @@ def violation(prop: str, states: list[State], loop_start: int | None = None) -> 
         said = None  # a state without the variables a reading needs: say it generically
     if said:
         return said
-    return f"{prop} is violated {'by step' if prop == 'HwMonotonic' else 'after step'} {n}"
+    return f"{prop} is violated {'by step' if prop in ('HwMonotonic', 'MonotonicReads') else 'after step'} {n}"
 
 
 def one_line(prop: str, steps: list[Any], states: list[State] | None = None) -> str:

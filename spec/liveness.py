@@ -52,10 +52,12 @@ FAIR_ACTIONS = (
     "LeaderSendAlterPartition",  # kraft: the asynchronous ISR change
     "ControllerHandleAlterPartition",
     "BrokerCheckpointHw",
+    "BrokerCheckpointEpochCache",  # kraft: the epoch cache's file catches up
 )
 UNFAIR_ACTIONS = (
     "ProducerSend",
     "ConsumerFetch",
+    "ConsumerResetOffset",  # kraft: KIP-392's consumer position reset
     "NetworkLoseLeaderAndIsr",
     "BrokerCrash",
     "BrokerRestart",

@@ -6,6 +6,8 @@ the LEO of that moment (Kafka's ``makeLeader`` assigns it before any record is w
 leader never truncates, that offset is where its current-epoch entries start, or its LEO if it has
 written none. Epochs that a replica led without writing and later lost are forgotten here, where
 Kafka's cache file would keep them; the difference only affects the UNDEFINED answers below.
+The ``kraft`` version keeps the cache as its own state with its checkpoint file instead
+(spec/epoch_cache.py), unless its ``epoch_cache`` flag is off.
 """
 
 from __future__ import annotations

@@ -354,6 +354,8 @@ def _kraft_key(k: Kraft, i: int) -> tuple:
         ),
         k.fenced >> i & 1,
         k.shutting_down >> i & 1,
+        k.epoch_cache[i] if k.epoch_cache else (),
+        k.epoch_ckpt[i] if k.epoch_ckpt else (),
     )
 
 
@@ -391,6 +393,10 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
         alters,
         _perm_mask(k.fenced, pos),
         _perm_mask(k.shutting_down, pos),
+        k.consumer_pos,
+        k.consumer_epoch,
+        tuple([k.epoch_cache[o] for o in order]) if k.epoch_cache else (),
+        tuple([k.epoch_ckpt[o] for o in order]) if k.epoch_ckpt else (),
     )
 
 
@@ -462,6 +468,18 @@ def _kraft_to_json(k: Kraft) -> dict[str, Any]:
         ],
         "fenced": _mask_list(k.fenced),
         "shutting_down": _mask_list(k.shutting_down),
+        "consumer_position": k.consumer_pos,
+        "consumer_epoch": k.consumer_epoch,
+        **(
+            {
+                "epoch_cache": {f"r{i}": [list(e) for e in c] for i, c in enumerate(k.epoch_cache)},
+                "epoch_checkpoint": {
+                    f"r{i}": [list(e) for e in c] for i, c in enumerate(k.epoch_ckpt)
+                },
+            }
+            if k.epoch_cache
+            else {}
+        ),
     }
 
 
@@ -492,7 +510,17 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         ),
         sum(1 << x for x in d.get("fenced", [])),
         sum(1 << x for x in d.get("shutting_down", [])),
+        d.get("consumer_position", 0),
+        d.get("consumer_epoch", 0),
+        _caches_from_json(d.get("epoch_cache"), n),
+        _caches_from_json(d.get("epoch_checkpoint"), n),
     )
+
+
+def _caches_from_json(d: dict[str, Any] | None, n: int) -> tuple:
+    if not d:
+        return ()
+    return tuple(tuple(tuple(e) for e in d[f"r{i}"]) for i in range(n))
 
 
 def _faults_to_json(f: Faults) -> dict[str, Any]:

@@ -3,6 +3,7 @@ same of every replica), which is what makes symmetry reduction sound for it."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 from isr.checker.model import Property
@@ -83,6 +84,18 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
             return False
         if not (0 <= k.fenced <= full and 0 <= k.shutting_down <= full):
             return False
+        if not (0 <= k.consumer_pos <= max_len and 0 <= k.consumer_epoch <= epochs):
+            return False
+        for caches in (k.epoch_cache, k.epoch_ckpt):  # per replica, epochs and starts increasing
+            if caches and (
+                len(caches) != n
+                or not all(
+                    all(1 <= e <= epochs and 0 <= o <= max_len for e, o in c)
+                    and all(a[0] < b[0] and a[1] < b[1] for a, b in itertools.pairwise(c))
+                    for c in caches
+                )
+            ):
+                return False
         if full & ~alive_mask(s) & ~k.fenced:
             return False  # KIP-841: a broker that is down is fenced
         leaders = [a.leader for a in k.alter_partition]
@@ -329,6 +342,14 @@ def hw_monotonic(s: State, action, t: State) -> bool:
     return True
 
 
+def monotonic_reads(s: State, action, t: State) -> bool:
+    """MonotonicReads (an action property, kraft): the consumer's position never goes back
+    (R5, KIP-392): it reads each offset once, in order, from whichever replica it fetches; a
+    step that moves it back is an offset reset (ConsumerResetOffset), after which it would
+    read offsets it read before."""
+    return t.kraft.consumer_pos >= s.kraft.consumer_pos
+
+
 def some_committed(s: State) -> bool:
     """A presumed leader's HW passes a record: something is committed."""
     return any(r.alive and r.leader == i and r.hw > 0 for i, r in enumerate(s.replicas))
@@ -432,6 +453,17 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
             on_transitions=True,
         ),
     ]
+    if ctx.split_fetch:
+        props.insert(
+            props.index(next(p for p in props if p.name == "HwMonotonic")) + 1,
+            Property(
+                "MonotonicReads",
+                "action",
+                monotonic_reads,
+                "the consumer's position never goes back (KIP-392 follower reads)",
+                requirement="R5",
+            ),
+        )
     if ctx.quorum:
         props = [p for p in props if p.name not in ("StrongIsr", "WeakIsr")]
     else:

@@ -184,9 +184,19 @@ class Kraft(NamedTuple):
     shutting_down: int  # KIP-841 (controller state): brokers in controlled shutdown, a
     # bitmask: still live (they get the metadata, they fetch) but not eligible for the ISR or
     # leadership; cleared when the process stops (BrokerCrash)
+    consumer_pos: int  # KIP-392: the one consumer's position, the next offset it will read
+    # (R5); only ever set to the end of what it read, or back by an offset reset
+    consumer_epoch: int  # KIP-320/392: the leader epoch the consumer's fetches carry (its
+    # metadata's); a replica at an older epoch refuses them (UNKNOWN_LEADER_EPOCH), a newer
+    # one fences them and the consumer takes up its epoch (the metadata refresh, folded in)
+    epoch_cache: tuple[tuple[tuple[int, int], ...], ...]  # per replica: its leader-epoch cache
+    # in memory, [(epoch, start offset)] (spec.epoch_cache); () when the version derives the
+    # cache from the log (``epoch_cache=False``)
+    epoch_ckpt: tuple[tuple[tuple[int, int], ...], ...]  # per replica: its leader-epoch
+    # checkpoint file (R13); a restart rebuilds the cache from it; () as epoch_cache
 
 
-NO_KRAFT = Kraft((), (), (), (), (), 0, 0)
+NO_KRAFT = Kraft((), (), (), (), (), 0, 0, 0, 0, (), ())
 
 
 class State(NamedTuple):
@@ -217,8 +227,11 @@ def members(mask: int, n: int) -> tuple[int, ...]:
     return tuple(i for i in range(n) if mask >> i & 1)
 
 
-def initial_kraft(n: int) -> Kraft:
-    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, (), 0, 0)
+def initial_kraft(n: int, epoch_cache: bool = False) -> Kraft:
+    """The kraft variables of the initial state; with ``epoch_cache`` the initial leader's cache
+    (and its checkpoint) holds its epoch 1 from offset 0, the followers' are empty."""
+    caches = (((1, 0),), *((),) * (n - 1)) if epoch_cache else ()
+    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, (), 0, 0, 0, 0, caches, caches)
 
 
 def initial_state(n: int, faults: Faults = NO_FAULTS, kraft: Kraft = NO_KRAFT) -> State:

@@ -13,7 +13,8 @@ that in 4 steps with no crash (NoCommittedLoss; StrongIsr falls in 2). With the 
 
 Every guard of the ``kraft`` version is a flag like this one (spec/protocols/kraft.py):
 ``response_guard``, ``fresh_hw_in_response``, ``count_diverging_fetch``, ``fence_stale_fetch``,
-``broker_epoch_check``, ``partition_epoch_check``, ``ineligible_replica_check``, ``maximal_isr``.
+``broker_epoch_check``, ``partition_epoch_check``, ``ineligible_replica_check``, ``maximal_isr``,
+``follower_reads``, ``follower_reads_below_hw``, ``epoch_cache``, ``sync_truncation_ckpt``.
 """
 
 from isr.spec.protocols.kraft import Kraft

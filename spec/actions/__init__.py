@@ -25,7 +25,7 @@ from .broker import (
     network_lose_leader_and_isr,
 )
 from .common import Ctx
-from .consumer import consumer_fetch
+from .consumer import consumer_fetch, consumer_fetch_from_replica, consumer_reset_offset
 from .controller import (
     controller_elect_leader,
     controller_fence_broker,
@@ -34,7 +34,12 @@ from .controller import (
     controller_shutdown_broker,
 )
 from .controller_failover import controller_failover
-from .fetch import follower_handle_fetch_response, follower_send_fetch, leader_handle_fetch
+from .fetch import (
+    broker_checkpoint_epoch_cache,
+    follower_handle_fetch_response,
+    follower_send_fetch,
+    leader_handle_fetch,
+)
 from .follower import follower_fetch, follower_truncate
 from .leader import leader_expand_isr, leader_shrink_isr
 from .producer import producer_retry, producer_send, producer_send_choosing_acks
@@ -173,8 +178,17 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R7, R9, R18",
         when=_split_fetch,
     ),
-    ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5"),
+    ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5", when=_atomic_fetch),
+    ActionDef("ConsumerFetch", ("replica",), consumer_fetch_from_replica, "R5", when=_split_fetch),
+    ActionDef("ConsumerResetOffset", ("leader",), consumer_reset_offset, "R5", when=_split_fetch),
     ActionDef("BrokerCheckpointHw", ("replica",), broker_checkpoint_hw, "R13"),
+    ActionDef(
+        "BrokerCheckpointEpochCache",
+        ("replica",),
+        broker_checkpoint_epoch_cache,
+        "R13",
+        when=_split_fetch,
+    ),
     ActionDef("BrokerFlush", ("replica",), broker_flush, "R14", when=lambda c: c.lose_unflushed),
     ActionDef(
         "BrokerDeleteOldSegment",

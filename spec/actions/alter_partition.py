@@ -15,6 +15,7 @@ check stands)."""
 
 from __future__ import annotations
 
+from ..epoch_cache import epoch_start as cache_epoch_start
 from ..log import epoch_start
 from ..state import AlterReq, Kraft, State
 from .common import Ctx, advance_leader_hw, stale_alters, with_stale_versions
@@ -50,7 +51,10 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
         if alter_in_flight(k, l):
             continue
         lleo = len(r.log)
-        floor = max(r.hw, epoch_start(r.log, r.epoch))
+        if k.epoch_cache:
+            floor = max(r.hw, cache_epoch_start(k.epoch_cache[l], r.epoch, lleo))
+        else:
+            floor = max(r.hw, epoch_start(r.log, r.epoch))
         rem_epochs = k.remote_epoch[l]
         for j in range(ctx.n):
             if j == l:

@@ -3,6 +3,7 @@ crashing and restarting (R13)."""
 
 from __future__ import annotations
 
+from ..epoch_cache import assign, truncate_from_end
 from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
 from .common import (
     Ctx,
@@ -13,6 +14,7 @@ from .common import (
     stale_alters,
     with_stale_versions,
 )
+from .fetch import with_epoch_cache
 
 # NamedTuples built with tuple.__new__ (fields in their declared order): NamedTuple's own
 # __new__ is a Python function, a visible cost on the checker's hot path.
@@ -85,6 +87,10 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
         )
         if ctx.split_fetch:
             t = _applied(_forget_remote_epochs(set_replica(s, i, nr), i), s, i, q)
+            if t.kraft.epoch_cache:  # the new epoch starts at the LEO, before any record
+                t = with_epoch_cache(
+                    t, i, assign(t.kraft.epoch_cache[i], q.epoch, len(r.log)), True
+                )
         else:
             t = _apply(s, i, nr, q)
         out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
@@ -244,6 +250,9 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
             t = set_replica(s, i, nr)
             if ctx.split_fetch:
                 t = _crash_connections(t, i)
+                if t.kraft.epoch_cache:  # the restart rebuilds the cache from its file
+                    cache = truncate_from_end(t.kraft.epoch_ckpt[i], len(log))
+                    t = with_epoch_cache(t, i, cache, ctx.protocol.sync_truncation_ckpt)
                 k = t.kraft  # KIP-841: fenced (its heartbeats stop), its shutdown over
                 t = t._replace(
                     kraft=k._replace(

@@ -101,7 +101,11 @@ class Ctx:
             on_divergence=proto.truncate_on_divergence,
             fence_incarnations=proto.broker_epoch_fencing,
             split_fetch=proto.split_fetch,
-            initial_kraft=initial_kraft(n) if proto.split_fetch else NO_KRAFT,
+            initial_kraft=(
+                initial_kraft(n, getattr(proto, "epoch_cache", False))
+                if proto.split_fetch
+                else NO_KRAFT
+            ),
         )
 
 

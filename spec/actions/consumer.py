@@ -25,3 +25,63 @@ def consumer_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             out.append(
                 ((kind, (l,)), s._replace(history=h._replace(shown=sorted_add(h.shown, new))))
             )
+
+
+def consumer_fetch_from_replica(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """ConsumerFetch(replica), kraft: the one consumer reads at its position from the leader or,
+    KIP-392 (Kafka 2.4+), from a follower (its preferred read replica; any live follower here,
+    which only adds behaviours). A replica serves offsets below its HW (R5); a follower's HW
+    lags the leader's (it learns it from fetch responses, KAFKA-7104) and may be behind, reset
+    by a restart or cut by a truncation. The consumer reads [position, HW) in one fetch and its
+    position becomes that HW: listed only when that shows something (a fetch between the HW
+    and the LEO is answered empty, one above a follower's LEO is OFFSET_OUT_OF_RANGE, upon
+    which the consumer goes back to the leader (it clears its preferred read replica): neither
+    changes the state). The fetch carries the consumer's leader epoch (KIP-320): a replica at
+    an older epoch refuses it, one at a newer epoch fences it and the consumer refreshes its
+    metadata and retries (folded in: it takes up the replica's epoch). Flags:
+    ``follower_reads=False`` reads from replicas that presume to lead only (as before KIP-392);
+    ``follower_reads_below_hw=False`` lets a follower serve up to its LEO (the bug a follower
+    read must not have: it shows records that are not committed). Not modelled: the consumer's
+    truncation detection after an epoch change (KIP-320's OffsetsForLeaderEpoch validation),
+    several consumers, partial reads (a subset of one: nothing the properties need)."""
+    k = s.kraft
+    pos = k.consumer_pos
+    cepoch = k.consumer_epoch
+    proto = ctx.protocol
+    follower_reads = proto.follower_reads
+    to_leo = not proto.follower_reads_below_hw
+    h = s.history
+    for i, r in enumerate(s.replicas):
+        if not r.alive or r.leader < 0 or r.epoch < cepoch:
+            continue
+        leads = r.leader == i
+        if not leads and not follower_reads:
+            continue
+        log = r.log
+        end = len(log) if to_leo and not leads else r.hw
+        if pos >= end:
+            continue
+        shown = sorted_add(h.shown, [(o, log[o][0]) for o in range(pos, end)])
+        t = s._replace(
+            history=h._replace(shown=shown),
+            kraft=k._replace(consumer_pos=end, consumer_epoch=r.epoch),
+        )
+        out.append(((kind, (i,)), t))
+
+
+def consumer_reset_offset(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """ConsumerResetOffset(leader), kraft: the consumer's position is beyond the log end of a
+    replica that presumes to lead (at the consumer's leader epoch or newer): the fetch is
+    OFFSET_OUT_OF_RANGE from the leader itself, and the consumer resets its position by
+    auto.offset.reset (latest, Kafka's default: ListOffsets answers the leader's HW). The
+    position goes back: MonotonicReads is violated, as it should be, since this happens only
+    when records the consumer read are gone from that leader's log. (Out of range at a
+    follower is no reset: the consumer returns to the leader, see ConsumerFetch.)"""
+    k = s.kraft
+    pos = k.consumer_pos
+    cepoch = k.consumer_epoch
+    for i, r in enumerate(s.replicas):
+        if not r.alive or r.leader != i or r.epoch < cepoch or pos <= len(r.log):
+            continue
+        t = s._replace(kraft=k._replace(consumer_pos=r.hw, consumer_epoch=r.epoch))
+        out.append(((kind, (i,)), t))

@@ -8,10 +8,12 @@ request (FetchReq) or its response (FetchResp). What is deliberately not modelle
 sessions, partial batches (a response carries the whole suffix), lost fetches (a lost request
 or response is the fetcher's timeout; without it a fetch in flight to a live leader is always
 answered eventually), fetches that the leader parks in purgatory (fetch.max.wait.ms), and the
-leader-epoch cache as its own state (spec/log.py derives it from the log; step 3)."""
+leader-epoch cache's own checkpoint file is written with every change but a truncation's
+(``sync_truncation_ckpt``), see spec.epoch_cache and BrokerCheckpointEpochCache."""
 
 from __future__ import annotations
 
+from ..epoch_cache import Cache, assign_records, end_offset, latest_epoch, truncate_from_end
 from ..log import UNDEFINED, end_offset_kip279, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
 from .common import Ctx, advance_leader_hw, set_replica
@@ -55,7 +57,8 @@ def follower_send_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if fetch_in_flight(k, f, l, be):
             continue
         log = r.log
-        req = FetchReq(f, l, len(log), last_epoch(log), r.epoch, be)
+        last = latest_epoch(k.epoch_cache[f]) if k.epoch_cache else last_epoch(log)
+        req = FetchReq(f, l, len(log), last, r.epoch, be)
         reqs = tuple(sorted((*k.fetch_requests, req)))
         out.append(((kind, (f, l)), with_kraft(s, k._replace(fetch_requests=reqs))))
 
@@ -102,7 +105,10 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         llog = lr.log
         diverging: tuple[int, ...] = ()
         if q.last_fetched_epoch > 0:
-            e, end = end_offset_kip279(llog, lr.epoch, q.last_fetched_epoch)
+            if k.epoch_cache:
+                e, end = end_offset(k.epoch_cache[l], len(llog), q.last_fetched_epoch)
+            else:
+                e, end = end_offset_kip279(llog, lr.epoch, q.last_fetched_epoch)
             if e < q.last_fetched_epoch or end < q.fetch_offset:
                 diverging = (e, end)
         hw_before = lr.hw
@@ -128,9 +134,7 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 f, l, q.leader_epoch, q.fetch_offset, q.broker_epoch, records, hw, diverging
             )
             resps = tuple(sorted((*resps, resp)))
-        k2 = Kraft(
-            reqs, resps, remote_epoch, k.broker_epoch, k.alter_partition, k.fenced, k.shutting_down
-        )
+        k2 = Kraft(reqs, resps, remote_epoch, *k[3:])
         out.append(((kind, args), with_kraft(t, k2)))
 
 
@@ -166,15 +170,58 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
         ):
             out.append(((kind, args), t))
             continue
+        caches = k.epoch_cache
+        cache = caches[f] if caches else ()
         if p.diverging:
             e, end = p.diverging
             if e == UNDEFINED:
                 tr = min(r.hw, len(log))
             else:
-                fe, fend = end_offset_kip279(log, None, e)
+                if caches:
+                    fe, fend = end_offset(cache, len(log), e)
+                else:
+                    fe, fend = end_offset_kip279(log, None, e)
                 tr = 0 if fe == UNDEFINED else min(len(log), end, fend)
             nr = with_log(r, log[:tr], min(r.hw, tr), min(r.hw_ckpt, tr))
+            if caches:  # the cache is truncated with the log; its file now or later
+                cache = truncate_from_end(cache, tr)
+                t = with_epoch_cache(t, f, cache, sync=ctx.protocol.sync_truncation_ckpt)
         else:
             log2 = log + p.records if p.records else log
             nr = with_log(r, log2, min(len(log2), p.hw), r.hw_ckpt)
+            if caches and p.records:  # a batch of a newer epoch is assigned, file written
+                cache2 = assign_records(cache, p.records, len(log))
+                if cache2 != cache:
+                    t = with_epoch_cache(t, f, cache2, sync=True)
         out.append(((kind, args), set_replica(t, f, nr) if nr != r else t))
+
+
+def with_epoch_cache(s: State, i: int, cache: Cache, sync: bool) -> State:
+    """``s`` with replica ``i``'s epoch cache ``cache``, and its checkpoint file too if ``sync``
+    (written with the change; otherwise BrokerCheckpointEpochCache writes it later)."""
+    k = s.kraft
+    caches = k.epoch_cache
+    if caches[i] == cache and (not sync or k.epoch_ckpt[i] == cache):
+        return s
+    caches = caches[:i] + (cache,) + caches[i + 1 :]
+    ckpts = k.epoch_ckpt
+    if sync:
+        ckpts = ckpts[:i] + (cache,) + ckpts[i + 1 :]
+    return with_kraft(s, k._replace(epoch_cache=caches, epoch_ckpt=ckpts))
+
+
+def broker_checkpoint_epoch_cache(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """BrokerCheckpointEpochCache(replica): kraft with ``epoch_cache``: the leader-epoch
+    checkpoint file catches up with the cache in memory (R13). Only a truncation leaves it
+    behind, and only with ``sync_truncation_ckpt=False`` (KAFKA-15046, KAFKA-16541: Kafka 3.7+
+    writes it from a scheduler thread after the truncation), or a restart that cut the cache to
+    the recovered log. Kafka's writes are fsynced since KAFKA-16541, so a write is whole."""
+    k = s.kraft
+    caches = k.epoch_cache
+    if not caches:
+        return
+    ckpts = k.epoch_ckpt
+    for i, r in enumerate(s.replicas):
+        if r.alive and ckpts[i] != caches[i]:
+            ckpts2 = ckpts[:i] + (caches[i],) + ckpts[i + 1 :]
+            out.append(((kind, (i,)), with_kraft(s, k._replace(epoch_ckpt=ckpts2))))

@@ -1,4 +1,4 @@
-"""kraft: Kafka 3.7+/4.x replication with the KRaft controller, as far as issue 18's steps 1 and 2
+"""kraft: Kafka 3.7+/4.x replication with the KRaft controller, as far as issue 18's steps 1 to 3
 go (docs/design/kraft.md).
 
 What it changes from kip-966 (whose election rules it keeps: ELR, the HW needs min ISR, an
@@ -23,8 +23,10 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   broker epoch, unfenced), a running one may be fenced (ControllerFenceBroker, counted as a
   crash), a controlled shutdown marks the broker shutting down; fenced and shutting-down brokers
   are neither elected nor let back into the ISR (INELIGIBLE_REPLICA).
-Not yet: the epoch cache with its own checkpoint, follower reads (KIP-392), lost fetches and
-AlterPartitions.
+* KIP-392: the one consumer reads at its position from the leader or a follower, below that
+  replica's HW (ConsumerFetch(replica)); an out-of-range position at the leader resets it
+  (ConsumerResetOffset), which MonotonicReads reports.
+Not yet: the epoch cache with its own checkpoint, lost fetches and AlterPartitions.
 
 Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
 """
@@ -40,7 +42,7 @@ class Kraft(Kip966):
         "Kafka 3.7+/4.x (issue 18, steps 1-2): kip-966's election rules with the fetch split into"
         " request and delayed response, DivergingEpoch truncation, broker epochs, asynchronous"
         " AlterPartition with the maximal ISR, the partition epoch apart from the leader epoch,"
-        " and KIP-841 fenced and shutting-down brokers"
+        " KIP-841 fenced and shutting-down brokers, and KIP-392 follower reads"
     )
     split_fetch = True
     response_guard = True  # a response is applied only if the follower's fetch offset and
@@ -59,6 +61,17 @@ class Kraft(Kip966):
     # new ISR holds a fenced or shutting-down broker (INELIGIBLE_REPLICA)
     maximal_isr = True  # the HW counts the ISR with the proposed additions while an
     # AlterPartition is in flight; False: the proposed ISR alone
+    follower_reads = True  # KIP-392: the consumer may read from a follower; False: only from
+    # a replica that presumes to lead (before Kafka 2.4)
+    follower_reads_below_hw = True  # a follower serves consumers only below its HW; False:
+    # up to its LEO (the bug: it shows records that are not committed)
+    epoch_cache = True  # the leader-epoch cache is its own state with a checkpoint file
+    # (spec.epoch_cache; epochs without records are kept); False: derived from the log
+    # (spec/log.py's epoch_starts, as the older versions do)
+    sync_truncation_ckpt = True  # the checkpoint is written with a truncation of the cache
+    # (Kafka before 3.7); False: later, by BrokerCheckpointEpochCache (KAFKA-15046 dropped the
+    # fsync, KAFKA-16541's fix writes it asynchronously): a crash in between restores epochs
+    # the truncation had removed
 
 
 KRAFT = Kraft()

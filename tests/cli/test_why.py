@@ -71,6 +71,17 @@ def test_hw_monotonic_and_duplicates():
     assert violation("NoDuplicates", [d]) == "replica 0 holds record 1 twice, at offsets 0 and 1"
 
 
+def test_monotonic_reads_names_the_reset():
+    a = _state({"r0": [], "r1": []}, consumer_position=2)
+    b = copy.deepcopy(a)
+    b["consumer_position"] = 0
+    assert violation("MonotonicReads", [a, b]) == (
+        "the consumer's position went back from 2 to 0 in the last step: an offset reset (its "
+        "position was past the leader's log end), so it will read offsets 0..1 again"
+    )
+    assert violation("MonotonicReads", [b, a]) == "MonotonicReads is violated by step 1"
+
+
 def test_a_state_the_reading_cannot_use_gets_the_generic_sentence():
     assert violation("StrongIsr", [{"log": {}}]) == "StrongIsr is violated after step 0"
     assert violation("Mystery", [{}, {}]) == "Mystery is violated after step 1"

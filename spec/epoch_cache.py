@@ -1,0 +1,74 @@
+"""kraft: the leader-epoch cache as its own state, Kafka's LeaderEpochFileCache (KIP-101, KIP-279;
+issue 18 item 4, docs/design/kraft.md §4). Pure functions over a cache: a tuple of
+(epoch, start offset) entries, epochs and start offsets increasing.
+
+Unlike spec/log.py's ``epoch_starts``, which derives the cache from the log, this cache keeps
+epochs without records (a leader's epoch from the moment it became leader, even if it wrote
+nothing and then lost leadership), is truncated with the log, and has a checkpoint file of its
+own (``Kraft.epoch_ckpt``) from which a restarted broker rebuilds it (R13). Not modelled: the
+cache's truncation from the start (retention, refused with kraft), and log recovery's
+re-assignment of epochs from the batches above the recovery point (here every surviving
+record is below it: the checkpoint alone rebuilds the cache, the case where a stale file
+matters)."""
+
+from __future__ import annotations
+
+from .log import UNDEFINED
+
+Cache = tuple[tuple[int, int], ...]
+
+
+def latest_epoch(cache: Cache) -> int:
+    """The epoch of the last entry, 0 when empty: a follower's last fetched epoch (Kafka's
+    ``log.latestEpoch`` reads the cache, not the last record)."""
+    return cache[-1][0] if cache else 0
+
+
+def assign(cache: Cache, epoch: int, start: int) -> Cache:
+    """LeaderEpochFileCache.assign: a new (epoch, start) entry, unless the latest entry already
+    has that epoch and starts at or before ``start``; entries it contradicts (an epoch at or
+    above ``epoch``, or a start at or after ``start``) are removed first (KAFKA-7415)."""
+    if cache and cache[-1][0] == epoch and cache[-1][1] <= start:
+        return cache
+    kept = tuple(e for e in cache if e[0] < epoch and e[1] < start)
+    return (*kept, (epoch, start))
+
+
+def assign_records(cache: Cache, records, offset: int) -> Cache:
+    """A follower appends ``records`` at ``offset``: each batch whose epoch is above the
+    cache's latest is assigned at its offset (Kafka: ``maybeAssignEpochStartOffset`` for each
+    batch of a newer epoch)."""
+    for _rec, epoch in records:
+        if epoch > latest_epoch(cache):
+            cache = assign(cache, epoch, offset)
+        offset += 1
+    return cache
+
+
+def truncate_from_end(cache: Cache, end: int) -> Cache:
+    """LeaderEpochFileCache.truncateFromEnd: drop the entries starting at or after ``end`` (done
+    even when ``end`` is at or past the log end: KAFKA-10706)."""
+    if not cache or cache[-1][1] < end:
+        return cache
+    return tuple(e for e in cache if e[1] < end)
+
+
+def end_offset(cache: Cache, leo: int, requested: int) -> tuple[int, int]:
+    """OffsetsForLeaderEpoch on a cache (KIP-279's answer): (the largest epoch <= requested the
+    cache knows, its end offset: the next entry's start, or the LEO for the latest entry);
+    (UNDEFINED, UNDEFINED) when every entry's epoch is above ``requested``."""
+    found = UNDEFINED
+    end = UNDEFINED
+    for i, (epoch, _) in enumerate(cache):
+        if epoch <= requested:
+            found = epoch
+            end = cache[i + 1][1] if i + 1 < len(cache) else leo
+    return found, end
+
+
+def epoch_start(cache: Cache, epoch: int, leo: int) -> int:
+    """Where ``epoch`` starts by the cache; the LEO if the cache does not know it."""
+    for e, start in cache:
+        if e == epoch:
+            return start
+    return leo
