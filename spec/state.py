@@ -314,8 +314,7 @@ def to_wire(s: State) -> tuple:
             k[2],
             k[3],
             tuple(map(tuple, k[4])),
-            k[5],
-            k[6],
+            *k[5:],  # masks, offsets and the epoch caches: plain already
         ),
     )
 
@@ -349,8 +348,7 @@ def from_wire(w: tuple) -> State:
                     k[2],
                     k[3],
                     tuple([new(AlterReq, a) for a in k[4]]),
-                    k[5],
-                    k[6],
+                    *k[5:],
                 ),
             ),
         ),
