@@ -329,7 +329,10 @@ class Controller:
                 # ControllerShrinkIsr: the next one is removed once this write has landed.
                 gone = next(r for r in reps if r in st.isr and r not in live_isr)
                 isr = tuple(r for r in reps if r in st.isr and r != gone)
-                return PartitionState(st.leader, st.leader_epoch + 1, isr, self.epoch)
+                # kraft (KAFKA-15021): an ISR change bumps the partition epoch (the version)
+                # only; the leader keeps its epoch and applies the change in place
+                bump = 0 if self.config.protocol == "kraft" else 1
+                return PartitionState(st.leader, st.leader_epoch + bump, isr, self.epoch)
             return None
         if live_isr:
             return PartitionState(self._pick(live_isr), st.leader_epoch + 1, live_isr, self.epoch)

@@ -32,6 +32,7 @@ class RemoteReplica:
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
     leader_leo_at_last_fetch: int = 0
+    broker_epoch: int = -1  # kraft: the broker epoch of the last fetch counted (KIP-903)
 
 
 @dataclass

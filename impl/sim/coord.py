@@ -33,6 +33,32 @@ class MemCoord:
         self.states[w.tp] = (w.state, cur[1] + 1)
         return CasResult(w.tp, True, w.state, cur[1] + 1)
 
+    def alter_partition(self, w: CasWrite, broker_epochs: dict[int, int]) -> CasResult:
+        """kraft: the controller's checks of a leader's AlterPartition (the spec's
+        ControllerHandleAlterPartition): made with the current partition epoch (the version;
+        INVALID_UPDATE_VERSION), by the recorded leader's current incarnation
+        (STALE_BROKER_EPOCH), no member fenced (KIP-841: a broker with no session is fenced;
+        INELIGIBLE_REPLICA), and the added follower's broker epoch its registered one (KIP-903).
+        Controlled shutdown is refused by the kraft simulation, so no member is shutting down."""
+        cur = self.states.get(w.tp)
+        if cur is None or cur[1] != w.expected_version:
+            return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1,
+                             "INVALID_UPDATE_VERSION")  # fmt: skip
+        st, version = cur
+        err = ""
+        if st.leader != w.state.leader or st.leader_epoch != w.state.leader_epoch:
+            err = "FENCED_LEADER_EPOCH"
+        elif broker_epochs.get(st.leader) != w.leader_broker_epoch:
+            err = "STALE_BROKER_EPOCH"
+        elif any(b not in self.sessions for b in w.state.isr):
+            err = "INELIGIBLE_REPLICA"
+        elif w.added >= 0 and broker_epochs.get(w.added) != w.added_broker_epoch:
+            err = "STALE_BROKER_EPOCH"  # KIP-903: a previous incarnation's fetch
+        if err:
+            return CasResult(w.tp, False, st, version, err)
+        self.states[w.tp] = (w.state, version + 1)
+        return CasResult(w.tp, True, w.state, version + 1)
+
     def elect_controller(self, running: set[int] | None = None) -> bool:
         """If /controller is vacant, the lowest live broker takes it (epoch + 1). True if changed.
         Only a running process can create /controller: a crashed broker whose session has not

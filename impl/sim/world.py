@@ -25,6 +25,15 @@ from ..core.placement import assign
 from ..core.replica import Broker
 from ..core.trace import event
 from .coord import MemCoord
+
+# Versions with the KRaft controller's broker registration and AlterPartition checks.
+KRAFT_PROTOCOLS = ("kraft",)
+
+
+class Unsupported(ValueError):
+    """A fault the simulation refuses under this protocol version (a mechanism not built)."""
+
+
 from .store import MemStore
 
 
@@ -76,6 +85,9 @@ class World:
         self.session_timeout_ms = session_timeout_ms
         self.full_log = full_log_in_trace
         self.coord = MemCoord()
+        # kraft: the broker epoch each broker registered with (KIP-380/903): 1, + 1 per restart
+        self.kraft = self.config.protocol in KRAFT_PROTOCOLS
+        self.broker_epochs: dict[int, int] = {}
         self._bounced: set[int] = set()  # restarted within their session, for the next controller
         self.trace: list[dict[str, Any]] = []
         self.ids = list(range(brokers))
@@ -139,12 +151,31 @@ class World:
             full_log_in_trace=self.full_log,
         )
         node.alive, node.controller = True, None
+        if self.kraft:
+            self.broker_epochs[b] = self.broker_epochs.get(b, 0) + 1
+            node.broker.broker_epoch = self.broker_epochs[b]
         if clock0 > 0:
             # A restarting broker opens its coordination session before it recovers its logs
             # (as Kafka's startup does): its BrokerRestart comes after whatever the service
             # saw while it was down (a controller's reaction to its expired session).
             self._coord_sync(b)
         self._apply(b, node.broker.start(self.now))
+        if self.kraft and clock0 > 0:
+            # kraft (KIP-841, KIP-903): the restarted broker registers with the controller, gets
+            # its new broker epoch and is unfenced (the spec's BrokerRegister)
+            br = node.broker
+            for tp in sorted(br.partitions):
+                self.trace.append(
+                    event(
+                        br.clock.tick(),
+                        b,
+                        "BrokerRegister",
+                        {"replica": b, "broker_epoch": self.broker_epochs[b]},
+                        now_ms=self.now,
+                        tp=tp,
+                        state=br._state(br.partitions[tp]),
+                    )
+                )
         self._register(b, bounced=clock0 > 0)
 
     def _coord_sync(self, b: int) -> None:
@@ -194,6 +225,12 @@ class World:
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
         node = self.nodes[b]
+        if lose_unflushed:
+            self._refuse_kraft(
+                "power failure",
+                "a lossy restart needs kip-966's unclean-shutdown registration (ELR),"
+                " not built in impl",
+            )
         if not node.alive:
             return
         br = node.broker
@@ -222,7 +259,14 @@ class World:
         node.generation += 1
         self._boot(b)
 
+    def _refuse_kraft(self, fault: str, why: str) -> None:
+        if self.kraft:
+            raise Unsupported(f"the kraft simulation refuses {fault}: {why}")
+
     def pause(self, b: int, duration_ms: int) -> None:
+        self._refuse_kraft(
+            "pauses", "a zombie needs ControllerFenceBroker (heartbeats lost), not built in impl"
+        )
         node = self.nodes[b]
         if not node.alive or node.paused_until > self.now:
             return
@@ -283,6 +327,10 @@ class World:
         leader until it applies the LeaderAndIsr); stopping it is a separate step (``stop``,
         ``crash``). Returns the partitions it still leads (no other live ISR member), or None if
         the broker is not running or no controller is there to ask."""
+        self._refuse_kraft(
+            "controlled shutdown",
+            "KIP-841's shutting-down state and its partition changes are not built in impl",
+        )
         ctl = self._running_controller()
         if not self._usable(broker) or ctl is None:
             return None
@@ -373,7 +421,10 @@ class World:
             elif isinstance(e, m.CasWrite):
                 if isinstance(src, int):
                     self._coord_sync(src)
-                res = self.coord.cas(e)
+                if self.kraft and e.purpose == "isr":
+                    res = self.coord.alter_partition(e, self.broker_epochs)
+                else:
+                    res = self.coord.cas(e)
                 ctl = self.nodes[src].controller if isinstance(src, int) else None
                 if e.purpose == "isr" and isinstance(src, int):
                     # A leader's ISR write and its answer are one step here: the change is
@@ -406,6 +457,11 @@ class World:
         return 0
 
     def _send(self, src: int | str, dst: int | str, msg: Any, clock: int) -> None:
+        if self.kraft and (self.net.blocked or self.net.loss or self.net.duplicate):
+            self._refuse_kraft(
+                "message loss, duplication and network partitions",
+                "the kraft spec has no lost or duplicated fetches or AlterPartitions yet",
+            )
         if frozenset((src, dst)) in self.net.blocked:
             self._note_loss(src, dst, msg, clock)
             return
