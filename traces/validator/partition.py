@@ -70,6 +70,9 @@ class PartitionValidator:
         # an offset or epoch the follower's events have not shown yet (decision 2).
         self.reached: dict[int, int] = {}
         self.reached_epoch: dict[int, int] = {}
+        # kraft: leaders whose AlterPartition was made on a stale partition epoch (a stutter,
+        # handlers/kraft.py) and whose refusal is still to come
+        self.stale_alter: set[int] = set()
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -211,7 +214,7 @@ class PartitionValidator:
         if prep is not None:
             prep(self, ev)
         node = ev.get("node")
-        if ev["action"] in ("BrokerCrash", "BrokerRestart"):
+        if ev["action"] in ("BrokerCrash", "BrokerRestart", "BrokerRegister"):
             node = ev["args"].get("replica", node)
         actor = self.pm.index.get(node, -1) if isinstance(node, int) else -1
         if actor in self.paused and not ev["action"].startswith("Controller"):
@@ -242,6 +245,8 @@ class PartitionValidator:
         if not nxt:
             raise Rejection(reason_of(ev), mism, self.cands)
         nxt = [refresh_held(c) for c in nxt]
+        if ev["action"] == "ControllerHandleAlterPartition":
+            self.stale_alter.discard(self.pm.rep(ev["args"]["leader"]))
         if ev["action"] == "BrokerCrash":
             mark_crash(self, ev)
         elif ev["action"] == "BrokerPause":
@@ -372,7 +377,7 @@ class PartitionValidator:
         st = ev.get("state")
         if not st:
             return True
-        if ev["action"] == "BrokerRestart":
+        if ev["action"] in ("BrokerRestart", "BrokerRegister"):
             # A restarted broker has no leader until its first LeaderAndIsr; what it reports
             # of the previous incarnation's (a remembered epoch, role or ISR) is not protocol
             # state, so it is not compared (ADAPTER.md, "restarted brokers").
