@@ -118,6 +118,8 @@ class BecomeRole:
         )
         if raised:
             self._complete_delayed(out, p, now)
+        if self.strat.diverging_epoch_fetch:
+            self._wake_parked(out, p.tp, now)
 
     def _become_follower(
         self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int

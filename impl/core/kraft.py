@@ -78,7 +78,10 @@ class KraftFetchRole:
         out: Effects = []
         if first:
             self.metrics["fetch_requests"] += 1
-        if park and all(self._kraft_idle(fp, req) for fp in req.partitions):
+        unknown = any((fp.topic, fp.partition) not in self.partitions for fp in req.partitions)
+        if unknown or (park and all(self._kraft_idle(fp, req) for fp in req.partitions)):
+            # (a partition this broker has not created yet: the request waits until its first
+            # LeaderAndIsr, which the spec's initial state has applied already)
             self._parked[(req.replica_id, req.correlation_id)] = req
             key = f"dfetch:{req.replica_id}:{req.correlation_id}"
             out.append(m.SetTimer(key, self.config.replica_fetch_wait_max_ms))

@@ -73,6 +73,7 @@ class PartitionValidator:
         # kraft: leaders whose AlterPartition was made on a stale partition epoch (a stutter,
         # handlers/kraft.py) and whose refusal is still to come
         self.stale_alter: set[int] = set()
+        self.crashed_once: set[int] = set()  # kraft: replicas with a BrokerCrash in the trace
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -249,6 +250,7 @@ class PartitionValidator:
             self.stale_alter.discard(self.pm.rep(ev["args"]["leader"]))
         if ev["action"] == "BrokerCrash":
             mark_crash(self, ev)
+            self.crashed_once.add(actor)
         elif ev["action"] == "BrokerPause":
             self.paused.add(self.pm.rep(ev["args"].get("replica", ev["node"])))
         self.fired.add(ev["action"])
