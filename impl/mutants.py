@@ -352,3 +352,37 @@ MUTANTS["deposed-leader-acks"] = Mutant(
     "a deposed leader acknowledges acks=all writes after it learned it no longer leads",
     DeposedLeaderAcks,
 )
+
+
+# ---- kraft (issue 18): the guards the kraft version's fetch has, each removed --------------
+class FreshHwInResponse(Broker):
+    """kraft before KAFKA-7104: the fetch response carries the HW after the leader counted this
+    fetch, not the one it read with the records (the follower learns the HW a round early)."""
+
+    _fresh_hw_in_response = True
+
+
+class CountDivergingFetch(Broker):
+    """KAFKA-13141 brought back: the leader counts a diverging fetch's offset as the follower's
+    LEO, so its HW may pass entries the follower does not have."""
+
+    _count_diverging = True
+
+
+# Separate from MUTANTS: they change only the kraft version's code (the conformance kit's
+# mutant list runs the default version, where they would be the correct implementation).
+KRAFT_MUTANTS: dict[str, Mutant] = {
+    mu.name: mu
+    for mu in (
+        Mutant(
+            "fresh-hw-in-response",
+            "the fetch response carries the HW after this fetch (KAFKA-7104 undone)",
+            FreshHwInResponse,
+        ),
+        Mutant(
+            "count-diverging-fetch",
+            "the leader counts a diverging fetch's offset (KAFKA-13141)",
+            CountDivergingFetch,
+        ),
+    )
+}

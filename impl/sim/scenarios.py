@@ -128,12 +128,13 @@ def run_random(
     brokers: int = 3,
     replication: int = 3,
     partitions: int = 1,
+    broker_cls: type[Broker] = Broker,
     **config: Any,
 ) -> World:
     """Produce ``records`` acks=all records at a steady pace while ``faults`` happen, then heal
     and let the cluster settle. The caller checks ``w.lost_acked()`` and friends."""
     cfg = sim_config(protocol, **config)
-    w = World(brokers, partitions, replication, cfg, seed=seed)
+    w = World(brokers, partitions, replication, cfg, seed=seed, broker_cls=broker_cls)
     w.run_until(100)
     for i in range(records):
         w.at(100 + 25 * i, w.produce, ("t", i % partitions), f"r{i}")

@@ -25,6 +25,7 @@ from ..core.placement import assign
 from ..core.replica import Broker
 from ..core.trace import event
 from .coord import MemCoord
+from .store import MemStore
 
 # Versions with the KRaft controller's broker registration and AlterPartition checks.
 KRAFT_PROTOCOLS = ("kraft",)
@@ -32,9 +33,6 @@ KRAFT_PROTOCOLS = ("kraft",)
 
 class Unsupported(ValueError):
     """A fault the simulation refuses under this protocol version (a mechanism not built)."""
-
-
-from .store import MemStore
 
 
 @dataclass

@@ -75,7 +75,7 @@ def on_send_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) ->
     return _not_enabled(mism, ev, out)
 
 
-def _send(v, ev, c, s, f, l, want, out, mism) -> None:  # noqa: ANN001
+def _send(v, ev, c, s, f, l, want, out, mism) -> None:
     for _a, t in v.steps(s, "FollowerSendFetch", (f, l)):
         new = set(t.kraft.fetch_requests) - set(s.kraft.fetch_requests)
         if any(tuple(q) == want for q in new):
