@@ -179,3 +179,34 @@ def run_random(
     w.at(end, w.heal)
     w.run_until(end + 3_000)
     return w
+
+
+def kraft_divergence_scenario(seed: int = 0, broker_cls: type[Broker] = Broker) -> World:
+    """kraft: a follower with a divergent suffix truncates on the leader's DivergingEpoch answer.
+
+    Records are committed at epoch 0 on brokers 0 (leader), 1, 2. Both followers crash (their
+    logs survive); "x" reaches leader 0 before the controller notices (the ISR is still full,
+    so it is appended and waits for acks=all); then 0 crashes. The followers restart, broker 1
+    is elected at epoch 1 and takes "y". Broker 0 restarts as a follower with "x" at the offset
+    where 1 has "y": its fetch (last fetched epoch 0, offset one past "x") is answered with the
+    diverging epoch 0 and its end offset, it truncates "x" and fetches "y". ``broker_cls`` lets
+    a mutant (``count-diverging-fetch``) count that fetch's offset."""
+    w = World(3, 1, 3, sim_config("kraft"), seed=seed, broker_cls=broker_cls)
+    tp = ("t", 0)
+    w.run_until(100)
+    for i in range(3):
+        w.produce(tp, f"c{i}")
+        w.run_until(w.now + 60)
+    t = w.now
+    w.at(t, w.crash, 1)
+    w.at(t, w.crash, 2)
+    w.at(t + 20, w.produce, tp, "x")
+    w.at(t + 60, w.crash, 0)
+    w.at(t + 100, w.restart, 1)
+    w.at(t + 100, w.restart, 2)
+    w.run_until(t + 1_500)
+    w.produce(tp, "y")
+    w.run_until(w.now + 300)
+    w.at(w.now, w.restart, 0)
+    w.run_until(w.now + 2_000)
+    return w

@@ -13,7 +13,7 @@ import pytest
 from isr.impl.cluster.manager import Cluster, ClusterError
 from isr.impl.config import Config
 from isr.impl.mutants import KRAFT_MUTANTS
-from isr.impl.sim.scenarios import Fault, random_faults, run_random
+from isr.impl.sim.scenarios import Fault, kraft_divergence_scenario, random_faults, run_random
 from isr.impl.sim.world import Unsupported, World, sim_config
 
 from .test_known_gaps import accepted, verdict
@@ -65,6 +65,39 @@ def test_fresh_hw_in_response_mutant_is_rejected() -> None:
         v = verdict(w, merged)
         assert v.verdict == "rejected", (merged, v.verdict)
         assert v.event["action"] == "LeaderHandleFetch"
+
+
+def test_divergence_is_answered_with_the_diverging_epoch_and_accepted() -> None:
+    """Broker 0 comes back with "x" (epoch 0) at offset 3 where the new leader 1 has "y"
+    (epoch 1): its fetch at offset 4 with last fetched epoch 0 is answered DivergingEpoch (0, 3),
+    not counted, and it truncates to 3 (KIP-279's rule on its own log) and fetches "y"."""
+    w = kraft_divergence_scenario()
+    div = [e for e in w.trace if "diverging" in e["args"]]
+    assert [(e["action"], e["args"]["diverging"]) for e in div] == [
+        ("LeaderHandleFetch", [0, 3]),
+        ("FollowerHandleFetchResponse", [0, 3]),
+    ]
+    assert div[0]["state"]["remote_leo"]["0"] == -1  # the diverging offset is not counted
+    assert div[1]["args"]["offset"] == 3
+    log0 = w.broker(0).partitions[("t", 0)].log.view()
+    assert log0[:4] == [["c0", 0], ["c1", 0], ["c2", 0], ["y", 1]]
+    assert ["x", 0] not in log0  # (the producer's retry of "x" is a new record at epoch 1)
+    assert log0 == w.broker(1).partitions[("t", 0)].log.view()
+    assert w.lost_acked() == []
+    accepted(w)
+
+
+def test_count_diverging_fetch_mutant_is_rejected() -> None:
+    """KAFKA-13141 brought back: the leader records the diverging fetch offset 4 as follower 0's
+    LEO, one past what the two logs share; the spec's leader does not count it."""
+    mu = KRAFT_MUTANTS["count-diverging-fetch"]
+    w = kraft_divergence_scenario(broker_cls=mu.broker_cls)
+    for merged in (False, True):
+        v = verdict(w, merged)
+        assert v.verdict == "rejected", (merged, v.verdict)
+        assert v.event["action"] == "LeaderHandleFetch"
+        assert v.event["args"]["diverging"] == [0, 3]
+        assert "remote LEO of 0=4 but the spec has -1" in v.mismatches[0]
 
 
 def test_the_real_cluster_refuses_kraft(tmp_path) -> None:
