@@ -386,3 +386,22 @@ KRAFT_MUTANTS: dict[str, Mutant] = {
         ),
     )
 }
+
+
+class NoStaleFetchFence(Broker):
+    """KAFKA-15221 brought back: the leader counts a fetch of a follower's previous incarnation
+    (an older broker epoch than the one it last counted) instead of refusing it."""
+
+    def _kraft_handle(self, out: list[Any], f: int, fp: m.FetchPartition, now: int) -> Any:
+        p = self.partitions.get((fp.topic, fp.partition))
+        rem = p.remote.get(f) if p is not None else None
+        if rem is not None and fp.broker_epoch < rem.broker_epoch:
+            rem.broker_epoch = -1  # forget the newer epoch: the stale fetch passes the fence
+        return super()._kraft_handle(out, f, fp, now)
+
+
+KRAFT_MUTANTS["no-stale-fetch-fence"] = Mutant(
+    "no-stale-fetch-fence",
+    "a fetch of a follower's previous incarnation is counted (KAFKA-15221)",
+    NoStaleFetchFence,
+)

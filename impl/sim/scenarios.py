@@ -210,3 +210,23 @@ def kraft_divergence_scenario(seed: int = 0, broker_cls: type[Broker] = Broker) 
     w.at(w.now, w.restart, 0)
     w.run_until(w.now + 2_000)
     return w
+
+
+def kraft_stale_fetch_scenario(seed: int = 0, broker_cls: type[Broker] = Broker) -> World:
+    """kraft, KAFKA-15221's setting: a fetch sent by a follower's previous incarnation is handled
+    after its restarted incarnation's first fetch. Follower 1's idle fetch is parked at leader 0
+    (a long max wait, no produce); broker 1 crashes and restarts at once (broker epoch 2),
+    fetches again and is counted with epoch 2; when the parked fetch's max wait is over the
+    leader handles it: broker epoch 1 is older than the one it counted, STALE_BROKER_EPOCH."""
+    w = World(3, 1, 3, sim_config("kraft", replica_fetch_wait_max_ms=400), seed=seed,
+              broker_cls=broker_cls)  # fmt: skip
+    tp = ("t", 0)
+    w.run_until(100)
+    w.produce(tp, "a")
+    w.run_until(700)  # committed; every follower's fetch now idle, parked at the leader
+    w.crash(1)
+    w.restart(1)
+    w.run_until(2_000)
+    w.produce(tp, "b")
+    w.run_until(3_000)
+    return w

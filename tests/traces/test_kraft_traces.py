@@ -13,7 +13,13 @@ import pytest
 from isr.impl.cluster.manager import Cluster, ClusterError
 from isr.impl.config import Config
 from isr.impl.mutants import KRAFT_MUTANTS
-from isr.impl.sim.scenarios import Fault, kraft_divergence_scenario, random_faults, run_random
+from isr.impl.sim.scenarios import (
+    Fault,
+    kraft_divergence_scenario,
+    kraft_stale_fetch_scenario,
+    random_faults,
+    run_random,
+)
 from isr.impl.sim.world import Unsupported, World, sim_config
 
 from .test_known_gaps import accepted, verdict
@@ -98,6 +104,35 @@ def test_count_diverging_fetch_mutant_is_rejected() -> None:
         assert v.event["action"] == "LeaderHandleFetch"
         assert v.event["args"]["diverging"] == [0, 3]
         assert "remote LEO of 0=4 but the spec has -1" in v.mismatches[0]
+
+
+def test_stale_fetch_of_a_previous_incarnation_is_fenced_and_accepted() -> None:
+    """KAFKA-15221's setting: follower 1's fetch parked before its restart is handled after its
+    new incarnation (broker epoch 2) was counted: STALE_BROKER_EPOCH, nothing counted."""
+    w = kraft_stale_fetch_scenario()
+    errs = [e["args"] for e in w.trace if e["args"].get("error")]
+    assert errs == [
+        {
+            "leader": 0,
+            "follower": 1,
+            "fetch_offset": 1,
+            "leader_epoch": 0,
+            "broker_epoch": 1,
+            "error": "STALE_BROKER_EPOCH",
+        }
+    ]
+    accepted(w)
+
+
+def test_no_stale_fetch_fence_mutant_is_rejected() -> None:
+    """The same run with the fence removed: the leader counts the previous incarnation's fetch,
+    which the spec's leader (fence_stale_fetch) refuses."""
+    w = kraft_stale_fetch_scenario(broker_cls=KRAFT_MUTANTS["no-stale-fetch-fence"].broker_cls)
+    for merged in (False, True):
+        v = verdict(w, merged)
+        assert v.verdict == "rejected", (merged, v.verdict)
+        assert v.event["action"] == "LeaderHandleFetch"
+        assert v.event["args"]["broker_epoch"] == 1 and "error" not in v.event["args"]
 
 
 def test_the_real_cluster_refuses_kraft(tmp_path) -> None:

@@ -100,12 +100,13 @@ def on_handle_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) 
         if q.broker_epoch != int(a["broker_epoch"]) or q.leader_epoch != _ep(v, a["leader_epoch"]):
             continue
         new = set(t.kraft.fetch_responses) - set(s.kraft.fetch_responses)
-        changed = t.replicas[l] is not s.replicas[l] or t.kraft.remote_epoch != s.kraft.remote_epoch
-        if err:
-            # an error answer changes nothing on the leader and sends no response message
-            if new or changed:
-                continue
-        elif new:
+        # the spec's error branch (NOT_LEADER, FENCED/UNKNOWN_LEADER_EPOCH, STALE_BROKER_EPOCH)
+        # is taken exactly when the event is an error answer
+        lr = s.replicas[l]
+        stale = v.ctx.protocol.fence_stale_fetch and q.broker_epoch < s.kraft.remote_epoch[l][f]
+        if err != (lr.leader != l or q.leader_epoch != lr.epoch or stale):
+            continue
+        if not err and new:
             p: FetchResp = next(iter(new))
             if "hw" in a and p.hw != int(a["hw"]):
                 continue
