@@ -26,6 +26,8 @@ stays a follower here and may rejoin the ISR, which the spec allows).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..config import Config
 from . import messages as m
 from .messages import TP, Effects, PartitionState
@@ -302,10 +304,33 @@ class Controller:
     def decide(self, tp: TP) -> PartitionState | None:
         """The state ``tp`` should have given the live brokers, or None if it is fine (R9): a
         repair first (a lost leader, a dead follower in the ISR), then a pending move."""
+        self._elr_pick = False
         new = self._repair_state(tp)
         if new is None and tp in self.requests and tp in self.states:
             new = self._request_state(tp)
+        if new is not None and self.config.protocol == "kraft":
+            cur = self.states.get(tp)
+            new = replace(new, elr=self._elr_after(cur[0] if cur else None, new))
         return new
+
+    _elr_pick = False  # the decision is an election from the ELR (kraft)
+
+    def _elr_after(self, old: PartitionState | None, new: PartitionState) -> tuple[int, ...]:
+        """kraft (KIP-966, the spec's ``elr_after_shrink`` and ``elections``): an ISR change
+        that keeps the leader adds the removed members to the ELR while the ISR is below
+        min.insync.replicas and clears it at or above; an election from the ELR takes the
+        leader out of it; an unclean election clears it; other elections keep it."""
+        if old is None:
+            return ()
+        if self._elr_pick:
+            return tuple(r for r in old.elr if r != new.leader)
+        if new.leader == old.leader and new.leader_epoch == old.leader_epoch:
+            if len(new.isr) >= self.config.min_insync_replicas:
+                return ()
+            return tuple(sorted(set(old.elr) | (set(old.isr) - set(new.isr))))
+        if new.leader >= 0 and new.isr == (new.leader,) and new.leader not in old.isr:
+            return ()  # unclean election
+        return old.elr
 
     def _repair_state(self, tp: TP) -> PartitionState | None:
         """What a lost leader, a dead ISR member or a new partition needs (R9), or None."""
@@ -336,6 +361,13 @@ class Controller:
             return None
         if live_isr:
             return PartitionState(self._pick(live_isr), st.leader_epoch + 1, live_isr, self.epoch)
+        live_elr = tuple(r for r in reps if r in st.elr and r in self.live)
+        if live_elr:
+            # kraft (KIP-966): no live ISR member: a live eligible leader replica leads, ISR =
+            # {it} (it has everything below the HW, which could not advance without min ISR)
+            self._elr_pick = True
+            pick = self._pick(live_elr)
+            return PartitionState(pick, st.leader_epoch + 1, (pick,), self.epoch)
         live_reps = tuple(r for r in reps if r in self.live)
         if self.config.unclean_leader_election and live_reps:
             # Unclean election: any live replica, ISR = {it}; committed data may be lost.

@@ -95,6 +95,8 @@ class FollowerRole:
             )
         f.in_flight = corr
         out.append(m.Send(f.leader, m.FetchRequest(self.id, f.fid, corr, parts)))
+        if self.strat.diverging_epoch_fetch:
+            return  # kraft: a fetch ends by its answer or a disconnect (on_disconnect)
         timeout = self.config.replica_fetch_wait_max_ms + self.config.request_timeout_ms
         out.append(m.SetTimer(f"fetchto:{f.leader}:{f.fid}:{corr}", timeout))
 

@@ -130,7 +130,9 @@ class KraftFetchRole:
             self._kraft_update_follower(out, p, f, fp, now)
         entries: tuple = ()
         if div is None:
-            entries = p.log.read(fp.fetch_offset, self.config.replica_fetch_max_records)
+            # the whole suffix, as the spec's response (partial batches, fetch.max.bytes, are
+            # not modelled there: replica_fetch_max_records does not apply to kraft)
+            entries = p.log.read(fp.fetch_offset, max(1, p.log.leo - fp.fetch_offset))
             args["count"] = len(entries)
         else:
             args["diverging"] = list(div)
@@ -220,6 +222,24 @@ class KraftFetchRole:
         self._drop_idle_fetcher(f)
         if f.partitions:
             self._maybe_fetch(out, f, now)
+        return out
+
+    def on_disconnect(self, peer: int, now: int) -> Effects:
+        """kraft: the connection to broker ``peer`` closed (it crashed, or refused a connection
+        because it is down): the fetches in flight to it are gone (the spec's crash drops them),
+        so its fetchers may send again after a backoff of request.timeout.ms. Instead of a
+        fetch timeout, which under reordering could resend while the first is still pending
+        (the spec has one fetch in flight per follower and no lost fetches)."""
+        out: Effects = []
+        for f in list(self.fetchers.fetchers.values()):
+            if f.leader != peer or f.in_flight is None:
+                continue
+            f.in_flight = None
+            for tp in f.partitions:
+                self.fetchers.backoff(tp, now + self.config.request_timeout_ms)
+            self._drop_idle_fetcher(f)
+            if f.partitions:
+                out.append(m.SetTimer(f.key, self.config.request_timeout_ms))
         return out
 
     def _drop_idle_fetcher(self, f: Fetcher) -> None:

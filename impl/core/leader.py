@@ -168,8 +168,14 @@ class LeaderRole:
             for r in p.isr
             if r != self.id and now - p.remote.get(r, RemoteReplica()).last_caught_up_ms > lag
         }
+        if self.strat.diverging_epoch_fetch:
+            # kraft: only a member behind the LEO (the spec's LeaderSendAlterPartition); a
+            # caught-up follower that stopped fetching is removed by the controller once it is
+            # fenced (its heartbeats stop). One member per AlterPartition.
+            out_of_sync = {
+                r for r in out_of_sync if p.remote.get(r, RemoteReplica()).leo < p.log.leo
+            }
         if out_of_sync and self.strat.diverging_epoch_fetch:
-            # kraft: one member per AlterPartition, as the spec's LeaderSendAlterPartition
             gone = min(out_of_sync)
             self._propose_isr(out, p, "shrink", p.isr - {gone}, now, gone)
         elif out_of_sync:

@@ -41,6 +41,9 @@ class PartitionState:
     leader_epoch: int
     isr: tuple[int, ...]
     controller_epoch: int
+    # kraft (KIP-966): eligible leader replicas, members removed while the ISR was below
+    # min.insync.replicas; () in every other version
+    elr: tuple[int, ...] = ()
 
 
 # ---- controller -> broker ---------------------------------------------------------------------

@@ -33,7 +33,9 @@ class MemCoord:
         self.states[w.tp] = (w.state, cur[1] + 1)
         return CasResult(w.tp, True, w.state, cur[1] + 1)
 
-    def alter_partition(self, w: CasWrite, broker_epochs: dict[int, int]) -> CasResult:
+    def alter_partition(
+        self, w: CasWrite, broker_epochs: dict[int, int], min_isr: int = 1
+    ) -> CasResult:
         """kraft: the controller's checks of a leader's AlterPartition (the spec's
         ControllerHandleAlterPartition): made with the current partition epoch (the version;
         INVALID_UPDATE_VERSION), by the recorded leader's current incarnation
@@ -56,8 +58,16 @@ class MemCoord:
             err = "STALE_BROKER_EPOCH"  # KIP-903: a previous incarnation's fetch
         if err:
             return CasResult(w.tp, False, st, version, err)
-        self.states[w.tp] = (w.state, version + 1)
-        return CasResult(w.tp, True, w.state, version + 1)
+        # KIP-966: members removed while the ISR is below min ISR join the ELR (the spec's
+        # elr_after_shrink); an ISR at or above min ISR clears it
+        new = w.state
+        if len(new.isr) >= min_isr:
+            elr: tuple[int, ...] = ()
+        else:
+            elr = tuple(sorted(set(st.elr) | (set(st.isr) - set(new.isr))))
+        new = PartitionState(new.leader, new.leader_epoch, new.isr, new.controller_epoch, elr)
+        self.states[w.tp] = (new, version + 1)
+        return CasResult(w.tp, True, new, version + 1)
 
     def elect_controller(self, running: set[int] | None = None) -> bool:
         """If /controller is vacant, the lowest live broker takes it (epoch + 1). True if changed.

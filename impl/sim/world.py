@@ -246,6 +246,11 @@ class World:
         self._coord_sync(b)  # its session will end: whoever reacts to that comes after
         node.alive, node.controller = False, None
         node.generation += 1
+        if self.kraft:  # its connections close: fetchers to it learn it (kraft has no timeout)
+            for x in self.ids:
+                if x != b and self.nodes[x].alive and self.nodes[x].broker is not None:
+                    gen = self.nodes[x].generation
+                    self.at(self.now, self._disconnect, x, b, gen, br.clock.value)
         if lose_unflushed:
             node.store.power_failure()
         self._schedule_expiry(b)
@@ -420,7 +425,9 @@ class World:
                 if isinstance(src, int):
                     self._coord_sync(src)
                 if self.kraft and e.purpose == "isr":
-                    res = self.coord.alter_partition(e, self.broker_epochs)
+                    res = self.coord.alter_partition(
+                        e, self.broker_epochs, self.config.min_insync_replicas
+                    )
                 else:
                     res = self.coord.cas(e)
                 ctl = self.nodes[src].controller if isinstance(src, int) else None
@@ -454,6 +461,14 @@ class World:
             return br.clock.value if br else 0
         return 0
 
+    def _disconnect(self, b: int, peer: int, gen: int, clock: int) -> None:
+        """kraft: broker ``b`` learns its connection to ``peer`` closed; its clock merges the
+        peer's crash (so its next fetch is ordered after the crash in the merged trace)."""
+        node = self.nodes[b]
+        if node.alive and node.generation == gen and node.broker is not None:
+            node.broker.clock.merge(clock)
+            self._apply(b, node.broker.on_disconnect(peer, self.now))
+
     def _send(self, src: int | str, dst: int | str, msg: Any, clock: int) -> None:
         if self.kraft and (self.net.blocked or self.net.loss or self.net.duplicate):
             self._refuse_kraft(
@@ -465,6 +480,18 @@ class World:
             return
         if src != dst and self.rng.random() < self.net.loss:
             self._note_loss(src, dst, msg, clock)
+            return
+        if (
+            self.kraft
+            and isinstance(dst, int)
+            and isinstance(src, int)
+            and not self.nodes[dst].alive
+            and isinstance(msg, m.FetchRequest)
+        ):
+            # kraft: a fetch to a broker that is down: connection refused, never a message
+            peer = self.nodes[dst].broker
+            gen = self.nodes[src].generation
+            self.at(self.now + 1, self._disconnect, src, dst, gen, peer.clock.value if peer else 0)
             return
         copies = 2 if src != dst and self.rng.random() < self.net.duplicate else 1
         for _ in range(copies):

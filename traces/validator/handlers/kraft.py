@@ -63,14 +63,16 @@ def on_send_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) ->
     out: list[Cand] = []
     _send(v, ev, c, s, f, l, want, out, mism)
     if not out and l in v.crashed_once:
-        # A request to ``l`` the follower timed out on: sent to an incarnation of ``l`` that
-        # crashed before handling it (the implementation drops it there), though the merged
-        # order puts the send after the crash (the two are concurrent by their clocks). The
-        # spec's crash would have dropped it: it is dropped here (VALIDATION.md, "kraft").
+        # A fetch of ``f`` to ``l`` whose connection closed when ``l`` crashed: a request that
+        # ``l``'s crash dropped (the merged order may put the send after the crash: the two are
+        # concurrent by their clocks), or an answer ``l`` sent before it crashed, lost with the
+        # connection (the spec keeps answers from a crashed leader; losing one is the lost
+        # fetch it does not model yet). Dropped here (VALIDATION.md, "kraft").
         k = s.kraft
         reqs = tuple(q for q in k.fetch_requests if not (q.follower == f and q.leader == l))
-        if len(reqs) < len(k.fetch_requests):
-            s2 = s._replace(kraft=k._replace(fetch_requests=reqs))
+        resps = tuple(p for p in k.fetch_responses if not (p.follower == f and p.leader == l))
+        if len(reqs) + len(resps) < len(k.fetch_requests) + len(k.fetch_responses):
+            s2 = s._replace(kraft=k._replace(fetch_requests=reqs, fetch_responses=resps))
             _send(v, ev, (s2, c[1], c[2]), s2, f, l, want, out, mism)
     return _not_enabled(mism, ev, out)
 
