@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             from isr.impl.mutants import MUTANTS as ALL_MUTANTS
 
             # kraft's mutants change only the kraft version's code (impl/mutants.py)
-            MUTANTS = KRAFT_MUTANTS if args.protocol == "kraft" else ALL_MUTANTS  # noqa: N806
+            MUTANTS = KRAFT_MUTANTS if args.protocol == "kraft" else ALL_MUTANTS
             if args.adapter:
                 raise UsageError("--mutants runs the reference adapter's mutants; drop --adapter")
             names = sorted(MUTANTS) if not args.mutant else args.mutant

@@ -22,9 +22,9 @@ from typing import Any
 from .config import DEFAULT_PROTOCOL
 from .mutants import KRAFT_MUTANTS
 from .mutants import MUTANTS as _MUTANTS
-
-MUTANTS = {**_MUTANTS, **KRAFT_MUTANTS}
 from .sim.world import Net, Unsupported, World, sim_config
+
+MUTANTS = {**_MUTANTS, **KRAFT_MUTANTS}  # --mutant: every version's
 
 # kraft (issue 18): faults whose mechanisms impl/ does not have for that version (impl/README.md)
 KRAFT_REFUSED = {
