@@ -230,3 +230,33 @@ def kraft_stale_fetch_scenario(seed: int = 0, broker_cls: type[Broker] = Broker)
     w.produce(tp, "b")
     w.run_until(3_000)
     return w
+
+
+def kraft_elr_scenario(seed: int = 0) -> World:
+    """kraft, KIP-966's eligible leader replicas. min.insync.replicas 2 on brokers 0 (leader),
+    1, 2. Broker 2 crashes: the controller removes it (ISR {0, 1}, at min ISR: no ELR). Broker
+    1 crashes: the ISR falls to {0}, below min ISR, so 1 joins the ELR and the HW stops.
+    Leader 0 crashes; broker 2 restarts, but it is not eligible (it left while the ISR was at
+    min ISR and lacks "d"): the partition stays offline. Broker 1 restarts: the controller
+    elects it from the ELR with ISR {1} (it has everything below the HW), and 2 and 0 follow."""
+    w = World(3, 1, 3, sim_config("kraft", replica_lag_time_max_ms=5_000), seed=seed)
+    tp = ("t", 0)
+    w.run_until(100)
+    for i in range(3):
+        w.produce(tp, f"c{i}")
+        w.run_until(w.now + 60)
+    w.crash(2)
+    w.run_until(w.now + 1_000)
+    w.produce(tp, "d")
+    w.run_until(w.now + 100)
+    w.crash(1)
+    w.run_until(w.now + 1_000)
+    w.crash(0)
+    w.run_until(w.now + 1_000)
+    w.restart(2)
+    w.run_until(w.now + 1_000)
+    w.restart(1)
+    w.run_until(w.now + 1_000)
+    w.restart(0)
+    w.run_until(w.now + 1_500)
+    return w

@@ -16,6 +16,7 @@ from isr.impl.mutants import KRAFT_MUTANTS
 from isr.impl.sim.scenarios import (
     Fault,
     kraft_divergence_scenario,
+    kraft_elr_scenario,
     kraft_stale_fetch_scenario,
     random_faults,
     run_random,
@@ -133,6 +134,22 @@ def test_no_stale_fetch_fence_mutant_is_rejected() -> None:
         assert v.verdict == "rejected", (merged, v.verdict)
         assert v.event["action"] == "LeaderHandleFetch"
         assert v.event["args"]["broker_epoch"] == 1 and "error" not in v.event["args"]
+
+
+def test_eligible_leader_replica_is_elected_and_accepted() -> None:
+    """KIP-966: broker 1 left the ISR while it was below min ISR (ELR {1}); with every ISR
+    member down the partition stays offline although broker 2 is back (not eligible), and
+    broker 1 is elected from the ELR with ISR {1} once it restarts. Nothing acknowledged is
+    lost."""
+    w = kraft_elr_scenario()
+    elections = [
+        (e["args"]["leader"], e["state"]["coord"]["isr"])
+        for e in w.trace
+        if e["action"] == "ControllerElectLeader"
+    ]
+    assert elections == [(0, [0, 1, 2]), (-1, [0]), (1, [1])]
+    assert w.lost_acked() == []
+    accepted(w)
 
 
 def test_the_real_cluster_refuses_kraft(tmp_path) -> None:
