@@ -34,7 +34,6 @@ KRAFT_REFUSED = {
     "partition_coord": "KRaft has no coordination session to partition",
     "loss": "the kraft spec has no lost fetches or AlterPartitions yet",
     "duplicate": "the kraft spec has no duplicated fetches yet",
-    "controlled_shutdown": "KIP-841's shutting-down state is not built",
     "controller_failover": "the KRaft quorum controller's failover is not modelled",
 }
 

@@ -15,6 +15,8 @@ class MemCoord:
         self.sessions: set[int] = set()  # /brokers/ids/[id] (ephemeral)
         self.assignments: dict[TP, tuple[int, ...]] = {}  # /brokers/topics/[t]
         self.states: dict[TP, tuple[PartitionState, int]] = {}  # .../partitions/[p]/state
+        # kraft (KIP-841): brokers in controlled shutdown, until their process stops
+        self.shutting_down: set[int] = set()
         self.controller: int = -1  # /controller
         self.controller_epoch: int = 0  # /controller_epoch
         # A Lamport clock threaded through every interaction (World._coord_sync): what a broker
@@ -40,8 +42,8 @@ class MemCoord:
         ControllerHandleAlterPartition): made with the current partition epoch (the version;
         INVALID_UPDATE_VERSION), by the recorded leader's current incarnation
         (STALE_BROKER_EPOCH), no member fenced (KIP-841: a broker with no session is fenced;
-        INELIGIBLE_REPLICA), and the added follower's broker epoch its registered one (KIP-903).
-        Controlled shutdown is refused by the kraft simulation, so no member is shutting down."""
+        INELIGIBLE_REPLICA; nor in controlled shutdown), and the added follower's broker epoch its
+        registered one (KIP-903)."""
         cur = self.states.get(w.tp)
         if cur is None or cur[1] != w.expected_version:
             return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1,
@@ -52,7 +54,7 @@ class MemCoord:
             err = "FENCED_LEADER_EPOCH"
         elif broker_epochs.get(st.leader) != w.leader_broker_epoch:
             err = "STALE_BROKER_EPOCH"
-        elif any(b not in self.sessions for b in w.state.isr):
+        elif any(b not in self.sessions or b in self.shutting_down for b in w.state.isr):
             err = "INELIGIBLE_REPLICA"
         elif w.added >= 0 and broker_epochs.get(w.added) != w.added_broker_epoch:
             err = "STALE_BROKER_EPOCH"  # KIP-903: a previous incarnation's fetch

@@ -246,6 +246,7 @@ class World:
         self._coord_sync(b)  # its session will end: whoever reacts to that comes after
         node.alive, node.controller = False, None
         node.generation += 1
+        self.coord.shutting_down.discard(b)  # (kraft) the process stopped: shutdown over
         if self.kraft:  # its connections close: fetchers to it learn it (kraft has no timeout)
             for x in self.ids:
                 if x != b and self.nodes[x].alive and self.nodes[x].broker is not None:
@@ -330,13 +331,11 @@ class World:
         leader until it applies the LeaderAndIsr); stopping it is a separate step (``stop``,
         ``crash``). Returns the partitions it still leads (no other live ISR member), or None if
         the broker is not running or no controller is there to ask."""
-        self._refuse_kraft(
-            "controlled shutdown",
-            "KIP-841's shutting-down state and its partition changes are not built in impl",
-        )
         ctl = self._running_controller()
         if not self._usable(broker) or ctl is None:
             return None
+        if self.kraft:  # KIP-841: the controller's shutting-down set (survives its failover)
+            self.coord.shutting_down.add(broker)
         c = self.coord.controller
         self._coord_sync(broker)  # the request: the controller's decisions come after it
         self._coord_sync(c)
@@ -386,6 +385,8 @@ class World:
             node.controller = self.controller_cls(
                 c, self.config, self.coord.controller_epoch, node.broker.clock
             )
+            if self.kraft:
+                node.controller.shutting_down = set(self.coord.shutting_down)
             effs = node.controller.activate(
                 self.now,
                 live,

@@ -152,13 +152,35 @@ def test_eligible_leader_replica_is_elected_and_accepted() -> None:
     accepted(w)
 
 
+def test_controlled_shutdown_marks_the_broker_ineligible_and_is_accepted() -> None:
+    """KIP-841: broker 2's controlled shutdown removes it from the ISR by a partition change in
+    the leader's epoch; it fetches on, caught up, but the controller refuses the leader's
+    AlterPartitions that would put it back (INELIGIBLE_REPLICA) until it stops; it restarts,
+    registers and rejoins."""
+    w = run_random("kraft", [Fault(200, "shutdown", 2, 0, 200)], seed=2, records=40)
+    names = Counter(e["action"] for e in w.trace)
+    assert names["ControllerShutdownBroker"] == 1 and names["BrokerRegister"] == 1
+    shut = next(e for e in w.trace if e["action"] == "ControllerShutdownBroker")
+    assert shut["args"] == {"replica": 2, "leader": 0}
+    assert shut["state"]["coord"]["leader_epoch"] == 0 and shut["state"]["coord"]["isr"] == [0, 1]
+    refused = [
+        e["args"].get("error")
+        for e in w.trace
+        if e["action"] == "ControllerHandleAlterPartition" and not e["args"]["accepted"]
+    ]
+    assert refused and set(refused) == {"INELIGIBLE_REPLICA"}
+    assert w.coord.states[("t", 0)][0].isr == (0, 1, 2)  # back after its restart
+    assert w.lost_acked() == []
+    accepted(w)
+
+
 def test_the_real_cluster_refuses_kraft(tmp_path) -> None:
     with pytest.raises(ClusterError, match="KRaft has no ZooKeeper"):
         Cluster(tmp_path).up(config=Config(protocol="kraft"))
     assert not (tmp_path / "zookeeper").exists()
 
 
-@pytest.mark.parametrize("kind", ["power", "pause", "loss", "shutdown"])
+@pytest.mark.parametrize("kind", ["power", "pause", "loss", "duplicate", "partition"])
 def test_the_kraft_simulation_refuses_faults_it_cannot_trace(kind: str) -> None:
     with pytest.raises(Unsupported, match="kraft simulation refuses"):
         run_random("kraft", [Fault(50, kind, 1, 2, 50)], seed=0, records=6)
