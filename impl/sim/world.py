@@ -268,9 +268,6 @@ class World:
             raise Unsupported(f"the kraft simulation refuses {fault}: {why}")
 
     def pause(self, b: int, duration_ms: int) -> None:
-        self._refuse_kraft(
-            "pauses", "a zombie needs ControllerFenceBroker (heartbeats lost), not built in impl"
-        )
         node = self.nodes[b]
         if not node.alive or node.paused_until > self.now:
             return
@@ -344,6 +341,18 @@ class World:
 
     def _resume(self, b: int) -> None:
         node = self.nodes[b]
+        if (
+            self.kraft
+            and node.alive
+            and node.paused_until <= self.now
+            and b not in self.coord.sessions
+        ):
+            # kraft (KIP-841): fenced while paused (its heartbeats stopped); a fenced broker
+            # comes back only by restarting and registering anew (the spec's
+            # ControllerFenceBroker; one unfenced with its old broker epoch is not modelled)
+            self.crash(b)
+            self.restart(b)
+            return
         if node.alive and node.paused_until <= self.now:
             self._register(b)  # a new session if the old one expired: a zombie comes back
             if node.controller is not None and self.coord.controller == b:

@@ -116,6 +116,12 @@ class PartitionValidator:
         """The hidden session steps of paused broker ``i``: its session expires (if it can), or
         it is renewed (if it expired)."""
         s, pend, ack = c
+        if self.ctx.split_fetch:
+            # kraft: the controller fences it (KIP-841); it comes back only by restarting, which
+            # the trace shows (no renewal)
+            if s.kraft.fenced >> i & 1:
+                return []
+            return [(t, pend, ack) for _a, t in self.steps(s, "ControllerFenceBroker", (i,))]
         f = s.faults
         name = "BrokerRenewSession" if f.expired >> i & 1 else "CoordinationExpireSession"
         return [(t, pend, ack) for _a, t in self.steps(s, name, (i,))]
@@ -124,6 +130,8 @@ class PartitionValidator:
         """Paused broker ``i`` is seen again: it resumed, and registered a new session if its
         old one had expired (the simulation registers before anything else the broker does)."""
         self.paused.discard(i)
+        if self.ctx.split_fetch:
+            return  # kraft: a fenced broker's next event is its crash (no renewal)
         out: list[Cand] = []
         for c in self.cands:
             if c[0].faults.expired >> i & 1:
