@@ -152,6 +152,7 @@ class LeaderRole:
         if (
             r in p.isr
             or p.pending_isr is not None
+            or p.alter_in_flight
             or rem.leo < p.log.hw
             or (self.strat.isr_join_needs_epoch_start and rem.leo < p.epoch_start_offset)
         ):
@@ -160,7 +161,7 @@ class LeaderRole:
         self._propose_isr(out, p, "expand", new, now, r)
 
     def _maybe_shrink_isr(self, out: Effects, p: Partition, now: int) -> None:
-        if p.pending_isr is not None:
+        if p.pending_isr is not None or p.alter_in_flight:
             return
         lag = self.config.replica_lag_time_max_ms
         out_of_sync = {
@@ -203,6 +204,7 @@ class LeaderRole:
         if not self.strat.diverging_epoch_fetch:
             out.append(m.CasWrite(p.tp, st, p.zk_version, "isr"))
             return
+        p.alter_in_flight = True
         added = follower if kind == "expand" else -1
         added_be = p.remote[follower].broker_epoch if added >= 0 else -1
         self._trace(
@@ -218,13 +220,18 @@ class LeaderRole:
         out: Effects = []
         for res in results:
             p = self.partitions.get(res.tp)
+            if self.strat.diverging_epoch_fetch:
+                if p is None or not p.alter_in_flight:
+                    continue
+                p.alter_in_flight = False
+                kind, new, epoch = p.pending_isr or ("", frozenset(), -1)
+                p.pending_isr = None
+                self._on_alter_partition_answer(out, p, res, kind, new, epoch, now)
+                continue
             if p is None or p.pending_isr is None:
                 continue
             kind, new, epoch = p.pending_isr
             p.pending_isr = None
-            if self.strat.diverging_epoch_fetch:
-                self._on_alter_partition_answer(out, p, res, kind, new, epoch, now)
-                continue
             if p.role != LEADER or p.leader_epoch != epoch:
                 continue  # leadership changed while the write was in flight
             if not res.ok:

@@ -86,6 +86,7 @@ class World:
         # kraft: the broker epoch each broker registered with (KIP-380/903): 1, + 1 per restart
         self.kraft = self.config.protocol in KRAFT_PROTOCOLS
         self.broker_epochs: dict[int, int] = {}
+        self._alters: dict[int, tuple[Any, int]] = {}  # kraft: AlterPartitions in flight
         self._bounced: set[int] = set()  # restarted within their session, for the next controller
         self.trace: list[dict[str, Any]] = []
         self.ids = list(range(brokers))
@@ -140,6 +141,8 @@ class World:
     # ---- node lifecycle -----------------------------------------------------------------------
     def _boot(self, b: int) -> None:
         node = self.nodes[b]
+        if b in self._alters:  # kraft: its previous incarnation's AlterPartition comes first
+            self._handle_alter(b, *self._alters[b])
         clock0 = node.broker.clock.value if node.broker else 0
         node.broker = self.broker_cls(
             b,
@@ -434,12 +437,16 @@ class World:
             elif isinstance(e, m.CasWrite):
                 if isinstance(src, int):
                     self._coord_sync(src)
-                if self.kraft and e.purpose == "isr":
-                    res = self.coord.alter_partition(
-                        e, self.broker_epochs, self.config.min_insync_replicas
-                    )
-                else:
-                    res = self.coord.cas(e)
+                if self.kraft and e.purpose == "isr" and isinstance(src, int):
+                    # kraft: the AlterPartition reaches the controller after a network delay;
+                    # its check and the leader's taking of the answer are one step there (the
+                    # spec's ControllerHandleAlterPartition)
+                    delay = self.rng.randint(self.net.min_delay_ms, self.net.max_delay_ms)
+                    gen = self.nodes[src].generation
+                    self._alters[src] = (e, gen)
+                    self.at(self.now + delay, self._handle_alter, src, e, gen)
+                    continue
+                res = self.coord.cas(e)
                 ctl = self.nodes[src].controller if isinstance(src, int) else None
                 if e.purpose == "isr" and isinstance(src, int):
                     # A leader's ISR write and its answer are one step here: the change is
@@ -470,6 +477,51 @@ class World:
             br = self.nodes[src].broker
             return br.clock.value if br else 0
         return 0
+
+    def _handle_alter(self, l: int, e: m.CasWrite, gen: int) -> None:
+        """kraft: the controller handles leader ``l``'s AlterPartition (``MemCoord``'s checks)
+        and the leader takes the answer, if its incarnation is the sender (a paused one when it
+        resumes); for a sender that crashed meanwhile the controller's decision is logged on its
+        behalf (state: not alive). Handled at the latest before the sender restarts (the
+        controller takes requests in order: this one before its registration)."""
+        if self._alters.get(l) != (e, gen):
+            return
+        del self._alters[l]
+        self._coord_sync(l)
+        res = self.coord.alter_partition(e, self.broker_epochs, self.config.min_insync_replicas)
+        node = self.nodes[l]
+        br = node.broker
+        assert br is not None
+        live = node.alive and node.generation == gen
+        if live and node.paused_until <= self.now:
+            self._answer_alter(l, res, gen)
+            return
+        # the sender crashed, or is paused: the decision is logged now, on its behalf (the
+        # spec's step applies the answer to a live leader at once; a paused one takes it,
+        # unlogged, when it resumes)
+        args: dict[str, Any] = {"leader": l, "accepted": res.ok}
+        if not res.ok:
+            args["error"] = res.error
+        self.trace.append(
+            event(br.clock.tick(), l, "ControllerHandleAlterPartition", args, now_ms=self.now,
+                  tp=e.tp, state={"alive": live})
+        )  # fmt: skip
+        self._coord_sync(l)
+        if live:
+            self.at(node.paused_until, self._answer_alter, l, res, gen, True)
+
+    def _answer_alter(self, l: int, res: m.CasResult, gen: int, logged: bool = False) -> None:
+        node = self.nodes[l]
+        if node.alive and node.generation == gen and node.broker is not None:
+            effs = node.broker.on_cas_results([res], self.now)
+            if logged:
+                effs = [
+                    x for x in effs
+                    if not (isinstance(x, m.Trace)
+                            and x.event["action"] == "ControllerHandleAlterPartition")
+                ]  # fmt: skip
+            self._apply(l, effs)
+            self._coord_sync(l)
 
     def _disconnect(self, b: int, peer: int, gen: int, clock: int) -> None:
         """kraft: broker ``b`` learns its connection to ``peer`` closed; its clock merges the
