@@ -405,3 +405,29 @@ KRAFT_MUTANTS["no-stale-fetch-fence"] = Mutant(
     "a fetch of a follower's previous incarnation is counted (KAFKA-15221)",
     NoStaleFetchFence,
 )
+
+
+class HwOverProposedIsr(Broker):
+    """kraft without the maximal ISR: while an AlterPartition is in flight the HW counts only
+    the proposed ISR, so a shrink lets it pass records the member being removed lacks before
+    the controller agreed (the spec's ``maximal_isr=False``)."""
+
+    def _raise_hw(self, p: Partition, now: int) -> bool:
+        pend = p.pending_isr
+        if p.role != LEADER or pend is None or pend[0] != "shrink":
+            return super()._raise_hw(p, now)
+        if len(p.isr) < self.config.min_insync_replicas:
+            return False
+        leos = [p.log.leo] + [rem.leo for r, rem in p.remote.items() if r in pend[1]]
+        new_hw = min(leos)
+        if new_hw <= p.log.hw:
+            return False
+        p.log.hw = new_hw
+        return True
+
+
+KRAFT_MUTANTS["hw-over-proposed-isr"] = Mutant(
+    "hw-over-proposed-isr",
+    "the HW counts the proposed ISR, not the maximal one, while a shrink is in flight",
+    HwOverProposedIsr,
+)

@@ -207,6 +207,7 @@ class LeaderRole:
         p.alter_in_flight = True
         added = follower if kind == "expand" else -1
         added_be = p.remote[follower].broker_epoch if added >= 0 else -1
+        raised = self._raise_hw(p, now)  # (the maximal ISR holds it: only a mutant raises it)
         self._trace(
             out,
             "LeaderSendAlterPartition",
@@ -214,6 +215,8 @@ class LeaderRole:
             now,
             p,
         )
+        if raised:
+            self._complete_delayed(out, p, now)
         out.append(m.CasWrite(p.tp, st, p.zk_version, "isr", added, added_be, self.broker_epoch))
 
     def on_cas_results(self, results: list[m.CasResult], now: int) -> Effects:
