@@ -197,6 +197,11 @@ def test_the_real_cluster_refuses_kraft(tmp_path) -> None:
     with pytest.raises(ClusterError, match="KRaft has no ZooKeeper"):
         Cluster(tmp_path).up(config=Config(protocol="kraft"))
     assert not (tmp_path / "zookeeper").exists()
+    from isr.cli.main import main
+
+    d = tmp_path / "c"
+    assert main(["cluster", "up", "--protocol", "kraft", "--dir", str(d)]) == 2
+    assert not d.exists()
 
 
 @pytest.mark.parametrize("kind", ["power", "loss", "duplicate", "partition"])
