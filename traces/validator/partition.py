@@ -30,6 +30,20 @@ from .handlers.leader import shrink_one
 from .mapping import Event, PartitionMap, TraceInputError, observe_mismatch
 
 HIDDEN = ("NetworkLoseLeaderAndIsr",)  # spec steps the implementation never logs
+# The actions of the atomic fetch and ISR write (every version but kraft) and of kraft's split
+# fetch and AlterPartition: a trace naming one its version does not have is bad input.
+ATOMIC_ONLY = frozenset({"FollowerFetch", "FollowerTruncate", "LeaderShrinkIsr", "LeaderExpandIsr"})
+KRAFT_ONLY = frozenset(
+    {
+        "FollowerSendFetch",
+        "LeaderHandleFetch",
+        "FollowerHandleFetchResponse",
+        "LeaderSendAlterPartition",
+        "ControllerHandleAlterPartition",
+        "BrokerApplyPartitionChange",
+        "BrokerRegister",
+    }
+)
 
 
 class PartitionValidator:
@@ -219,6 +233,12 @@ class PartitionValidator:
             if ev.get("impl"):
                 return
             raise TraceInputError(f"unknown action {ev['action']!r}")
+        other = KRAFT_ONLY if not self.ctx.split_fetch else ATOMIC_ONLY
+        if ev["action"] in other:
+            raise TraceInputError(
+                f"{ev['action']} is not an action of protocol {self.spec.config.protocol!r}"
+                " (kraft splits the fetch and the ISR write: traces/FORMAT.md)"
+            )
         prep = PREPARE.get(ev["action"])
         if prep is not None:
             prep(self, ev)
