@@ -202,15 +202,19 @@ class EngineSpec:
                 f"(it takes: {', '.join(sorted(self.extras)) or 'nothing more'})"
             )
 
-    def kwargs(self, options: Options, extras: Mapping[str, Any]) -> dict[str, Any]:
-        """The engine function's keyword arguments for ``options`` and ``extras``."""
+    def kwargs(
+        self, options: Options, extras: Mapping[str, Any], model: Any = None
+    ) -> dict[str, Any]:
+        """The engine function's keyword arguments for ``options`` and ``extras`` (and
+        ``model``, whose optional ``symmetric`` may turn symmetry off)."""
         kw: dict[str, Any] = {
             "properties": options.properties,
             "progress": options.progress,
             "config": options.config,
         }
         if "symmetry" in self.supports:
-            kw["symmetry"] = options.symmetry
+            # a model may have no symmetry (checker.model: the optional ``symmetric``)
+            kw["symmetry"] = options.symmetry and getattr(model, "symmetric", True)
         if "limits" in self.supports:
             kw["limits"] = options.limits
         elif "max_states" in self.supports:
@@ -309,7 +313,7 @@ def run(
     spec = engine(kind, name)
     options = options or Options()
     spec.check_options(options, extras)
-    return spec.load()(model, **spec.kwargs(options, extras))
+    return spec.load()(model, **spec.kwargs(options, extras, model))
 
 
 def check(model: Model, engine_name: str = "bfs", options: Options | None = None, **extras: Any):

@@ -26,6 +26,12 @@ The design follows stateright's `Model` trait and TLC's separation of spec, stat
   of ``permute(s, p)`` are the successors of ``s``, each permuted by ``p``, equal as values. A
   model without them (engines look them up with ``getattr``; ``None`` counts as absent) gets its
   counterexamples as paths of representatives, each step shown up to a renaming.
+* Optional: ``symmetric`` — False for a model whose ``canonicalize`` is the identity whatever
+  the engine asks (results then say symmetry off).
+* Optional: ``to_wire(state)`` and ``from_wire(wire)`` — the state as nested plain tuples (no
+  tuple subclasses), for engines that move states between processes (Spark): pickling plain
+  tuples costs no Python-level call. ``hash(to_wire(s)) == hash(s)`` and
+  ``from_wire(to_wire(s)) == s``; absent, states move as they are.
 * ``describe_action(action)`` / ``state_to_json(state)`` — for counterexamples people read.
 
 States are immutable values made only of ints, bools, ``None`` and tuples (sets as sorted tuples

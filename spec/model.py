@@ -23,7 +23,9 @@ from .state import (
     Replica,
     Request,
     State,
+    from_wire,
     initial_state,
+    to_wire,
 )
 
 
@@ -71,8 +73,18 @@ class IsrSpec:
         # not known yet); see canonicalize. One attribute, so that a reader always sees a
         # consistent pair even if two threads shared this model.
         self._expanded: tuple[State | None, bool | None] = (None, None)
+        # A version whose rule reads replica ids (ProtocolVersion.replica_symmetric) has no
+        # symmetry: every state is its own representative, whatever the engine asks for.
+        self.symmetric = self.ctx.protocol.replica_symmetric
+        if not self.symmetric:
+            self.canonicalize = _no_symmetry  # type: ignore[method-assign]
+            self.canonicalize_with_permutation = self._no_symmetry_with_permutation  # type: ignore[method-assign]
 
     # --- the model protocol -------------------------------------------------------------------
+    # states as plain tuples between processes (checker.model; spec.state.to_wire)
+    to_wire = staticmethod(to_wire)
+    from_wire = staticmethod(from_wire)
+
     def init_states(self) -> list[State]:
         return [initial_state(self.ctx.n, self.ctx.initial_faults, self.ctx.initial_kraft)]
 
@@ -139,6 +151,9 @@ class IsrSpec:
         if order == self._ident:
             return s, tuple(order)
         return permute(s, order, self._mask_tables), tuple(order)
+
+    def _no_symmetry_with_permutation(self, s: State) -> tuple[State, tuple[int, ...]]:
+        return s, tuple(self._ident)
 
     def permute(self, s: State, order: tuple[int, ...]) -> State:
         """The state with replica ``order[k]`` renamed ``k`` (the model protocol's ``permute``)."""
@@ -583,3 +598,8 @@ def state_from_json(d: dict[str, Any]) -> State:
     )
     coord = Coord(c["leader"], c["leader_epoch"], mask(c["isr"]))
     return State(reps, coord, reqs, hist, _faults_from_json(d, n), _kraft_from_json(d, n))
+
+
+def _no_symmetry(s: State) -> State:
+    """canonicalize of a model without symmetry (a version with ``replica_symmetric = False``)."""
+    return s

@@ -274,3 +274,71 @@ def _fast_replace(cls: type) -> None:
 
 for _cls in (Replica, Coord, Request, History, Faults, FetchReq, FetchResp, AlterReq, Kraft, State):
     _fast_replace(_cls)
+
+
+# --- the wire form: a state as plain tuples, for moving it between processes -----------------
+# Pickling a State pickles about nine NamedTuples, each through NamedTuple's Python-level
+# __getnewargs__; plain tuples pickle in C, about four times as fast, and a third smaller.
+# A NamedTuple hashes as the tuple of its fields, so a state and its wire form have the same
+# hash (the checker's fingerprint). Entries, masks and offsets are plain already.
+
+
+def to_wire(s: State) -> tuple:
+    """``s`` as nested plain tuples: ``hash(to_wire(s)) == hash(s)``, ``from_wire`` inverts it
+    (the Spark engine ships states in this form: checker.model, ``to_wire``)."""
+    k = s[5]
+    return (
+        tuple(map(tuple, s[0])),
+        tuple(s[1]),
+        tuple(map(tuple, s[2])),
+        tuple(s[3]),
+        tuple(s[4]),
+        tuple(k)
+        if k is NO_KRAFT
+        else (
+            tuple(map(tuple, k[0])),
+            tuple(map(tuple, k[1])),
+            k[2],
+            k[3],
+            tuple(map(tuple, k[4])),
+            k[5],
+            k[6],
+        ),
+    )
+
+
+_NO_FAULTS_WIRE = tuple(NO_FAULTS)
+_NO_KRAFT_WIRE = tuple(NO_KRAFT)
+
+
+def from_wire(w: tuple) -> State:
+    """The state whose wire form is ``w`` (also accepts a State: old Spark checkpoints hold
+    pickled States). NO_FAULTS and NO_KRAFT come back as those very constants, which several
+    checks test by identity first."""
+    new = _tuple_new
+    f = w[4]
+    k = w[5]
+    return new(
+        State,
+        (
+            tuple([new(Replica, r) for r in w[0]]),
+            new(Coord, w[1]),
+            tuple([new(Request, q) for q in w[2]]),
+            new(History, w[3]),
+            NO_FAULTS if f == _NO_FAULTS_WIRE else new(Faults, f),
+            NO_KRAFT
+            if k == _NO_KRAFT_WIRE
+            else new(
+                Kraft,
+                (
+                    tuple([new(FetchReq, q) for q in k[0]]),
+                    tuple([new(FetchResp, p) for p in k[1]]),
+                    k[2],
+                    k[3],
+                    tuple([new(AlterReq, a) for a in k[4]]),
+                    k[5],
+                    k[6],
+                ),
+            ),
+        ),
+    )

@@ -35,7 +35,7 @@ from .partition import partition_of, route, zip_partitions
 from .progress import level_info
 from .session import spark_context
 from .tally import Tally
-from .tasks import LevelJob, dedup, expand, find_parents, new_visited, pack
+from .tasks import LevelJob, dedup, expand, find_parents, new_visited, pack, wire_codec
 
 DEFAULT_CUT_EVERY = 8
 
@@ -148,7 +148,8 @@ class _Run:
                     t.wit[name] = fp
         t.distinct = t.frontier = len(self.init_fps)
         t.depth = 0 if self.init_fps else -1
-        blobs = [(new_visited(b), pack([(fp, pack(c)) for fp, c in b])) for b in buckets]
+        to_wire = wire_codec(self.model)[0]
+        blobs = [(new_visited(b), pack([(fp, pack(to_wire(c))) for fp, c in b])) for b in buckets]
         return self.sc.parallelize(blobs, self.parts)
 
     def _persist(self, rdd: Any) -> Any:

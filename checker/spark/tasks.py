@@ -3,7 +3,8 @@
 Per-level RDDs hold one blob per partition (see :mod:`.partition`):
 ``LevelBlob = (visited, frontier)``. ``visited`` is three parallel arrays ``(fps, parent fps,
 action indices)`` of every state the partition owns — the only data kept for counterexamples —
-and ``frontier`` the packed list of ``(fp, packed canonical state)`` new at this level.
+and ``frontier`` the packed list of ``(fp, packed canonical state)`` new at this level, each
+state packed in the model's wire form (plain tuples, ``wire_codec``).
 Each state is pickled once, where it is generated, and travels as bytes from then on (the
 shuffle, the frontier, the cache): Spark moves opaque bytes, and dedup unpickles only the new
 states, to check invariants. The tasks run without the cyclic garbage collector (see
@@ -35,6 +36,20 @@ def pack(obj: Any) -> bytes:
     return pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
 
 
+def _same(s: Any) -> Any:
+    return s
+
+
+def wire_codec(model: Model) -> tuple[Any, Any]:
+    """The model's (to_wire, from_wire), or the identity twice (checker.model: optional). States
+    are packed in their wire form: plain tuples pickle without Python-level calls."""
+    to_wire = getattr(model, "to_wire", None)
+    from_wire = getattr(model, "from_wire", None)
+    if to_wire is None or from_wire is None:
+        return _same, _same
+    return to_wire, from_wire
+
+
 def unpack(data: bytes) -> Any:
     return pickle.loads(data)
 
@@ -63,6 +78,7 @@ def expand(job: LevelJob, pid: int, it: Iterator[LevelBlob]) -> Iterator[tuple[i
     the transition-level findings."""
     with no_cyclic_gc():
         model = job.model
+        to_wire, from_wire = wire_codec(model)
         canon = model.canonicalize if job.symmetry else None
         successors = model.successors
         within = model.within_boundary
@@ -81,7 +97,7 @@ def expand(job: LevelJob, pid: int, it: Iterator[LevelBlob]) -> Iterator[tuple[i
         frontier = unpack(blob[1])
         del blob
         for sfp, packed in frontier:
-            s = unpack(packed)
+            s = from_wire(unpack(packed))
             if not within(s):
                 continue
             n = 0
@@ -107,7 +123,7 @@ def expand(job: LevelJob, pid: int, it: Iterator[LevelBlob]) -> Iterator[tuple[i
         yield pid, ("S", summ)
         buckets: list[list[tuple[int, int, int, bytes]]] = [[] for _ in range(parts)]
         for fp, (parent, index, c) in local.items():
-            buckets[partition_of(fp, parts)].append((fp, parent, index, pack(c)))
+            buckets[partition_of(fp, parts)].append((fp, parent, index, pack(to_wire(c))))
         del local, frontier, own
         for q, bucket in enumerate(buckets):
             if bucket:
@@ -122,6 +138,7 @@ def dedup(
     states, check invariants and `sometimes` on them; the merged summary goes to ``acc``."""
     with no_cyclic_gc():
         records, old = one_blob(it)
+        from_wire = wire_codec(job.model)[1]
         fps, parents, indices = old[0]
         seen = set(fps)
         inv_checks = job.checks(job.invariants)
@@ -142,7 +159,7 @@ def dedup(
                 frontier.append((fp, packed))
                 if not (inv_checks or some_checks):
                     continue
-                c = unpack(packed)
+                c = from_wire(unpack(packed))
                 for name, check in inv_checks:
                     if not check(c):
                         S.note(summ["inv"], name, fp)

@@ -9,8 +9,8 @@ A version is a subclass of a built-in one (spec/protocols/: one module per versi
 as "what this KIP changed") that overrides the hooks its change touches; everything else is
 inherited. The hooks (spec/protocols/base.py): ``become_follower``, ``on_restart``,
 ``truncation_offset``, ``fetch_fenced``, ``isr_join_floor``, ``new_leader_hw``, ``high_watermark``
-(the commit rule); or set one of the flags the base hooks read (``fenced_fetch``,
-``isr_join_needs_epoch_start``, ...).
+(the commit rule), ``choose_leader`` (the election rule; see preferred_leader.py); or set one of
+the flags the base hooks read (``fenced_fetch``, ``isr_join_needs_epoch_start``, ...).
 
 The question this one asks: does KIP-320 still need its fencing once it has KIP-279's truncation
 and KAFKA-7128's ISR-join rule? ``fetch_fenced`` says when a leader refuses a fetch made at

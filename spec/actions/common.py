@@ -51,6 +51,8 @@ class Ctx:
     new_leader_hw: Callable[[Log, int], int] | None = None
     # None for the base rule (the minimum, computed inline: it runs on every fetch)
     high_watermark: Callable[[int, tuple[int, ...]], int] | None = None
+    # None for the base election (every candidate; see pick_leaders)
+    choose_leader: Callable[[int, tuple[Log, ...], str], int] | None = None
     on_divergence: bool = False  # kip-320-first-try: no truncation phase (LOG_TRUNCATION)
     fence_incarnations: bool = False  # KIP-380 broker epochs (kip-966)
     split_fetch: bool = False  # kraft: the fetch as request and response (spec.state.Kraft)
@@ -91,11 +93,24 @@ class Ctx:
                 if type(proto).high_watermark is ProtocolVersion.high_watermark
                 else proto.high_watermark
             ),
+            choose_leader=(
+                None
+                if type(proto).choose_leader is ProtocolVersion.choose_leader
+                else proto.choose_leader
+            ),
             on_divergence=proto.truncate_on_divergence,
             fence_incarnations=proto.broker_epoch_fencing,
             split_fetch=proto.split_fetch,
             initial_kraft=initial_kraft(n) if proto.split_fetch else NO_KRAFT,
         )
+
+
+def pick_leaders(ctx: Ctx, s: State, candidates: int, election: str) -> int:
+    """The candidates of an election that the version's ``choose_leader`` keeps (R9): all of
+    them unless the version overrides the hook, and never one outside them."""
+    if ctx.choose_leader is None or not candidates:
+        return candidates
+    return ctx.choose_leader(candidates, tuple(r.log for r in s.replicas), election) & candidates
 
 
 def _never(leader_epoch: int, follower_epoch: int) -> bool:

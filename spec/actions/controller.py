@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..log import last_epoch
 from ..state import Coord, State
-from .common import Ctx, controller_write, ineligible, live_mask, partition_change
+from .common import Ctx, controller_write, ineligible, live_mask, partition_change, pick_leaders
 
 
 def _leader_lost(s: State) -> bool:
@@ -50,29 +50,29 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
         if live.bit_count() < ctx.majority:
             return out
         keys = [(last_epoch(r.log), len(r.log)) for r in reps]
+        voted = 0
         for cand in range(ctx.n):
             if live >> cand & 1:
                 votes = sum(1 for j in range(ctx.n) if live >> j & 1 and keys[j] <= keys[cand])
                 if votes >= ctx.majority:
-                    out.append((cand, c.isr, f.elr))
-        return out
+                    voted |= 1 << cand
+        picked = pick_leaders(ctx, s, voted, "quorum")
+        return [(cand, c.isr, f.elr) for cand in range(ctx.n) if picked >> cand & 1]
+    # The first step with a candidate applies (Kafka's order); the version's choose_leader
+    # then picks among that step's candidates, and an empty pick leaves the partition offline.
     new_isr = c.isr & live
-    eligible = new_isr & ~f.unclean & ~ineligible(s)
-    for cand in range(ctx.n):
-        if eligible >> cand & 1:
-            out.append((cand, new_isr, f.elr))
-    if out:
-        return out
-    if ctx.elr:
-        for cand in range(ctx.n):
-            if (f.elr & live & ~f.unclean & ~ineligible(s)) >> cand & 1:
-                out.append((cand, 1 << cand, f.elr & ~(1 << cand)))
-        if out:
-            return out
-    if ctx.config.unclean:
-        for cand in range(ctx.n):
-            if (live & ~ineligible(s)) >> cand & 1:
-                out.append((cand, 1 << cand, 0))
+    barred = f.unclean | ineligible(s)
+    if eligible := new_isr & ~barred:
+        picked = pick_leaders(ctx, s, eligible, "isr")
+        return [(cand, new_isr, f.elr) for cand in range(ctx.n) if picked >> cand & 1]
+    if ctx.elr and (eligible := f.elr & live & ~barred):
+        picked = pick_leaders(ctx, s, eligible, "elr")
+        return [
+            (cand, 1 << cand, f.elr & ~(1 << cand)) for cand in range(ctx.n) if picked >> cand & 1
+        ]
+    if ctx.config.unclean and (eligible := live & ~ineligible(s)):
+        picked = pick_leaders(ctx, s, eligible, "unclean")
+        return [(cand, 1 << cand, 0) for cand in range(ctx.n) if picked >> cand & 1]
     return out
 
 
@@ -162,6 +162,7 @@ def controller_move_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     c = s.coord
     live = live_mask(s)
     eligible = c.isr & live & ~s.faults.unclean & ~ineligible(s) & ~(1 << c.leader)
+    eligible = pick_leaders(ctx, s, eligible, "move")
     for cand in range(ctx.n):
         if eligible >> cand & 1:
             out.append(
@@ -219,7 +220,7 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
         if j == c.leader:
             if not in_place or at_bound:
                 continue
-            eligible = new_isr & live & ~f.unclean & ~shutting
+            eligible = pick_leaders(ctx, s, new_isr & live & ~f.unclean & ~shutting, "shutdown")
             for cand in range(ctx.n):
                 if eligible >> cand & 1:
                     coord = Coord(cand, c.epoch + 1, new_isr)

@@ -12,7 +12,8 @@ fills in. Its hooks answer these questions:
 * ``fetch_fenced``: whether a leader refuses a fetch made at another leader epoch (KIP-320);
 * ``isr_join_floor``: the offset a follower must reach to rejoin the ISR (R7, KAFKA-7128);
 * ``new_leader_hw``: the HW a new leader starts from (R11; R16 in the original design);
-* ``high_watermark``: the commit rule, the HW a leader advances to from the LEOs it counts (R4).
+* ``high_watermark``: the commit rule, the HW a leader advances to from the LEOs it counts (R4);
+* ``choose_leader``: which of the replicas an election rule allows the controller picks (R9).
 
 The base hooks read the flags below, so a version that only switches a rule sets a flag; a
 version (or a user's) that changes how a rule works overrides the hook. Rules that change which
@@ -57,6 +58,9 @@ class ProtocolVersion:
     # DivergingEpoch truncation in the response (spec/actions/fetch.py, spec.state.Kraft)
     walks_back: ClassVar[bool] = False  # KIP-279: OffsetsForLeaderEpoch in rounds, epoch by
     # epoch (the trace validator accepts an intermediate round an implementation logs)
+    replica_symmetric: ClassVar[bool] = True  # no hook reads a replica's id; a version whose
+    # rule does (a preferred replica: the lowest id) sets False, and the model then turns off
+    # symmetry reduction, which would otherwise merge states the rule tells apart
 
     # Set by cli.protocol_file.load_protocol_file on a user's version: where it came from (for result headers).
     source_file: str | None = None
@@ -118,6 +122,31 @@ class ProtocolVersion:
         the result against HwAtMostLeo like any other state; majority-quorum's rule is its own
         (R17) and does not call this hook."""
         return min(leader_leo, *follower_leos) if follower_leos else leader_leo
+
+    def choose_leader(self, candidates: int, logs: tuple[Log, ...], election: str) -> int:
+        """R9, the election's last word: of ``candidates`` (a bitmask of replica ids), the ones
+        the controller may pick. The version's rule has already chosen which step applies and
+        computed that step's candidates, named by ``election``:
+
+        * ``"isr"``: the leader is lost; the live ISR members not barred (kip-966: back from an
+          unclean shutdown; KIP-841: fenced or shutting down);
+        * ``"elr"``: kip-966, no such ISR member; the live eligible leader replicas;
+        * ``"unclean"``: --unclean, none of those; every live replica not barred;
+        * ``"move"``: a live leader moved away (preferred-replica or operator election); the
+          other live ISR members not barred;
+        * ``"shutdown"``: the leader's controlled shutdown; the rest of the ISR, live, not
+          shutting down;
+        * ``"quorum"``: majority-quorum; the live replicas at least as up to date as a majority.
+
+        ``logs``: every replica's log, by id. Kafka's ZooKeeper and KRaft controllers do not
+        read them; a rule that does models a controller that asks (as KIP-966's unclean
+        recovery asks the replicas for their log ends). Base: every candidate: the controller's
+        own preference (the first live replica of the assignment) is one of them, and replica
+        ids are symmetric. The result is intersected with ``candidates``: a rule cannot widen an
+        election (--unclean and the flags do that); an empty result leaves the partition
+        offline (the leader lost) or the leadership where it is (a move, a shutdown). A rule
+        that reads ids, not only logs, must set ``replica_symmetric = False``."""
+        return candidates
 
     # --- variants -----------------------------------------------------------------------------
     def variant(self, **flags: bool) -> ProtocolVersion:

@@ -1,0 +1,143 @@
+"""The election rule as a hook (R9): ``ProtocolVersion.choose_leader`` narrows which of an
+election's candidates the controller may pick, and ``replica_symmetric = False`` turns symmetry
+reduction off for a rule that reads replica ids."""
+
+from __future__ import annotations
+
+import json
+
+from isr.spec import Config, IsrSpec
+from isr.spec.actions.common import Ctx
+from isr.spec.log import last_epoch
+from isr.spec.protocols import PROTOCOLS, ProtocolVersion
+
+from isr import api
+
+from ..cli.hostile_inputs import ROOT, run_cli
+
+KIP320 = type(PROTOCOLS["kip-320"])
+
+
+def _register(*versions: ProtocolVersion) -> None:
+    for v in versions:  # tests/conftest.py restores the registry after each test
+        PROTOCOLS[v.name] = v
+
+
+class Every(KIP320):
+    name = "elect-every"
+
+    def choose_leader(self, candidates, logs, election):
+        return candidates
+
+
+class LongestLog(KIP320):
+    """KIP-966's unclean recovery, roughly: the candidate with the largest (last epoch, LEO)."""
+
+    name = "elect-longest"
+
+    def choose_leader(self, candidates, logs, election):
+        keys = {i: (last_epoch(g), len(g)) for i, g in enumerate(logs) if candidates >> i & 1}
+        best = max(keys.values())
+        return sum(1 << i for i, k in keys.items() if k == best)
+
+
+class Lowest(KIP320):
+    name = "elect-lowest"
+    replica_symmetric = False
+
+    def choose_leader(self, candidates, logs, election):
+        return candidates & -candidates
+
+
+class LowestClaimedSymmetric(Lowest):
+    name = "elect-lowest-wrong"
+    replica_symmetric = True  # a lie: the rule reads ids
+
+
+class NoMoves(KIP320):
+    name = "elect-no-moves"
+
+    def choose_leader(self, candidates, logs, election):
+        return 0 if election == "move" else candidates
+
+
+class NeverElect(KIP320):
+    name = "elect-never"
+
+    def choose_leader(self, candidates, logs, election):
+        return 0 if election == "isr" else candidates
+
+
+class Widening(KIP320):
+    name = "elect-widen"
+
+    def choose_leader(self, candidates, logs, election):
+        return (1 << len(logs)) - 1  # every replica: cut back to the candidates
+
+
+def test_the_base_rule_written_out_changes_nothing():
+    _register(Every(), Widening())
+    assert Ctx.of(Config()).choose_leader is None  # the base election stays inline
+    for bounds, n in (
+        (dict(replicas=3, records=1, epochs=2, crashes=0), 27_480),
+        (dict(replicas=2, records=1, epochs=2, crashes=1, unclean=True), 5_710),
+    ):
+        ref = api.check(Config(**bounds))
+        for name in ("elect-every", "elect-widen"):
+            res = api.check(Config(protocol=name, **bounds))
+            assert res.distinct_states == ref.distinct_states == n, name
+            assert [p.holds for p in res.properties] == [p.holds for p in ref.properties]
+
+
+def test_a_longest_log_rule_keeps_the_unclean_loss():
+    """Electing only the most up-to-date candidate (a rule that reads the logs) cannot, with
+    --unclean, save a record the only live replica never had: NoCommittedLoss in 5 steps, as
+    under the base rule."""
+    _register(LongestLog())
+    bounds = dict(replicas=2, records=2, epochs=2, crashes=1, unclean=True)
+    res = api.check(Config(protocol="elect-longest", **bounds))
+    assert res.holds("NoCommittedLoss") is False
+    p = next(p for p in res.properties if p.name == "NoCommittedLoss")
+    assert len(p.counterexample.steps) == 5
+
+
+def test_a_rule_reading_ids_runs_without_symmetry():
+    _register(Lowest(), LowestClaimedSymmetric())
+    bounds = dict(replicas=3, records=1, epochs=2, crashes=0)
+    assert IsrSpec(Config(protocol="elect-lowest", **bounds)).symmetric is False
+    res = api.check(Config(protocol="elect-lowest", **bounds))
+    assert res.distinct_states == 50_377 and not res.symmetry
+    assert all(p.holds is not False for p in res.properties)
+    # under a false claim of symmetry the search merges states the rule tells apart
+    wrong = api.check(Config(protocol="elect-lowest-wrong", **bounds))
+    assert wrong.distinct_states == 27_480 and wrong.symmetry
+    # and without the rule, no symmetry: every ISR member electable is more states
+    free = api.check(Config(**bounds), symmetry=False)
+    assert free.distinct_states == 62_168
+
+
+def test_an_empty_pick_leaves_the_partition_offline_or_the_leader_in_place():
+    _register(NoMoves(), NeverElect())
+    bounds = dict(replicas=2, records=1, epochs=2, crashes=1)
+    res = api.check(Config(protocol="elect-no-moves", **bounds))
+    assert "ControllerMoveLeader" in res.actions_never_fired
+    assert res.distinct_states == 3_917  # 5,626 with moves
+    res = api.check(Config(protocol="elect-never", availability=True, **bounds))
+    assert res.holds("Available") is False
+    ref = api.check(Config(availability=True, **bounds))
+    steps = [
+        len(next(p for p in r.properties if p.name == "Available").counterexample.steps)
+        for r in (res, ref)
+    ]
+    assert steps == [1, 2]  # the leader's crash leaves no candidate; base: the ISR shrinks first
+
+
+def test_the_example_file_says_symmetry_off():
+    f = ROOT / "examples" / "protocols" / "preferred_leader.py"
+    out = run_cli(
+        ["check", "--protocol-file", str(f), "--replicas", "3", "--records", "1", "--crashes", "0"]
+        + ["--epochs", "2", "--quiet", "--format", "json", "--workers", "1"]
+    )
+    assert out.code == 0, out.err
+    doc = json.loads(out.out)
+    assert doc["distinct_states"] == 50_377 and doc["symmetry"] is False
