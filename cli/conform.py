@@ -125,8 +125,11 @@ def run(args: argparse.Namespace) -> int:
     stderr_path = out_dir / "adapter.stderr" if out_dir else None
     try:
         if args.mutants:
-            from isr.impl.mutants import MUTANTS
+            from isr.impl.mutants import KRAFT_MUTANTS
+            from isr.impl.mutants import MUTANTS as ALL_MUTANTS
 
+            # kraft's mutants change only the kraft version's code (impl/mutants.py)
+            MUTANTS = KRAFT_MUTANTS if args.protocol == "kraft" else ALL_MUTANTS
             if args.adapter:
                 raise UsageError("--mutants runs the reference adapter's mutants; drop --adapter")
             names = sorted(MUTANTS) if not args.mutant else args.mutant
@@ -136,7 +139,13 @@ def run(args: argparse.Namespace) -> int:
             t0 = time.perf_counter()
             ref = Adapter(cmd, stderr_path, timeout=args.adapter_timeout)
             try:
-                base = conform(ref, random_examples=args.random, seed=args.seed, shrink=False)
+                base = conform(
+                    ref,
+                    random_examples=args.random,
+                    seed=args.seed,
+                    shrink=False,
+                    protocol=args.protocol,
+                )
             finally:
                 ref.close()
             rows = mutation_score(
@@ -146,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
                 ),
                 random_examples=args.random,
                 seed=args.seed,
+                protocol=args.protocol,
             )
             return _report_mutants(args, base, rows, MUTANTS, time.perf_counter() - t0)
         ad = Adapter(cmd, stderr_path, timeout=args.adapter_timeout)

@@ -5,7 +5,10 @@ Protocol versions are a setting so the buggy ones can be run:
 - ``kip-101``: truncate by OffsetsForLeaderEpoch, one round;
 - ``kip-279``: the leader answers with the largest epoch it knows <= the asked one, so the follower
   truncates at the true divergence point;
-- ``kip-320``: kip-279 plus fetches carrying the current leader epoch (fencing).
+- ``kip-320``: kip-279 plus fetches carrying the current leader epoch (fencing);
+- ``kraft``: Kafka 2.7+'s fetch (DivergingEpoch, broker epochs) with the KRaft controller's
+  asynchronous AlterPartition, partition epoch apart from the leader epoch and broker
+  registration (issue 18; the simulation only: see ``SIM_ONLY_PROTOCOLS``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,11 @@ from .core.truncation import STRATEGIES
 PROTOCOLS = tuple(STRATEGIES)  # the versions the implementation runs (a subset of the spec's)
 # The spec's DEFAULT_PROTOCOL (impl imports no spec; tests/impl/test_strategies_match_spec.py checks)
 DEFAULT_PROTOCOL = "kip-320"
+# Versions the real cluster (impl/cluster, a ZooKeeper-era runtime) refuses, with the reason.
+SIM_ONLY_PROTOCOLS = {
+    "kraft": "--protocol kraft runs in the simulation only: KRaft has no ZooKeeper, and the real"
+    " cluster (impl/cluster) is the ZooKeeper-era runtime (its controller writes ZooKeeper)",
+}
 
 
 @dataclass(frozen=True)

@@ -352,3 +352,82 @@ MUTANTS["deposed-leader-acks"] = Mutant(
     "a deposed leader acknowledges acks=all writes after it learned it no longer leads",
     DeposedLeaderAcks,
 )
+
+
+# ---- kraft (issue 18): the guards the kraft version's fetch has, each removed --------------
+class FreshHwInResponse(Broker):
+    """kraft before KAFKA-7104: the fetch response carries the HW after the leader counted this
+    fetch, not the one it read with the records (the follower learns the HW a round early)."""
+
+    _fresh_hw_in_response = True
+
+
+class CountDivergingFetch(Broker):
+    """KAFKA-13141 brought back: the leader counts a diverging fetch's offset as the follower's
+    LEO, so its HW may pass entries the follower does not have."""
+
+    _count_diverging = True
+
+
+# Separate from MUTANTS: they change only the kraft version's code (the conformance kit's
+# mutant list runs the default version, where they would be the correct implementation).
+KRAFT_MUTANTS: dict[str, Mutant] = {
+    mu.name: mu
+    for mu in (
+        Mutant(
+            "fresh-hw-in-response",
+            "the fetch response carries the HW after this fetch (KAFKA-7104 undone)",
+            FreshHwInResponse,
+        ),
+        Mutant(
+            "count-diverging-fetch",
+            "the leader counts a diverging fetch's offset (KAFKA-13141)",
+            CountDivergingFetch,
+        ),
+    )
+}
+
+
+class NoStaleFetchFence(Broker):
+    """KAFKA-15221 brought back: the leader counts a fetch of a follower's previous incarnation
+    (an older broker epoch than the one it last counted) instead of refusing it."""
+
+    def _kraft_handle(self, out: list[Any], f: int, fp: m.FetchPartition, now: int) -> Any:
+        p = self.partitions.get((fp.topic, fp.partition))
+        rem = p.remote.get(f) if p is not None else None
+        if rem is not None and fp.broker_epoch < rem.broker_epoch:
+            rem.broker_epoch = -1  # forget the newer epoch: the stale fetch passes the fence
+        return super()._kraft_handle(out, f, fp, now)
+
+
+KRAFT_MUTANTS["no-stale-fetch-fence"] = Mutant(
+    "no-stale-fetch-fence",
+    "a fetch of a follower's previous incarnation is counted (KAFKA-15221)",
+    NoStaleFetchFence,
+)
+
+
+class HwOverProposedIsr(Broker):
+    """kraft without the maximal ISR: while an AlterPartition is in flight the HW counts only
+    the proposed ISR, so a shrink lets it pass records the member being removed lacks before
+    the controller agreed (the spec's ``maximal_isr=False``)."""
+
+    def _raise_hw(self, p: Partition, now: int) -> bool:
+        pend = p.pending_isr
+        if p.role != LEADER or pend is None or pend[0] != "shrink":
+            return super()._raise_hw(p, now)
+        if len(p.isr) < self.config.min_insync_replicas:
+            return False
+        leos = [p.log.leo] + [rem.leo for r, rem in p.remote.items() if r in pend[1]]
+        new_hw = min(leos)
+        if new_hw <= p.log.hw:
+            return False
+        p.log.hw = new_hw
+        return True
+
+
+KRAFT_MUTANTS["hw-over-proposed-isr"] = Mutant(
+    "hw-over-proposed-isr",
+    "the HW counts the proposed ISR, not the maximal one, while a shrink is in flight",
+    HwOverProposedIsr,
+)

@@ -21,7 +21,7 @@ from typing import Any
 
 from isr.traces.format import TraceWriter, header, last_clock
 
-from ..config import Config
+from ..config import SIM_ONLY_PROTOCOLS, Config
 from ..core.placement import assign
 from ..core.trace import event
 from . import wire, zkcoord
@@ -95,6 +95,8 @@ class Cluster:
                 f"a cluster is already running in {self.dir} (isr cluster down first)"
             )
         config = config or Config()
+        if config.protocol in SIM_ONLY_PROTOCOLS:
+            raise ClusterError(SIM_ONLY_PROTOCOLS[config.protocol])
         self.dir.mkdir(parents=True, exist_ok=True)
         wire.new_secret(self.dir)  # before any process that needs it starts
         (self.dir / "traces").mkdir(exist_ok=True)

@@ -53,6 +53,15 @@ class BecomeRole:
                     p,
                 )
                 continue
+            if (
+                self.strat.diverging_epoch_fetch
+                and p.role == LEADER
+                and lp.leader == self.id
+                and lp.leader_epoch == p.leader_epoch
+                and lp.zk_version > p.zk_version
+            ):
+                self._apply_partition_change(out, p, lp, now)
+                continue
             if lp.leader_epoch == p.leader_epoch and p.role != NONE_ROLE:
                 if p.role == FOLLOWER and p.fetch_state == STOPPED and lp.leader == p.leader:
                     # stopped (StopReplica) and told again: resume where it stopped (its broker
@@ -75,6 +84,19 @@ class BecomeRole:
                 self._become_follower(out, p, lp, now)
         return out
 
+    def _apply_partition_change(
+        self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int
+    ) -> None:
+        """kraft (KAFKA-15021): an ISR change the controller made in the leader's own epoch (a
+        gone follower removed): the leader adopts the ISR and partition epoch and keeps its
+        followers' fetch state and its purgatory (the spec's BrokerApplyPartitionChange)."""
+        p.isr, p.zk_version = frozenset(lp.isr), lp.zk_version
+        raised = self._raise_hw(p, now)
+        self._trace(out, "BrokerApplyPartitionChange", {"replica": self.id}, now, p)
+        if raised:
+            self._complete_delayed(out, p, now)
+            self._wake_parked(out, p.tp, now)
+
     def _become_leader(
         self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int
     ) -> None:
@@ -96,6 +118,8 @@ class BecomeRole:
         )
         if raised:
             self._complete_delayed(out, p, now)
+        if self.strat.diverging_epoch_fetch:
+            self._wake_parked(out, p.tp, now)
 
     def _become_follower(
         self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int
@@ -111,7 +135,9 @@ class BecomeRole:
         if not self.strat.asks_leader:  # R10: truncate to HW, then checkpoint
             p.hw_checkpoint = p.log.hw
             out.append(m.CheckpointHw(((p.tp, p.log.hw),)))
-        p.fetch_state = TRUNCATING if self.strat.asks_leader else FETCHING
+        # kraft: no truncation phase, the leader's DivergingEpoch answer truncates (Kafka 2.7+)
+        truncating = self.strat.asks_leader and not self.strat.diverging_epoch_fetch
+        p.fetch_state = TRUNCATING if truncating else FETCHING
         self._trace(
             out,
             "BrokerBecomeFollower",

@@ -26,6 +26,8 @@ stays a follower here and may rejoin the ISR, which the spec allows).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..config import Config
 from . import messages as m
 from .messages import TP, Effects, PartitionState
@@ -168,7 +170,12 @@ class Controller:
                     del self.requests[res.tp]  # done; a conflict leaves it to be decided again
                 if purpose is not None and purpose[0] == "shutdown" and old is not None:
                     b = purpose[1]  # (the write replaced ``old``: its version matched)
-                    if b != old[0].leader and b in self.live and b in self.shutting_down:
+                    if (
+                        b != old[0].leader
+                        and b in self.live
+                        and b in self.shutting_down
+                        and not self._kraft  # kraft: it fetches on (KIP-841), refused the ISR
+                    ):
                         stop.setdefault(b, []).append(res.tp)
                 done.append(res.tp)
                 if (res.tp, res.version) not in self._traced:
@@ -230,6 +237,7 @@ class Controller:
             return []
         self.shutting_down.add(broker)
         asked: list[TP] = []
+        out: Effects = []
         for tp in sorted(self.assignments):
             sv = self.states.get(tp)
             if sv is None or broker not in self.assignments[tp]:
@@ -238,7 +246,11 @@ class Controller:
             if broker == st.leader or broker in st.isr:
                 self.requests[tp] = ("shutdown", broker)
                 asked.append(tp)
-        return self._repair(asked)
+            elif self._kraft and st.leader in self.live and tp not in self.in_flight:
+                # kraft (KIP-841): a follower outside the ISR is only marked shutting down (no
+                # write): the spec's ControllerShutdownBroker(broker, leader) with no change
+                out += self._trace_decision(now, tp, st, st, sv[1], purpose=("shutdown", broker))
+        return out + self._repair(asked)
 
     def unmovable(self, broker: int) -> list[TP]:
         """The partitions ``broker`` leads that no other live ISR member could take over."""
@@ -263,6 +275,17 @@ class Controller:
             and tp not in self.bounced
         )
 
+    @property
+    def _kraft(self) -> bool:
+        return self.config.protocol == "kraft"
+
+    def _eligible(self, cands: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+        """kraft (KIP-841): a broker in controlled shutdown is never elected; other versions
+        prefer another but may elect it (``_pick``)."""
+        if self._kraft:
+            return tuple(r for r in cands if r not in self.shutting_down)
+        return tuple(cands)
+
     def _pick(self, cands: tuple[int, ...] | list[int]) -> int:
         """The first candidate (assignment order) not shutting down; one shutting down only if
         there is no other (the spec elects any live ISR member rather than go offline)."""
@@ -286,12 +309,14 @@ class Controller:
             elif kind == "shutdown" and b in self.live and b == st.leader:
                 # Kafka's ControlledShutdownLeaderElectionStrategy: the first live ISR member
                 # other than it (assignment order), the ISR without it, leader epoch + 1.
-                others = tuple(r for r in rest if r in self.live)
+                others = self._eligible(tuple(r for r in rest if r in self.live))
                 if others:
                     new = PartitionState(self._pick(others), st.leader_epoch + 1, rest, self.epoch)
             elif kind == "shutdown" and b in self.live and b in st.isr:
-                # a follower leaves the ISR (Kafka's OfflineReplica transition), epoch + 1
-                new = PartitionState(st.leader, st.leader_epoch + 1, rest, self.epoch)
+                # a follower leaves the ISR (Kafka's OfflineReplica transition), epoch + 1;
+                # kraft: a partition change in the leader's epoch (KAFKA-15021)
+                bump = 0 if self._kraft else 1
+                new = PartitionState(st.leader, st.leader_epoch + bump, rest, self.epoch)
         if new is None:
             del self.requests[tp]
         else:
@@ -302,10 +327,36 @@ class Controller:
     def decide(self, tp: TP) -> PartitionState | None:
         """The state ``tp`` should have given the live brokers, or None if it is fine (R9): a
         repair first (a lost leader, a dead follower in the ISR), then a pending move."""
+        self._elr_pick = False
         new = self._repair_state(tp)
         if new is None and tp in self.requests and tp in self.states:
             new = self._request_state(tp)
+        if new is not None and self.config.protocol == "kraft":
+            cur = self.states.get(tp)
+            self._why_now = self._why.get(tp)
+            new = replace(new, elr=self._elr_after(cur[0] if cur else None, new))
         return new
+
+    _elr_pick = False  # the decision is an election from the ELR (kraft)
+    _why_now: tuple[str, int] | None = None  # the request the decision carries out (kraft)
+
+    def _elr_after(self, old: PartitionState | None, new: PartitionState) -> tuple[int, ...]:
+        """kraft (KIP-966, the spec's ``elr_after_shrink`` and ``elections``): an ISR change
+        that keeps the leader adds the removed members to the ELR while the ISR is below
+        min.insync.replicas and clears it at or above; an election from the ELR takes the
+        leader out of it; an unclean election clears it; other elections keep it."""
+        if old is None:
+            return ()
+        if self._elr_pick:
+            return tuple(r for r in old.elr if r != new.leader)
+        shutdown = self._why_now is not None and self._why_now[0] == "shutdown"
+        if shutdown or (new.leader == old.leader and new.leader_epoch == old.leader_epoch):
+            if len(new.isr) >= self.config.min_insync_replicas:
+                return ()
+            return tuple(sorted(set(old.elr) | (set(old.isr) - set(new.isr))))
+        if new.leader >= 0 and new.isr == (new.leader,) and new.leader not in old.isr:
+            return ()  # unclean election
+        return old.elr
 
     def _repair_state(self, tp: TP) -> PartitionState | None:
         """What a lost leader, a dead ISR member or a new partition needs (R9), or None."""
@@ -317,8 +368,9 @@ class Controller:
         st = cur[0]
         live_isr = tuple(r for r in reps if r in st.isr and r in self.live)
         if tp in self.bounced:
-            others = [r for r in live_isr if r != st.leader]
-            pick = self._pick(others) if others else (st.leader if st.leader in live_isr else -1)
+            others = self._eligible([r for r in live_isr if r != st.leader])
+            back = st.leader in self._eligible(live_isr)
+            pick = self._pick(others) if others else (st.leader if back else -1)
             if pick >= 0:
                 return PartitionState(pick, st.leader_epoch + 1, live_isr, self.epoch)
             self.bounced.discard(tp)
@@ -329,10 +381,21 @@ class Controller:
                 # ControllerShrinkIsr: the next one is removed once this write has landed.
                 gone = next(r for r in reps if r in st.isr and r not in live_isr)
                 isr = tuple(r for r in reps if r in st.isr and r != gone)
-                return PartitionState(st.leader, st.leader_epoch + 1, isr, self.epoch)
+                # kraft (KAFKA-15021): an ISR change bumps the partition epoch (the version)
+                # only; the leader keeps its epoch and applies the change in place
+                bump = 0 if self.config.protocol == "kraft" else 1
+                return PartitionState(st.leader, st.leader_epoch + bump, isr, self.epoch)
             return None
-        if live_isr:
-            return PartitionState(self._pick(live_isr), st.leader_epoch + 1, live_isr, self.epoch)
+        if self._eligible(live_isr):
+            pick = self._pick(self._eligible(live_isr))
+            return PartitionState(pick, st.leader_epoch + 1, live_isr, self.epoch)
+        live_elr = self._eligible(tuple(r for r in reps if r in st.elr and r in self.live))
+        if live_elr:
+            # kraft (KIP-966): no live ISR member: a live eligible leader replica leads, ISR =
+            # {it} (it has everything below the HW, which could not advance without min ISR)
+            self._elr_pick = True
+            pick = self._pick(live_elr)
+            return PartitionState(pick, st.leader_epoch + 1, (pick,), self.epoch)
         live_reps = tuple(r for r in reps if r in self.live)
         if self.config.unclean_leader_election and live_reps:
             # Unclean election: any live replica, ISR = {it}; committed data may be lost.
@@ -423,7 +486,7 @@ class Controller:
             for r in self.assignments[tp]:
                 if tp in self.bounced and r == st.leader:
                     continue  # a bounced leader waits for its re-election
-                if r in self.shutting_down and r != st.leader:
+                if r in self.shutting_down and r != st.leader and not self._kraft:
                     continue  # Kafka: a broker shutting down is not a live replica any more
                 if r in brokers and r in self.live:
                     per.setdefault(r, []).append(lp)

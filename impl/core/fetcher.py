@@ -33,8 +33,12 @@ class Fetcher:
 
 
 class FetcherPool:
-    def __init__(self, num_fetchers: int) -> None:
+    def __init__(self, num_fetchers: int, keep_in_flight: bool = False) -> None:
         self.num = num_fetchers
+        # kraft: a fetcher whose last partition left keeps its fetch in flight until answered,
+        # so a partition back to that leader waits for it (one fetch in flight per follower and
+        # leader, as the spec's fetcher)
+        self.keep_in_flight = keep_in_flight
         self.fetchers: dict[tuple[int, int], Fetcher] = {}
 
     def add(self, tp: TP, leader: int) -> Fetcher:
@@ -49,7 +53,7 @@ class FetcherPool:
             if tp in f.partitions:
                 f.partitions.discard(tp)
                 f.backoff_until.pop(tp, None)
-                if not f.partitions:  # idle fetchers stop
+                if not f.partitions and not (self.keep_in_flight and f.in_flight is not None):
                     del self.fetchers[key]
 
     def get(self, leader: int, fid: int) -> Fetcher | None:

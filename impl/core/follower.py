@@ -84,14 +84,19 @@ class FollowerRole:
                 out.append(m.SetTimer(f.key, min(waits) - now))
             return
         corr = self._next_corr()
-        parts = tuple(
-            m.FetchPartition(
-                tp[0], tp[1], self.partitions[tp].log.leo, self.partitions[tp].leader_epoch
+        if self.strat.diverging_epoch_fetch:
+            parts = tuple(self._kraft_fetch_partition(out, self.partitions[tp], now) for tp in tps)
+        else:
+            parts = tuple(
+                m.FetchPartition(
+                    tp[0], tp[1], self.partitions[tp].log.leo, self.partitions[tp].leader_epoch
+                )
+                for tp in tps
             )
-            for tp in tps
-        )
         f.in_flight = corr
         out.append(m.Send(f.leader, m.FetchRequest(self.id, f.fid, corr, parts)))
+        if self.strat.diverging_epoch_fetch:
+            return  # kraft: a fetch ends by its answer or a disconnect (on_disconnect)
         timeout = self.config.replica_fetch_wait_max_ms + self.config.request_timeout_ms
         out.append(m.SetTimer(f"fetchto:{f.leader}:{f.fid}:{corr}", timeout))
 

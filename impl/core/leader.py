@@ -19,6 +19,8 @@ class LeaderRole:
     def _on_fetch(
         self, req: m.FetchRequest, now: int, *, first: bool, park: bool = True
     ) -> Effects:
+        if self.strat.diverging_epoch_fetch:
+            return self._on_fetch_kraft(req, now, first=first, park=park)
         out: Effects = []
         if first:
             self.metrics["fetch_requests"] += 1
@@ -129,6 +131,8 @@ class LeaderRole:
         it never decreases."""
         if p.role != LEADER:
             return False
+        if self.strat.hw_needs_min_isr and len(p.isr) < self.config.min_insync_replicas:
+            return False  # KIP-966: the HW needs min.insync.replicas members in the ISR
         leos = [p.log.leo]
         # "About to re-enter the ISR" (R4) is a follower whose expansion write is in flight: the
         # HW must not pass it before the compare-and-set lands (see traces/VALIDATION.md).
@@ -148,15 +152,16 @@ class LeaderRole:
         if (
             r in p.isr
             or p.pending_isr is not None
+            or p.alter_in_flight
             or rem.leo < p.log.hw
             or (self.strat.isr_join_needs_epoch_start and rem.leo < p.epoch_start_offset)
         ):
             return
         new = p.isr | {r}
-        self._propose_isr(out, p, "expand", new)
+        self._propose_isr(out, p, "expand", new, now, r)
 
     def _maybe_shrink_isr(self, out: Effects, p: Partition, now: int) -> None:
-        if p.pending_isr is not None:
+        if p.pending_isr is not None or p.alter_in_flight:
             return
         lag = self.config.replica_lag_time_max_ms
         out_of_sync = {
@@ -164,21 +169,68 @@ class LeaderRole:
             for r in p.isr
             if r != self.id and now - p.remote.get(r, RemoteReplica()).last_caught_up_ms > lag
         }
-        if out_of_sync:
+        if self.strat.diverging_epoch_fetch:
+            # kraft: only a member behind the LEO (the spec's LeaderSendAlterPartition); a
+            # caught-up follower that stopped fetching is removed by the controller once it is
+            # fenced (its heartbeats stop). One member per AlterPartition.
+            out_of_sync = {
+                r for r in out_of_sync if p.remote.get(r, RemoteReplica()).leo < p.log.leo
+            }
+        if out_of_sync and self.strat.diverging_epoch_fetch:
+            gone = min(out_of_sync)
+            self._propose_isr(out, p, "shrink", p.isr - {gone}, now, gone)
+        elif out_of_sync:
             self._propose_isr(out, p, "shrink", p.isr - out_of_sync)
 
-    def _propose_isr(self, out: Effects, p: Partition, kind: str, new: frozenset[int]) -> None:
+    def _propose_isr(
+        self,
+        out: Effects,
+        p: Partition,
+        kind: str,
+        new: frozenset[int],
+        now: int = 0,
+        follower: int = -1,
+    ) -> None:
         """ISR changes are compare-and-set writes fenced by the zkVersion (R7, R18); the local ISR
         changes only once the write succeeded, so HW is never computed over a set the
-        coordination service does not hold (a shrink keeps the larger set meanwhile)."""
+        coordination service does not hold (a shrink keeps the larger set meanwhile).
+
+        kraft: the write is an AlterPartition to the controller, fenced by the partition epoch
+        (the version), carrying the added follower's broker epoch from the fetch that justified
+        it (KIP-903) and the leader's own; meanwhile the HW counts the maximal ISR (``_raise_hw``
+        counts a joining follower; a shrink keeps the larger set)."""
         p.pending_isr = (kind, new, p.leader_epoch)
         st = m.PartitionState(self.id, p.leader_epoch, tuple(sorted(new)), self.controller_epoch)
-        out.append(m.CasWrite(p.tp, st, p.zk_version, "isr"))
+        if not self.strat.diverging_epoch_fetch:
+            out.append(m.CasWrite(p.tp, st, p.zk_version, "isr"))
+            return
+        p.alter_in_flight = True
+        added = follower if kind == "expand" else -1
+        added_be = p.remote[follower].broker_epoch if added >= 0 else -1
+        raised = self._raise_hw(p, now)  # (the maximal ISR holds it: only a mutant raises it)
+        self._trace(
+            out,
+            "LeaderSendAlterPartition",
+            {"leader": self.id, "follower": follower, "kind": kind, "isr": sorted(new)},
+            now,
+            p,
+        )
+        if raised:
+            self._complete_delayed(out, p, now)
+        out.append(m.CasWrite(p.tp, st, p.zk_version, "isr", added, added_be, self.broker_epoch))
 
     def on_cas_results(self, results: list[m.CasResult], now: int) -> Effects:
         out: Effects = []
         for res in results:
             p = self.partitions.get(res.tp)
+            if self.strat.diverging_epoch_fetch:
+                if p is None or not p.alter_in_flight:
+                    continue
+                p.alter_in_flight = False
+                kind, new, epoch = p.pending_isr or ("", frozenset(), -1)
+                p.pending_isr = None
+                self._on_alter_partition_answer(out, p, res, kind, new, epoch, now)
+                continue
             if p is None or p.pending_isr is None:
                 continue
             kind, new, epoch = p.pending_isr
@@ -208,6 +260,32 @@ class LeaderRole:
             self._maybe_increment_hw(out, p, now)
             self._complete_delayed(out, p, now)
         return out
+
+    def _on_alter_partition_answer(
+        self,
+        out: Effects,
+        p: Partition,
+        res: m.CasResult,
+        kind: str,
+        new: frozenset[int],
+        epoch: int,
+        now: int,
+    ) -> None:
+        """kraft: the controller's answer to our AlterPartition (the spec's
+        ControllerHandleAlterPartition, whose answer the leader applies in the same step): adopt
+        the ISR and partition epoch if accepted, else roll back to the ISR we had (the maximal
+        ISR falls back; a change the controller made meanwhile arrives as metadata)."""
+        if res.ok and p.role == LEADER and p.leader_epoch == epoch:
+            p.isr, p.zk_version = new, res.version
+            self.metrics["isr_expands" if kind == "expand" else "isr_shrinks"] += 1
+        raised = self._raise_hw(p, now)
+        args: dict[str, object] = {"leader": self.id, "accepted": res.ok}
+        if not res.ok:
+            args["error"] = res.error or "INVALID_UPDATE_VERSION"
+        self._trace(out, "ControllerHandleAlterPartition", args, now, p)
+        if raised:
+            self._complete_delayed(out, p, now)
+            self._wake_parked(out, p.tp, now)
 
     # ---- OffsetsForLeaderEpoch, leader side (KIP-101/279/320) ---------------------------------
     def _on_epoch_query(self, req: m.OffsetsForLeaderEpochRequest) -> Effects:

@@ -28,6 +28,9 @@ UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
 REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
 STALE_CONTROLLER_EPOCH = "STALE_CONTROLLER_EPOCH"
 NOT_CONTROLLER = "NOT_CONTROLLER"
+STALE_BROKER_EPOCH = (
+    "STALE_BROKER_EPOCH"  # kraft: a fetch from a previous incarnation (KAFKA-15221)
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,9 @@ class PartitionState:
     leader_epoch: int
     isr: tuple[int, ...]
     controller_epoch: int
+    # kraft (KIP-966): eligible leader replicas, members removed while the ISR was below
+    # min.insync.replicas; () in every other version
+    elr: tuple[int, ...] = ()
 
 
 # ---- controller -> broker ---------------------------------------------------------------------
@@ -78,6 +84,10 @@ class FetchPartition:
     partition: int
     fetch_offset: int
     current_leader_epoch: int  # only checked under kip-320
+    # kraft (Kafka 2.7+ fetch): the epoch of the follower's last entry (-1: empty log), checked
+    # by the leader for divergence, and the follower's broker epoch (KIP-903, KAFKA-15221)
+    last_fetched_epoch: int = -1
+    broker_epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,9 @@ class FetchPartitionData:
     log_start_offset: int
     base_offset: int
     entries: tuple[Entry, ...]
+    # kraft: (epoch, end offset) when the follower's log diverges from the leader's, else ()
+    diverging: tuple[int, ...] = ()
+    leader_epoch: int = -1  # kraft: the fetch's leader epoch, echoed (the response guard)
 
 
 @dataclass(frozen=True)
@@ -251,6 +264,11 @@ class CasWrite:
     state: PartitionState
     expected_version: int
     purpose: str  # "isr" (leader) or "elect"/"shrink"/"create" (controller)
+    # kraft AlterPartition (KIP-903): the follower an expansion adds and the broker epoch of the
+    # fetch that justified it; the sending leader's broker epoch. -1 otherwise.
+    added: int = -1
+    added_broker_epoch: int = -1
+    leader_broker_epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -259,6 +277,7 @@ class CasResult:
     ok: bool
     state: PartitionState | None  # the state now stored (ours if ok, the winner's if not)
     version: int
+    error: str = ""  # kraft: why the controller refused an AlterPartition
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ class RemoteReplica:
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
     leader_leo_at_last_fetch: int = 0
+    broker_epoch: int = -1  # kraft: the broker epoch of the last fetch counted (KIP-903)
 
 
 @dataclass
@@ -60,6 +61,9 @@ class Partition:
     remote: dict[int, RemoteReplica] = field(default_factory=dict)
     epoch_start_offset: int = 0
     pending_isr: tuple[str, frozenset[int], int] | None = None  # (kind, isr, leader epoch)
+    # kraft: an AlterPartition of this replica is in flight (kept across a re-election, unlike
+    # ``pending_isr``: one in flight per leader, as the spec's, until the controller answers)
+    alter_in_flight: bool = False
     delayed: list[DelayedProduce] = field(default_factory=list)
     # follower only
     fetch_state: str = FETCHING

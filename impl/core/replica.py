@@ -17,6 +17,7 @@ from .become import BecomeRole
 from .consume import ConsumeRole
 from .fetcher import FetcherPool
 from .follower import FollowerRole
+from .kraft import KraftFetchRole
 from .leader import LeaderRole
 from .log import PartitionLog
 from .messages import TP, Effects, Entry
@@ -31,7 +32,7 @@ from .trace import LamportClock, event
 from .truncation import strategy
 
 
-class Broker(BecomeRole, FollowerRole, LeaderRole, ProduceRole, ConsumeRole):
+class Broker(BecomeRole, FollowerRole, LeaderRole, KraftFetchRole, ProduceRole, ConsumeRole):
     """One broker's replicas. Its roles live in their own modules, as the spec's actors do:
     become.py, follower.py, leader.py, produce.py, consume.py; this class holds the state, the
     helpers they share, the lifecycle, the dispatch of messages and timers, the HW checkpoint."""
@@ -53,7 +54,12 @@ class Broker(BecomeRole, FollowerRole, LeaderRole, ProduceRole, ConsumeRole):
         self.full_log = full_log_in_trace
         self.controller_epoch = -1
         self.partitions: dict[TP, Partition] = {}
-        self.fetchers = FetcherPool(config.num_replica_fetchers)
+        self.fetchers = FetcherPool(
+            config.num_replica_fetchers, keep_in_flight=self.strat.diverging_epoch_fetch
+        )
+        # kraft: this incarnation's broker epoch, given by the controller at registration
+        # (KIP-380/903; the simulation sets it: 1, then + 1 per restart)
+        self.broker_epoch = 1
         self._corr = 0
         self._parked: dict[tuple[int, int], m.FetchRequest] = {}  # (replica, corr) -> request
         self._flush_count: dict[TP, int] = {}
@@ -201,6 +207,8 @@ class Broker(BecomeRole, FollowerRole, LeaderRole, ProduceRole, ConsumeRole):
         if isinstance(msg, m.FetchRequest):
             return self._on_fetch(msg, now, first=True)
         if isinstance(msg, m.FetchResponse):
+            if self.strat.diverging_epoch_fetch:
+                return self._on_fetch_response_kraft(msg, now)
             return self._on_fetch_response(msg, now)
         if isinstance(msg, m.ProduceRequest):
             return self._on_produce(src, msg, now)
@@ -237,6 +245,8 @@ class Broker(BecomeRole, FollowerRole, LeaderRole, ProduceRole, ConsumeRole):
             f = self.fetchers.get(leader, fid)
             if f is not None and f.in_flight == corr:
                 f.in_flight = None
+                if self.strat.diverging_epoch_fetch:
+                    self._drop_idle_fetcher(f)
                 self._maybe_fetch(out, f, now)
         elif kind == "dfetch":  # a parked fetch's max wait is over
             replica, corr = (int(x) for x in rest.split(":"))

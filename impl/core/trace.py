@@ -28,6 +28,14 @@ SPEC_ACTIONS = frozenset(
         "BrokerFlush",
         "BrokerCrash",
         "BrokerRestart",
+        # kraft (issue 18): the split fetch, AlterPartition, partition changes, registration
+        "FollowerSendFetch",
+        "LeaderHandleFetch",
+        "FollowerHandleFetchResponse",
+        "LeaderSendAlterPartition",
+        "ControllerHandleAlterPartition",
+        "BrokerApplyPartitionChange",
+        "BrokerRegister",
     }
 )
 

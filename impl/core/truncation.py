@@ -24,6 +24,8 @@ class HwTruncation:
     asks_leader = False
     fences_fetch = False
     isr_join_needs_epoch_start = False  # KAFKA-7128: only with KIP-320, as in the spec
+    diverging_epoch_fetch = False  # kraft: DivergingEpoch in the fetch, no truncation round
+    hw_needs_min_isr = False  # kraft (KIP-966): the HW advances only with min ISR members
 
     def truncate_on_restart(self, log: PartitionLog, hw_checkpoint: int) -> int:
         return hw_checkpoint
@@ -96,7 +98,53 @@ class Kip320(Kip279):
     isr_join_needs_epoch_start = True
 
 
-STRATEGIES = {s.name: s for s in (HwTruncation(), Kip101(), Kip279(), Kip320())}
+class Kraft(Kip320):
+    """kraft (Kafka 2.7+ fetch, 3.7+/4.x controller; spec/protocols/kraft.py): no separate
+    OffsetsForLeaderEpoch round. The follower fetches at its LEO with the epoch of its last
+    entry; the leader answers a fetch whose epoch it does not have up to that offset with the
+    diverging epoch and its end offset (``diverging``), and the follower truncates on that
+    answer (``follower_truncation``) and fetches again. The HW advances only while the ISR has
+    min.insync.replicas members (KIP-966, as the spec's kraft). ``asks_leader`` stays True: the
+    follower still learns where to truncate from the leader, in the fetch itself."""
+
+    name = "kraft"
+    diverging_epoch_fetch = True
+    hw_needs_min_isr = True
+
+    def diverging(
+        self, leader_log: PartitionLog, leader_epoch: int, last_fetched_epoch: int, offset: int
+    ) -> tuple[int, int] | None:
+        """The leader's DivergingEpoch answer to a fetch at ``offset`` whose last entry has
+        ``last_fetched_epoch`` (-1: empty), or None: KIP-279's end offset of the largest epoch <=
+        the asked one, the leader's current epoch ending at its LEO even before its first entry
+        (the spec's ``end_offset_kip279`` with the leader epoch); diverging when that epoch is
+        below the asked one or its end below the fetch offset. (-1, -1): no epoch that old."""
+        if last_fetched_epoch < 0:
+            return None
+        if last_fetched_epoch >= leader_epoch:
+            ep, end = leader_epoch, leader_log.leo
+        else:
+            ep, end = leader_log.end_offset_for_epoch(last_fetched_epoch)
+            if ep < 0:
+                end = -1
+        if ep < last_fetched_epoch or end < offset:
+            return ep, end
+        return None
+
+    def follower_truncation(self, log: PartitionLog, epoch: int, end: int) -> int:
+        """Where a follower cuts its log on a DivergingEpoch (epoch, end) answer (the spec's
+        FollowerHandleFetchResponse): to its HW when the leader had no epoch that old; else to
+        the smaller of the leader's end offset and its own end offset of the largest epoch <=
+        ``epoch`` it has (0 when it has none); the next fetch asks again from there."""
+        if epoch < 0:
+            return min(log.hw, log.leo)
+        own_epoch, own_end = log.end_offset_for_epoch(epoch)
+        if own_epoch < 0:
+            return 0
+        return min(log.leo, end, own_end)
+
+
+STRATEGIES = {s.name: s for s in (HwTruncation(), Kip101(), Kip279(), Kip320(), Kraft())}
 
 
 def strategy(protocol: str) -> HwTruncation:

@@ -15,6 +15,8 @@ class MemCoord:
         self.sessions: set[int] = set()  # /brokers/ids/[id] (ephemeral)
         self.assignments: dict[TP, tuple[int, ...]] = {}  # /brokers/topics/[t]
         self.states: dict[TP, tuple[PartitionState, int]] = {}  # .../partitions/[p]/state
+        # kraft (KIP-841): brokers in controlled shutdown, until their process stops
+        self.shutting_down: set[int] = set()
         self.controller: int = -1  # /controller
         self.controller_epoch: int = 0  # /controller_epoch
         # A Lamport clock threaded through every interaction (World._coord_sync): what a broker
@@ -32,6 +34,42 @@ class MemCoord:
             return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1)
         self.states[w.tp] = (w.state, cur[1] + 1)
         return CasResult(w.tp, True, w.state, cur[1] + 1)
+
+    def alter_partition(
+        self, w: CasWrite, broker_epochs: dict[int, int], min_isr: int = 1
+    ) -> CasResult:
+        """kraft: the controller's checks of a leader's AlterPartition (the spec's
+        ControllerHandleAlterPartition): made with the current partition epoch (the version;
+        INVALID_UPDATE_VERSION), by the recorded leader's current incarnation
+        (STALE_BROKER_EPOCH), no member fenced (KIP-841: a broker with no session is fenced;
+        INELIGIBLE_REPLICA; nor in controlled shutdown), and the added follower's broker epoch its
+        registered one (KIP-903)."""
+        cur = self.states.get(w.tp)
+        if cur is None or cur[1] != w.expected_version:
+            return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1,
+                             "INVALID_UPDATE_VERSION")  # fmt: skip
+        st, version = cur
+        err = ""
+        if st.leader != w.state.leader or st.leader_epoch != w.state.leader_epoch:
+            err = "FENCED_LEADER_EPOCH"
+        elif broker_epochs.get(st.leader) != w.leader_broker_epoch:
+            err = "STALE_BROKER_EPOCH"
+        elif any(b not in self.sessions or b in self.shutting_down for b in w.state.isr):
+            err = "INELIGIBLE_REPLICA"
+        elif w.added >= 0 and broker_epochs.get(w.added) != w.added_broker_epoch:
+            err = "STALE_BROKER_EPOCH"  # KIP-903: a previous incarnation's fetch
+        if err:
+            return CasResult(w.tp, False, st, version, err)
+        # KIP-966: members removed while the ISR is below min ISR join the ELR (the spec's
+        # elr_after_shrink); an ISR at or above min ISR clears it
+        new = w.state
+        if len(new.isr) >= min_isr:
+            elr: tuple[int, ...] = ()
+        else:
+            elr = tuple(sorted(set(st.elr) | (set(st.isr) - set(new.isr))))
+        new = PartitionState(new.leader, new.leader_epoch, new.isr, new.controller_epoch, elr)
+        self.states[w.tp] = (new, version + 1)
+        return CasResult(w.tp, True, new, version + 1)
 
     def elect_controller(self, running: set[int] | None = None) -> bool:
         """If /controller is vacant, the lowest live broker takes it (epoch + 1). True if changed.

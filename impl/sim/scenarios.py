@@ -128,12 +128,13 @@ def run_random(
     brokers: int = 3,
     replication: int = 3,
     partitions: int = 1,
+    broker_cls: type[Broker] = Broker,
     **config: Any,
 ) -> World:
     """Produce ``records`` acks=all records at a steady pace while ``faults`` happen, then heal
     and let the cluster settle. The caller checks ``w.lost_acked()`` and friends."""
     cfg = sim_config(protocol, **config)
-    w = World(brokers, partitions, replication, cfg, seed=seed)
+    w = World(brokers, partitions, replication, cfg, seed=seed, broker_cls=broker_cls)
     w.run_until(100)
     for i in range(records):
         w.at(100 + 25 * i, w.produce, ("t", i % partitions), f"r{i}")
@@ -177,4 +178,85 @@ def run_random(
     w.run_until(end)
     w.at(end, w.heal)
     w.run_until(end + 3_000)
+    return w
+
+
+def kraft_divergence_scenario(seed: int = 0, broker_cls: type[Broker] = Broker) -> World:
+    """kraft: a follower with a divergent suffix truncates on the leader's DivergingEpoch answer.
+
+    Records are committed at epoch 0 on brokers 0 (leader), 1, 2. Both followers crash (their
+    logs survive); "x" reaches leader 0 before the controller notices (the ISR is still full,
+    so it is appended and waits for acks=all); then 0 crashes. The followers restart, broker 1
+    is elected at epoch 1 and takes "y". Broker 0 restarts as a follower with "x" at the offset
+    where 1 has "y": its fetch (last fetched epoch 0, offset one past "x") is answered with the
+    diverging epoch 0 and its end offset, it truncates "x" and fetches "y". ``broker_cls`` lets
+    a mutant (``count-diverging-fetch``) count that fetch's offset."""
+    w = World(3, 1, 3, sim_config("kraft"), seed=seed, broker_cls=broker_cls)
+    tp = ("t", 0)
+    w.run_until(100)
+    for i in range(3):
+        w.produce(tp, f"c{i}")
+        w.run_until(w.now + 60)
+    t = w.now
+    w.at(t, w.crash, 1)
+    w.at(t, w.crash, 2)
+    w.at(t + 20, w.produce, tp, "x")
+    w.at(t + 60, w.crash, 0)
+    w.at(t + 100, w.restart, 1)
+    w.at(t + 100, w.restart, 2)
+    w.run_until(t + 1_500)
+    w.produce(tp, "y")
+    w.run_until(w.now + 300)
+    w.at(w.now, w.restart, 0)
+    w.run_until(w.now + 2_000)
+    return w
+
+
+def kraft_stale_fetch_scenario(seed: int = 0, broker_cls: type[Broker] = Broker) -> World:
+    """kraft, KAFKA-15221's setting: a fetch sent by a follower's previous incarnation is handled
+    after its restarted incarnation's first fetch. Follower 1's idle fetch is parked at leader 0
+    (a long max wait, no produce); broker 1 crashes and restarts at once (broker epoch 2),
+    fetches again and is counted with epoch 2; when the parked fetch's max wait is over the
+    leader handles it: broker epoch 1 is older than the one it counted, STALE_BROKER_EPOCH."""
+    w = World(3, 1, 3, sim_config("kraft", replica_fetch_wait_max_ms=400), seed=seed,
+              broker_cls=broker_cls)  # fmt: skip
+    tp = ("t", 0)
+    w.run_until(100)
+    w.produce(tp, "a")
+    w.run_until(700)  # committed; every follower's fetch now idle, parked at the leader
+    w.crash(1)
+    w.restart(1)
+    w.run_until(2_000)
+    w.produce(tp, "b")
+    w.run_until(3_000)
+    return w
+
+
+def kraft_elr_scenario(seed: int = 0) -> World:
+    """kraft, KIP-966's eligible leader replicas. min.insync.replicas 2 on brokers 0 (leader),
+    1, 2. Broker 2 crashes: the controller removes it (ISR {0, 1}, at min ISR: no ELR). Broker
+    1 crashes: the ISR falls to {0}, below min ISR, so 1 joins the ELR and the HW stops.
+    Leader 0 crashes; broker 2 restarts, but it is not eligible (it left while the ISR was at
+    min ISR and lacks "d"): the partition stays offline. Broker 1 restarts: the controller
+    elects it from the ELR with ISR {1} (it has everything below the HW), and 2 and 0 follow."""
+    w = World(3, 1, 3, sim_config("kraft", replica_lag_time_max_ms=5_000), seed=seed)
+    tp = ("t", 0)
+    w.run_until(100)
+    for i in range(3):
+        w.produce(tp, f"c{i}")
+        w.run_until(w.now + 60)
+    w.crash(2)
+    w.run_until(w.now + 1_000)
+    w.produce(tp, "d")
+    w.run_until(w.now + 100)
+    w.crash(1)
+    w.run_until(w.now + 1_000)
+    w.crash(0)
+    w.run_until(w.now + 1_000)
+    w.restart(2)
+    w.run_until(w.now + 1_000)
+    w.restart(1)
+    w.run_until(w.now + 1_000)
+    w.restart(0)
+    w.run_until(w.now + 1_500)
     return w

@@ -27,6 +27,13 @@ from ..core.trace import event
 from .coord import MemCoord
 from .store import MemStore
 
+# Versions with the KRaft controller's broker registration and AlterPartition checks.
+KRAFT_PROTOCOLS = ("kraft",)
+
+
+class Unsupported(ValueError):
+    """A fault the simulation refuses under this protocol version (a mechanism not built)."""
+
 
 @dataclass
 class Net:
@@ -76,6 +83,10 @@ class World:
         self.session_timeout_ms = session_timeout_ms
         self.full_log = full_log_in_trace
         self.coord = MemCoord()
+        # kraft: the broker epoch each broker registered with (KIP-380/903): 1, + 1 per restart
+        self.kraft = self.config.protocol in KRAFT_PROTOCOLS
+        self.broker_epochs: dict[int, int] = {}
+        self._alters: dict[int, tuple[Any, int]] = {}  # kraft: AlterPartitions in flight
         self._bounced: set[int] = set()  # restarted within their session, for the next controller
         self.trace: list[dict[str, Any]] = []
         self.ids = list(range(brokers))
@@ -130,6 +141,8 @@ class World:
     # ---- node lifecycle -----------------------------------------------------------------------
     def _boot(self, b: int) -> None:
         node = self.nodes[b]
+        if b in self._alters:  # kraft: its previous incarnation's AlterPartition comes first
+            self._handle_alter(b, *self._alters[b])
         clock0 = node.broker.clock.value if node.broker else 0
         node.broker = self.broker_cls(
             b,
@@ -139,12 +152,31 @@ class World:
             full_log_in_trace=self.full_log,
         )
         node.alive, node.controller = True, None
+        if self.kraft:
+            self.broker_epochs[b] = self.broker_epochs.get(b, 0) + 1
+            node.broker.broker_epoch = self.broker_epochs[b]
         if clock0 > 0:
             # A restarting broker opens its coordination session before it recovers its logs
             # (as Kafka's startup does): its BrokerRestart comes after whatever the service
             # saw while it was down (a controller's reaction to its expired session).
             self._coord_sync(b)
         self._apply(b, node.broker.start(self.now))
+        if self.kraft and clock0 > 0:
+            # kraft (KIP-841, KIP-903): the restarted broker registers with the controller, gets
+            # its new broker epoch and is unfenced (the spec's BrokerRegister)
+            br = node.broker
+            for tp in sorted(br.partitions):
+                self.trace.append(
+                    event(
+                        br.clock.tick(),
+                        b,
+                        "BrokerRegister",
+                        {"replica": b, "broker_epoch": self.broker_epochs[b]},
+                        now_ms=self.now,
+                        tp=tp,
+                        state=br._state(br.partitions[tp]),
+                    )
+                )
         self._register(b, bounced=clock0 > 0)
 
     def _coord_sync(self, b: int) -> None:
@@ -194,6 +226,12 @@ class World:
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
         node = self.nodes[b]
+        if lose_unflushed:
+            self._refuse_kraft(
+                "power failure",
+                "a lossy restart needs kip-966's unclean-shutdown registration (ELR),"
+                " not built in impl",
+            )
         if not node.alive:
             return
         br = node.broker
@@ -211,6 +249,12 @@ class World:
         self._coord_sync(b)  # its session will end: whoever reacts to that comes after
         node.alive, node.controller = False, None
         node.generation += 1
+        self.coord.shutting_down.discard(b)  # (kraft) the process stopped: shutdown over
+        if self.kraft:  # its connections close: fetchers to it learn it (kraft has no timeout)
+            for x in self.ids:
+                if x != b and self.nodes[x].alive and self.nodes[x].broker is not None:
+                    gen = self.nodes[x].generation
+                    self.at(self.now, self._disconnect, x, b, gen, br.clock.value)
         if lose_unflushed:
             node.store.power_failure()
         self._schedule_expiry(b)
@@ -221,6 +265,10 @@ class World:
             return
         node.generation += 1
         self._boot(b)
+
+    def _refuse_kraft(self, fault: str, why: str) -> None:
+        if self.kraft:
+            raise Unsupported(f"the kraft simulation refuses {fault}: {why}")
 
     def pause(self, b: int, duration_ms: int) -> None:
         node = self.nodes[b]
@@ -286,6 +334,8 @@ class World:
         ctl = self._running_controller()
         if not self._usable(broker) or ctl is None:
             return None
+        if self.kraft:  # KIP-841: the controller's shutting-down set (survives its failover)
+            self.coord.shutting_down.add(broker)
         c = self.coord.controller
         self._coord_sync(broker)  # the request: the controller's decisions come after it
         self._coord_sync(c)
@@ -294,6 +344,18 @@ class World:
 
     def _resume(self, b: int) -> None:
         node = self.nodes[b]
+        if (
+            self.kraft
+            and node.alive
+            and node.paused_until <= self.now
+            and b not in self.coord.sessions
+        ):
+            # kraft (KIP-841): fenced while paused (its heartbeats stopped); a fenced broker
+            # comes back only by restarting and registering anew (the spec's
+            # ControllerFenceBroker; one unfenced with its old broker epoch is not modelled)
+            self.crash(b)
+            self.restart(b)
+            return
         if node.alive and node.paused_until <= self.now:
             self._register(b)  # a new session if the old one expired: a zombie comes back
             if node.controller is not None and self.coord.controller == b:
@@ -335,6 +397,8 @@ class World:
             node.controller = self.controller_cls(
                 c, self.config, self.coord.controller_epoch, node.broker.clock
             )
+            if self.kraft:
+                node.controller.shutting_down = set(self.coord.shutting_down)
             effs = node.controller.activate(
                 self.now,
                 live,
@@ -373,6 +437,15 @@ class World:
             elif isinstance(e, m.CasWrite):
                 if isinstance(src, int):
                     self._coord_sync(src)
+                if self.kraft and e.purpose == "isr" and isinstance(src, int):
+                    # kraft: the AlterPartition reaches the controller after a network delay;
+                    # its check and the leader's taking of the answer are one step there (the
+                    # spec's ControllerHandleAlterPartition)
+                    delay = self.rng.randint(self.net.min_delay_ms, self.net.max_delay_ms)
+                    gen = self.nodes[src].generation
+                    self._alters[src] = (e, gen)
+                    self.at(self.now + delay, self._handle_alter, src, e, gen)
+                    continue
                 res = self.coord.cas(e)
                 ctl = self.nodes[src].controller if isinstance(src, int) else None
                 if e.purpose == "isr" and isinstance(src, int):
@@ -405,12 +478,82 @@ class World:
             return br.clock.value if br else 0
         return 0
 
+    def _handle_alter(self, l: int, e: m.CasWrite, gen: int) -> None:
+        """kraft: the controller handles leader ``l``'s AlterPartition (``MemCoord``'s checks)
+        and the leader takes the answer, if its incarnation is the sender (a paused one when it
+        resumes); for a sender that crashed meanwhile the controller's decision is logged on its
+        behalf (state: not alive). Handled at the latest before the sender restarts (the
+        controller takes requests in order: this one before its registration)."""
+        if self._alters.get(l) != (e, gen):
+            return
+        del self._alters[l]
+        self._coord_sync(l)
+        res = self.coord.alter_partition(e, self.broker_epochs, self.config.min_insync_replicas)
+        node = self.nodes[l]
+        br = node.broker
+        assert br is not None
+        live = node.alive and node.generation == gen
+        if live and node.paused_until <= self.now:
+            self._answer_alter(l, res, gen)
+            return
+        # the sender crashed, or is paused: the decision is logged now, on its behalf (the
+        # spec's step applies the answer to a live leader at once; a paused one takes it,
+        # unlogged, when it resumes)
+        args: dict[str, Any] = {"leader": l, "accepted": res.ok}
+        if not res.ok:
+            args["error"] = res.error
+        self.trace.append(
+            event(br.clock.tick(), l, "ControllerHandleAlterPartition", args, now_ms=self.now,
+                  tp=e.tp, state={"alive": live})
+        )  # fmt: skip
+        self._coord_sync(l)
+        if live:
+            self.at(node.paused_until, self._answer_alter, l, res, gen, True)
+
+    def _answer_alter(self, l: int, res: m.CasResult, gen: int, logged: bool = False) -> None:
+        node = self.nodes[l]
+        if node.alive and node.generation == gen and node.broker is not None:
+            effs = node.broker.on_cas_results([res], self.now)
+            if logged:
+                effs = [
+                    x for x in effs
+                    if not (isinstance(x, m.Trace)
+                            and x.event["action"] == "ControllerHandleAlterPartition")
+                ]  # fmt: skip
+            self._apply(l, effs)
+            self._coord_sync(l)
+
+    def _disconnect(self, b: int, peer: int, gen: int, clock: int) -> None:
+        """kraft: broker ``b`` learns its connection to ``peer`` closed; its clock merges the
+        peer's crash (so its next fetch is ordered after the crash in the merged trace)."""
+        node = self.nodes[b]
+        if node.alive and node.generation == gen and node.broker is not None:
+            node.broker.clock.merge(clock)
+            self._apply(b, node.broker.on_disconnect(peer, self.now))
+
     def _send(self, src: int | str, dst: int | str, msg: Any, clock: int) -> None:
+        if self.kraft and (self.net.blocked or self.net.loss or self.net.duplicate):
+            self._refuse_kraft(
+                "message loss, duplication and network partitions",
+                "the kraft spec has no lost or duplicated fetches or AlterPartitions yet",
+            )
         if frozenset((src, dst)) in self.net.blocked:
             self._note_loss(src, dst, msg, clock)
             return
         if src != dst and self.rng.random() < self.net.loss:
             self._note_loss(src, dst, msg, clock)
+            return
+        if (
+            self.kraft
+            and isinstance(dst, int)
+            and isinstance(src, int)
+            and not self.nodes[dst].alive
+            and isinstance(msg, m.FetchRequest)
+        ):
+            # kraft: a fetch to a broker that is down: connection refused, never a message
+            peer = self.nodes[dst].broker
+            gen = self.nodes[src].generation
+            self.at(self.now + 1, self._disconnect, src, dst, gen, peer.clock.value if peer else 0)
             return
         copies = 2 if src != dst and self.rng.random() < self.net.duplicate else 1
         for _ in range(copies):

@@ -30,6 +30,8 @@ def test_strategy_agrees_with_the_spec_on_its_rules(name):
     assert s.fences_fetch == p.fenced_fetch
     assert s.isr_join_needs_epoch_start == p.isr_join_needs_epoch_start  # KAFKA-7128
     assert s.asks_leader == p.truncates_by_asking_leader
+    assert s.diverging_epoch_fetch == p.split_fetch  # kraft: DivergingEpoch, no truncation round
+    assert s.hw_needs_min_isr == p.eligible_leader_replicas  # KIP-966: HW needs min ISR
     log = PartitionLog([(1, "k", "a"), (1, "k", "b"), (2, "k", "c")], hw=1)
     spec_log = (("a", 1), ("b", 1), ("c", 2))
     assert s.truncate_on_restart(log, 1) == len(p.on_restart(spec_log, 1))
@@ -87,3 +89,66 @@ def test_truncation_point_agrees_with_the_spec(name):
         assert _impl_truncation(s, flog, llog) == want, (fe, le, hw, lepoch)
         compared += 1
     assert compared > 1000
+
+
+def _spec_kraft_rounds(flog: tuple, fhw: int, llog: tuple, lepoch: int) -> int:
+    """The spec's own kraft steps (FollowerSendFetch, LeaderHandleFetch,
+    FollowerHandleFetchResponse) on a two-replica state: leader 0 at ``lepoch``, follower 1 with
+    ``flog``; rounds until an answer is not diverging. The follower's LEO then."""
+    from isr.spec import Config
+    from isr.spec.actions.common import Ctx
+    from isr.spec.actions.fetch import (
+        follower_handle_fetch_response,
+        follower_send_fetch,
+        leader_handle_fetch,
+    )
+    from isr.spec.state import initial_kraft, initial_state
+
+    ctx = Ctx.of(Config(replicas=2, records=9, epochs=9, protocol="kraft"))
+    s = initial_state(2, kraft=initial_kraft(2))
+    r0, r1 = s.replicas
+    r0 = r0._replace(log=llog, epoch=lepoch)
+    r1 = r1._replace(log=flog, hw=fhw, hw_ckpt=fhw, epoch=lepoch)
+    s = s._replace(replicas=(r0, r1))
+    for _ in range(50):
+        for fn in (follower_send_fetch, leader_handle_fetch, follower_handle_fetch_response):
+            if fn is follower_handle_fetch_response and not s.kraft.fetch_responses[0].diverging:
+                return len(s.replicas[1].log)  # the leader answered with records: no divergence
+            out: list = []
+            fn(ctx, s, 0, out)
+            assert len(out) == 1, fn.__name__
+            s = out[0][1]
+    raise AssertionError("no end")
+
+
+def test_kraft_diverging_epoch_truncation_agrees_with_the_spec():
+    """kraft: the implementation's DivergingEpoch answer (``Kraft.diverging``) and the follower's
+    cut (``Kraft.follower_truncation``), in rounds until the leader answers without divergence,
+    end where the spec's own kraft fetch steps leave the follower's log on random logs."""
+    s = STRATEGIES["kraft"]
+    rng = random.Random("kraft")
+    compared = 0
+    for _ in range(1500):
+        shared = _random_log(rng, 3)[: rng.randint(0, 3)]
+        top = (shared[-1] if shared else 1) + 3
+        f_tail = [e for e in _random_log(rng, top) if not shared or e >= shared[-1]]
+        l_tail = [e for e in _random_log(rng, top) if not shared or e >= shared[-1]]
+        fe, le = shared + f_tail, shared + l_tail
+        if not fe or set(f_tail) & set(l_tail):
+            continue
+        lepoch = max([*le, *(e + 1 for e in f_tail)])
+        hw = rng.randint(0, len(shared))
+        flog = PartitionLog([(e, "k", f"f{i}") for i, e in enumerate(fe)], hw=hw)
+        llog = PartitionLog([(e, "k", f"l{i}") for i, e in enumerate(le)], hw=hw)
+        # the common prefix holds the same records on both sides
+        spec_f = tuple((i if i < len(shared) else 100 + i, e) for i, e in enumerate(fe))
+        spec_l = tuple((i if i < len(shared) else 200 + i, e) for i, e in enumerate(le))
+        want = _spec_kraft_rounds(spec_f, hw, spec_l, lepoch)
+        for _round in range(50):
+            div = s.diverging(llog, lepoch, flog.latest_epoch(), flog.leo)
+            if div is None:
+                break
+            flog.truncate_to(s.follower_truncation(flog, *div))
+        assert flog.leo == want, (fe, le, hw, lepoch)
+        compared += 1
+    assert compared > 500

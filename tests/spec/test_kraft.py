@@ -691,9 +691,9 @@ def test_cli_checks_and_lists_kraft(capsys):
 
 
 def test_the_validator_refuses_kraft_traces(tmp_path, capsys):
-    """Trace validation of kraft is a later step (issue 18 §4): a kraft trace is unsupported
-    (exit 2), not checked against handlers that know only the atomic fetch. The trace format
-    itself refuses the version, so traces/ needs no change for it."""
+    """A trace that says kraft but logs the atomic fetch (a kip-320 trace relabelled) is bad
+    input (exit 2): FollowerFetch is no action of the kraft version, whose traces log the
+    split fetch (issue 18 step 4: tests/traces/test_kraft_traces.py validates those)."""
     from pathlib import Path
 
     sample = Path(__file__).parents[2] / "traces/samples/accepted/sim-kip320-leader-crash.ndjson"

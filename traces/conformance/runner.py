@@ -441,15 +441,26 @@ def _random(
 
 
 def mutation_score(
-    mutants: list[str], adapter_factory, *, random_examples: int = 10, seed: int = 0
+    mutants: list[str],
+    adapter_factory,
+    *,
+    random_examples: int = 10,
+    seed: int = 0,
+    protocol: str | None = None,
 ) -> list[tuple[str, str, int, str]]:
     """[(mutant, verdict 'killed'/'survived', scenarios run, reason)]."""
     out = []
     for mu in mutants:
         ad = adapter_factory(mu)
         try:
+            extra = {} if protocol is None else {"protocol": protocol}
             rep = conform(
-                ad, random_examples=random_examples, seed=seed, stop_at_first=True, shrink=False
+                ad,
+                random_examples=random_examples,
+                seed=seed,
+                stop_at_first=True,
+                shrink=False,
+                **extra,
             )
         finally:
             ad.close()

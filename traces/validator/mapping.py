@@ -151,6 +151,11 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         raise TraceInputError(f"unknown acks setting {ack!r}")
     cfg = header.get("config") or {}
     min_isr = int(cfg.get("min_insync_replicas", cfg.get("min_isr", 1)))
+    if header["protocol"] == "kraft":
+        # kraft: a pause that outlasts the session is the spec's ControllerFenceBroker, which
+        # counts as one of the crashes (the broker then crashes and restarts: its own event)
+        crashes += pauses
+        pauses = 0
     return Config(
         replicas=n,
         records=records,

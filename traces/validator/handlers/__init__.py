@@ -11,6 +11,14 @@ from .clients import on_acked, on_consume, on_produce, prepare_produce
 from .common import arg_rep, generic_handler
 from .controller import controller_handler, on_elect, prepare_offline, stale_or_lost
 from .fetch import on_fetch, on_truncate
+from .kraft import (
+    on_fetch_response,
+    on_handle_alter,
+    on_handle_fetch,
+    on_register,
+    on_send_alter,
+    on_send_fetch,
+)
 from .leader import on_shrink
 
 HANDLERS: dict[str, Callable] = {
@@ -64,6 +72,18 @@ HANDLERS: dict[str, Callable] = {
         "BrokerRestart", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), arg_rep("replica")
     ),
     "ProduceAcked": on_acked,
+    # kraft (handlers/kraft.py)
+    "FollowerSendFetch": on_send_fetch,
+    "LeaderHandleFetch": on_handle_fetch,
+    "FollowerHandleFetchResponse": on_fetch_response,
+    "LeaderSendAlterPartition": on_send_alter,
+    "ControllerHandleAlterPartition": on_handle_alter,
+    "BrokerApplyPartitionChange": generic_handler(
+        "BrokerApplyPartitionChange",
+        lambda v, ev: (v.pm.rep(ev["args"]["replica"]),),
+        arg_rep("replica"),
+    ),
+    "BrokerRegister": on_register,
 }
 PREPARE: dict[str, Callable] = {
     "ProducerSend": prepare_produce,

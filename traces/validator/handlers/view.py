@@ -20,6 +20,8 @@ class PartitionView(Protocol):
     down: dict[int, bool]
     reached: dict[int, int]
     reached_epoch: dict[int, int]
+    stale_alter: set[int]
+    crashed_once: set[int]
 
     def steps(
         self, s: State, name: str, args: tuple | None = None
