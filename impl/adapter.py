@@ -124,6 +124,8 @@ class Session:
                 },
             },
         }
+        if w.protocol_flags():
+            header["protocol_flags"] = w.protocol_flags()
         return {"ok": True, "header": header}
 
     def op_produce(self, c: dict[str, Any]) -> None:

@@ -658,12 +658,23 @@ class World:
         assert br is not None
         return br
 
+    def protocol_flags(self) -> dict[str, bool]:
+        """What this implementation declares it does differently from the spec's version (the
+        trace header's ``protocol_flags``, traces/FORMAT.md). kraft: the leader-epoch cache is
+        derived from the log (impl/core/log.py: no epoch without a record, no checkpoint file of
+        its own), where the spec's kraft keeps it as its own state, as Kafka does; the
+        validator checks such a trace against kraft with ``epoch_cache`` off."""
+        return {"epoch_cache": False} if self.config.protocol == "kraft" else {}
+
     def trace_header(self, **extra: Any) -> dict[str, Any]:
         """The header line of this run's trace (traces/FORMAT.md): protocol, configuration,
         brokers and replica assignments, seed."""
         from isr.traces.format import header
 
         assignments = {f"{t}-{p}": list(r) for (t, p), r in sorted(self.coord.assignments.items())}
+        flags = self.protocol_flags()
+        if flags:
+            extra = {"protocol_flags": flags, **extra}
         return header(
             self.config.protocol,
             "sim",

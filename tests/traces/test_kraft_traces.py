@@ -229,3 +229,37 @@ def test_a_second_fetch_in_flight_is_rejected() -> None:
     v = validate_events(w.trace_header(), evs)
     assert v.verdict == "rejected" and v.index == k + 1
     assert v.event["action"] == "FollowerSendFetch"
+
+
+def test_the_declared_epoch_cache_difference_is_what_lets_the_trace_pass() -> None:
+    """The implementation derives its leader-epoch cache from its log, where the spec's kraft
+    (as Kafka) keeps it as its own state: a leader records its epoch on taking office, with no
+    record, and a follower's fetch carries that epoch. The trace header declares the difference
+    (``protocol_flags``); without the declaration the same run is rejected at the first fetch
+    of a deposed leader that wrote nothing, so the flag is not decoration."""
+    from isr.traces.validator.validate import validate_events
+
+    w = run_random("kraft", [Fault(50, "elect", 1)], seed=1, records=0)  # nothing written
+    head = w.trace_header()
+    assert head["protocol_flags"] == {"epoch_cache": False}
+    events = [dict(e) for e in w.trace]
+    assert validate_events(head, events).verdict == "accepted"
+    undeclared = {k: v for k, v in head.items() if k != "protocol_flags"}
+    v = validate_events(undeclared, events)
+    assert v.verdict == "rejected" and "FollowerSendFetch" in v.reason, v.reason
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"no_such_flag": True}, "has no flag 'no_such_flag'"),
+        ({"epoch_cache": "no"}, "must map flag names to true or false"),
+    ],
+)
+def test_bad_protocol_flags_are_bad_input(flags: dict, message: str) -> None:
+    from isr.traces.validator.validate import validate_events
+
+    w = run_random("kraft", [], seed=1, records=2)
+    head = {**w.trace_header(), "protocol_flags": flags}
+    v = validate_events(head, [dict(e) for e in w.trace])
+    assert v.verdict == "bad-input" and message in v.reason, (v.verdict, v.reason)

@@ -210,7 +210,7 @@ def validate_events(
         for key, evs in sorted(parts.items()):
             pm = PartitionMap(key, [int(b) for b in assignments[key]])
             cfg = derive_config(header, evs, len(pm.brokers))
-            pv = PartitionValidator(pm, IsrSpec(cfg))
+            pv = PartitionValidator(pm, IsrSpec(cfg, protocol_variant(header)))
             for ev in evs:
                 if ev.get("impl") and ev["action"] in IGNORED_IMPL:
                     continue
@@ -262,6 +262,7 @@ def _check_header(header: dict[str, Any]) -> None:
 
     if header.get("protocol") not in PROTOCOLS:
         raise TraceInputError(f"unknown protocol {header.get('protocol')!r} in the header")
+    protocol_variant(header)  # a bad ``protocol_flags`` is bad input before any event
     cl = header.get("cluster") or {}
     if not cl.get("assignments"):
         raise TraceInputError("the header has no cluster.assignments")
@@ -270,6 +271,27 @@ def _check_header(header: dict[str, Any]) -> None:
             raise Unsupported(
                 "replication-factor", detail=f"{k} has {len(reps)} replicas; the spec models 2..5"
             )
+
+
+def protocol_variant(header: dict[str, Any]) -> Any:
+    """The version a trace is checked against when its header declares ``protocol_flags``: the
+    named version with those flags set (``ProtocolVersion.variant``), for an implementation
+    that runs a version with a documented difference (the reference implementation's kraft
+    derives its leader-epoch cache from its log: ``{"epoch_cache": false}``). None without
+    flags. Unknown flags or non-boolean values are bad input (TraceInputError, exit 2)."""
+    from isr.spec.protocols import PROTOCOLS
+
+    flags = header.get("protocol_flags")
+    if not flags:
+        return None
+    if not isinstance(flags, dict) or not all(
+        isinstance(k, str) and isinstance(v, bool) for k, v in flags.items()
+    ):
+        raise TraceInputError("protocol_flags must map flag names to true or false")
+    try:
+        return PROTOCOLS[header["protocol"]].variant(**flags)
+    except AttributeError as e:
+        raise TraceInputError(f"protocol_flags: {e}") from None
 
 
 def _describe(pv: PartitionValidator, cands: list[Cand]) -> tuple[list, list]:
@@ -377,7 +399,8 @@ class OnlineValidator:
                     min_isr=max(1, min(int(cfg.get("min_insync_replicas", 1)), n)),
                     protocol=header["protocol"],
                     session_expiries=10_000,
-                )
+                ),
+                protocol_variant(header),
             )
             self.parts[key] = PartitionValidator(pm, spec)
         self.seen = 0
