@@ -32,12 +32,17 @@ except ImportError:  # pragma: no cover - orjson is a dependency; json gives the
 
 def parse_document(text: str) -> Any:
     """json.loads of a whole document (ITF, a TLC dump, a pretty-printed header), with nesting
-    too deep for the parser reported as bad JSON (json.JSONDecodeError, a ValueError) instead of
-    a RecursionError: hostile input is bad input, one line and exit 2."""
+    too deep for the parser, or an integer too long for Python's int parser, reported as bad
+    JSON (json.JSONDecodeError, a ValueError) instead of a RecursionError or a bare ValueError:
+    hostile input is bad input, one line and exit 2."""
     try:
         return json.loads(text)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply", text, 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as e:  # an integer past Python's 4,300-digit limit (not a JSONDecodeError)
+        raise json.JSONDecodeError(f"bad number: {str(e).split(';')[0]}", text, 0) from None
 
 
 FORMAT = "isr-trace"

@@ -333,13 +333,16 @@ def test_a_broken_cluster_state_file_is_one_line(tmp_path, state, argv):
     [
         "[" * 100_000 + "]" * 100_000,  # the first line: replay peeks at it for a header
         '{"#meta": ' + "[" * 100_000 + "]" * 100_000 + "}",  # a whole (ITF-like) document
+        "1" + "0" * 5000,  # past Python's 4,300-digit int limit: json raises a bare ValueError
     ],
-    ids=["deep-first-line", "deep-document"],
+    ids=["deep-first-line", "deep-document", "long-integer"],
 )
 def test_deeply_nested_json_is_bad_input(tmp_path, command, text):
     """Found by test_counterexample_readers_are_total in a fresh-clone run: json's parser raises
     RecursionError on deep nesting, which escaped `isr replay`'s header peek as a traceback.
-    Every whole-document read goes through traces.format.parse_document now."""
+    Every whole-document read goes through traces.format.parse_document now. The long integer
+    was found the same way (2026-11-25): json's int conversion limit is a ValueError that is not
+    a JSONDecodeError."""
     f = tmp_path / "deep.json"
     f.write_text(text)
     o = run_cli([command, str(f)])
