@@ -8,9 +8,11 @@ is the one it was built from (``isr/_compiled.json`` records each source's SHA-2
 Everything else is in pyproject.toml. If Cython or the C compiler is missing or fails, the
 install still succeeds, every module runs as Python, and one warning line says so.
 
-Not compiled, on purpose: ``spec/state.py`` (NamedTuples that Spark pickles by reference),
-``spec/protocols/*`` (users subclass ``ProtocolVersion`` in ``--protocol-file``), the packages'
-``__init__`` modules, and everything off the per-state path.
+Not compiled, on purpose: ``spec/protocols/*`` (users subclass ``ProtocolVersion`` in
+``--protocol-file``), the packages' ``__init__`` modules, and everything off the per-state path.
+``spec/state.py`` is compiled: its NamedTuples stay ordinary Python classes (a compiled module
+runs the class statements as Python does), pickled by reference as Spark does
+(tests/checker/test_compiled.py).
 """
 
 from __future__ import annotations

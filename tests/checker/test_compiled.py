@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import isr._hotpath as hotpath
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +42,7 @@ def test_the_hot_modules_are_compiled_after_make_setup():
     )
     assert set(status) == set(hotpath.compiled_modules())
     assert "isr.spec.model" in status and "isr.checker.bfs" in status
-    assert len(status) == 18
+    assert len(status) == 20
     not_compiled = {k: v for k, v in status.items() if v != "compiled"}
     assert not not_compiled, f"run `make setup` to build them: {not_compiled}"
 
@@ -123,3 +125,23 @@ def test_a_module_built_from_another_source_runs_as_python(capsys, monkeypatch):
     finder = hotpath.HotPathFinder()
     spec = finder.find_spec("isr.spec.model", isr.spec.__path__)
     assert spec is not None and spec.origin.endswith("model.py") and not finder.stale
+
+
+def test_the_compiled_state_types_are_the_python_ones():
+    """spec/state.py runs compiled: its NamedTuples are still plain tuple subclasses that pickle
+    by reference (Spark ships states so), with NamedTuple's fields, defaults and _replace."""
+    import pickle
+
+    from isr.spec import state as st
+
+    assert st.__file__.endswith(".so"), "not built: run `make setup`"
+    s = st.initial_state(3)
+    assert type(s) is st.State and type(s).__mro__ == (st.State, tuple, object)
+    back = pickle.loads(pickle.dumps(s))
+    assert back == s and type(back) is st.State and type(back.replicas[0]) is st.Replica
+    assert hash(back) == hash(s)
+    r = s.replicas[0]
+    assert st.Replica._fields[:3] == ("log", "hw", "hw_ckpt") and st.State._field_defaults
+    assert r._replace(hw=3) == (r[0], 3, *r[2:]) and r._asdict()["hw"] == 0
+    with pytest.raises(ValueError, match="unexpected field names"):
+        r._replace(bogus=1)
