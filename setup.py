@@ -110,7 +110,10 @@ def extensions() -> list[Extension]:
     except ImportError:
         _warn("Cython is not installed")
         return []
-    exts = [Extension(module_name(p), [p]) for p in COMPILED]
+    # -O2 without debug information: 40% less compile time than Python's own -g -O3 (the build
+    # is part of every fresh `make test`), for code that is calls into the C API either way
+    flags = ["-g0", "-O2"] if os.name == "posix" else []
+    exts = [Extension(module_name(p), [p], extra_compile_args=flags) for p in COMPILED]
     try:
         return cythonize(
             exts,
