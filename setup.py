@@ -9,7 +9,9 @@ Everything else is in pyproject.toml. If Cython or the C compiler is missing or 
 install still succeeds, every module runs as Python, and one warning line says so.
 
 Not compiled, on purpose: ``spec/protocols/*`` (users subclass ``ProtocolVersion`` in
-``--protocol-file``), the packages' ``__init__`` modules, and everything off the per-state path.
+``--protocol-file``), ``spec/properties.py`` (its checks are closures, which the Spark engine
+ships by value with cloudpickle: a compiled closure cannot be pickled), the packages'
+``__init__`` modules, and everything off the per-state path.
 ``spec/state.py`` is compiled: its NamedTuples stay ordinary Python classes (a compiled module
 runs the class statements as Python does), pickled by reference as Spark does
 (tests/checker/test_compiled.py).
@@ -73,6 +75,8 @@ class OptionalBuildExt(build_ext):
             self.parallel = os.cpu_count() or 1
 
     def run(self) -> None:
+        if self.inplace:
+            self._remove_dropped()
         self._built: dict[str, str] = {}
         try:
             super().run()
@@ -89,6 +93,20 @@ class OptionalBuildExt(build_ext):
             _warn(f"{ext.name}: {type(e).__name__}")
             return
         self._built[ext.name] = _sha256(_SOURCE[ext.name])
+
+    def _remove_dropped(self) -> None:
+        """Extensions in the source folders of modules no longer compiled: they would shadow
+        their .py (isr/_hotpath.py then runs the .py, but warns on every run)."""
+        keep = {p[: -len(".py")] for p in COMPILED}
+        for top in _PACKAGES.values():
+            if top == "isr":
+                continue
+            folder = next(d for d, pkg in _PACKAGES.items() if pkg == top)
+            for dirpath, _, files in os.walk(folder):
+                for name in files:
+                    stem = name.split(".", 1)[0]
+                    if name.endswith((".so", ".pyd")) and os.path.join(dirpath, stem) not in keep:
+                        os.remove(os.path.join(dirpath, name))
 
     def _write_manifest(self) -> None:
         target = MANIFEST if self.inplace else os.path.join(self.build_lib, MANIFEST)
