@@ -45,7 +45,9 @@ c0 = time.process_time()
 res = check_bfs(model, limits=Limits(max_states=max_states, max_seconds=limit))
 cpu = time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+import isr.spec.model
 print(json.dumps({
+    "model_module": isr.spec.model.__file__,
     "config": model.config.to_json(), "complete": res.complete, "distinct": res.distinct_states,
     "generated": res.states_generated, "depth": res.depth, "wall_s": res.seconds, "cpu_s": cpu,
     "distinct_per_s": res.distinct_states / res.seconds,
@@ -68,19 +70,34 @@ LADDER = [
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(cfg: dict, max_seconds: float, root: str = ROOT, max_states: int | None = None) -> dict:
+def run(
+    cfg: dict,
+    max_seconds: float,
+    root: str = ROOT,
+    max_states: int | None = None,
+    pure: bool | None = None,
+) -> dict:
+    """One run in a subprocess; ``pure``: True runs the hot modules as Python
+    (``ISR_PURE_PYTHON=1``), False compiled (as built), None as the environment says."""
     arg = {**cfg, "max_seconds": max_seconds}
     if max_states is not None:
         arg["max_states"] = max_states
     load = os.getloadavg()[0]
+    env = dict(os.environ)
+    if pure is not None:
+        env.pop("ISR_PURE_PYTHON", None)
+        if pure:
+            env["ISR_PURE_PYTHON"] = "1"
     out = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps(arg), root],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     r = json.loads(out.stdout)
     r["tree"] = root
+    r["pure_python"] = env.get("ISR_PURE_PYTHON", "") not in ("", "0")
     r["load_before"] = round(load, 2)
     r["load_after"] = round(os.getloadavg()[0], 2)
     return r
@@ -111,7 +128,14 @@ def main() -> int:
         metavar="DIR",
         help="another checkout of this repository: run it and this tree alternately",
     )
-    ap.add_argument("--repeat", type=int, default=1, metavar="K", help="A/B pairs (--baseline)")
+    ap.add_argument(
+        "--compiled-ab",
+        action="store_true",
+        help="this tree as Python (ISR_PURE_PYTHON=1, the baseline) and compiled, alternately",
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=1, metavar="K", help="A/B pairs (--baseline, --compiled-ab)"
+    )
     ap.add_argument(
         "--workload",
         action="append",
@@ -124,7 +148,9 @@ def main() -> int:
         f"machine: {platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.2f}"
     )
-    if args.baseline:
+    if args.baseline and args.compiled_ab:
+        ap.error("--baseline or --compiled-ab, not both")
+    if args.baseline or args.compiled_ab:
         return compare(args)
     results = [run(REFERENCE, 600, max_states=args.max_states)]
     show(results[0])
@@ -145,6 +171,17 @@ def main() -> int:
     return 0
 
 
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def parse_workload(text: str) -> tuple[dict, int | None]:
     """``R/REC/EP/CR[:N]`` -> (kip-320 config, max states or None)."""
     spec, _, limit = text.partition(":")
@@ -156,15 +193,17 @@ def parse_workload(text: str) -> tuple[dict, int | None]:
 def compare(args: argparse.Namespace) -> int:
     """This tree against ``--baseline``, alternately, ``--repeat`` rounds; each round runs every
     workload as a pair (baseline, then this tree). The ratio of the CPU rates (distinct states
-    per CPU second) is what a load that changes during the run spoils least."""
-    base = os.path.abspath(args.baseline)
+    per CPU second) is what a load that changes during the run spoils least. With
+    ``--compiled-ab`` the baseline is this tree run as Python, against this tree compiled."""
+    ab = args.compiled_ab
+    base = ROOT if ab else os.path.abspath(args.baseline)
     workloads = [parse_workload(w) for w in args.workload or []] or [(REFERENCE, args.max_states)]
     pairs: list[list[dict]] = [[] for _ in workloads]
     for _ in range(args.repeat):
         for w, (cfg, limit) in enumerate(workloads):
-            b = run(cfg, 3600, base, limit)
+            b = run(cfg, 3600, base, limit, pure=True if ab else None)
             show(b)
-            a = run(cfg, 3600, ROOT, limit)
+            a = run(cfg, 3600, ROOT, limit, pure=False if ab else None)
             show(a)
             if (a["distinct"], a["generated"]) != (b["distinct"], b["generated"]):
                 print("the two trees explore different state spaces: no comparison")
@@ -206,8 +245,9 @@ def compare(args: argparse.Namespace) -> int:
                     f"{platform.processor() or 'unknown cpu'}",
                     "cpus": os.cpu_count(),
                     "python": platform.python_version(),
-                    "baseline": base,
-                    "this": ROOT,
+                    "cpu_model": _cpu_model(),
+                    "baseline": "this tree, ISR_PURE_PYTHON=1" if ab else base,
+                    "this": f"{ROOT}, compiled" if ab else ROOT,
                     "rounds": args.repeat,
                     "workloads": summary,
                 },

@@ -16,9 +16,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import _hotpath
+
 _ROOT = Path(__file__).resolve().parent.parent
 if (_ROOT / "pyproject.toml").is_file() and (_ROOT / "spec" / "__init__.py").is_file():
     __path__.append(str(_ROOT))  # a source checkout: isr.spec is <root>/spec
+
+# Before any isr.* module is imported: the compiled hot path only where it was built from the
+# .py beside it, and never under ISR_PURE_PYTHON=1 (isr/_hotpath.py).
+_hotpath.install()
 
 
 def _version() -> str:
