@@ -9,6 +9,7 @@ from isr.impl.adapter import Session
 from isr.impl.mutants import KRAFT_MUTANTS, MUTANTS
 from isr.traces.conformance.runner import Adapter, InProcess, conform, run_scenario
 from isr.traces.conformance.scenarios import spec_scenarios, spec_targets
+from isr.traces.validator.partition import KRAFT_ONLY
 
 
 def test_spec_paths_cover_every_action() -> None:
@@ -51,15 +52,7 @@ def test_reference_kraft_is_accepted() -> None:
     it refuses (impl/README.md) are coverage gaps, never rejections."""
     rep = conform(InProcess(Session(None)), random_examples=4, seed=1, protocol="kraft")
     assert not rep.rejected, [(n, v.reason, v.mismatches) for n, _s, v in rep.rejected]
-    assert {
-        "FollowerSendFetch",
-        "LeaderHandleFetch",
-        "FollowerHandleFetchResponse",
-        "LeaderSendAlterPartition",
-        "ControllerHandleAlterPartition",
-        "BrokerApplyPartitionChange",
-        "BrokerRegister",
-    } <= rep.actions
+    assert rep.actions >= KRAFT_ONLY  # every kraft action the validator knows was exercised
     assert rep.gaps and set(rep.gaps) <= {
         "controlled_shutdown",
         "controller_failover",
