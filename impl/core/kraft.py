@@ -82,18 +82,9 @@ class KraftFetchRole:
         if unknown or (park and all(self._kraft_idle(fp, req) for fp in req.partitions)):
             # (a partition this broker has not created yet: the request waits until its first
             # LeaderAndIsr, which the spec's initial state has applied already)
-            self._parked[(req.replica_id, req.correlation_id)] = req
-            key = f"dfetch:{req.replica_id}:{req.correlation_id}"
-            out.append(m.SetTimer(key, self.config.replica_fetch_wait_max_ms))
-            return out
+            return self._park_fetch(out, req)  # (leader.py, shared with the atomic fetch)
         datas = [self._kraft_handle(out, req.replica_id, fp, now) for fp in req.partitions]
-        out.append(
-            m.Send(
-                req.replica_id,
-                m.FetchResponse(self.id, req.fetcher_id, req.correlation_id, tuple(datas)),
-            )
-        )
-        return out
+        return self._answer_fetch(out, req, datas)
 
     def _kraft_handle(
         self, out: Effects, f: int, fp: m.FetchPartition, now: int

@@ -74,10 +74,17 @@ class LeaderRole:
             )
         if park and not has_data and not has_error:
             # Delayed fetch (long poll): answer when data arrives or the max wait is over.
-            self._parked[(req.replica_id, req.correlation_id)] = req
-            key = f"dfetch:{req.replica_id}:{req.correlation_id}"
-            out.append(m.SetTimer(key, self.config.replica_fetch_wait_max_ms))
-            return out
+            return self._park_fetch(out, req)
+        return self._answer_fetch(out, req, datas)
+
+    def _park_fetch(self, out: Effects, req: m.FetchRequest) -> Effects:
+        """Hold ``req`` until data arrives or replica.fetch.wait.max.ms is over (its timer)."""
+        self._parked[(req.replica_id, req.correlation_id)] = req
+        key = f"dfetch:{req.replica_id}:{req.correlation_id}"
+        out.append(m.SetTimer(key, self.config.replica_fetch_wait_max_ms))
+        return out
+
+    def _answer_fetch(self, out: Effects, req: m.FetchRequest, datas: list) -> Effects:
         out.append(
             m.Send(
                 req.replica_id,
