@@ -260,6 +260,15 @@ ENGINES: dict[tuple[str, str], EngineSpec] = {
             extras=frozenset({"master", "partitions", "cut_every"}),
         ),
         EngineSpec(
+            "check",
+            "spark-barrier",
+            "isr.checker.spark.barrier:check_spark_barrier",
+            "exhaustive breadth-first search by the parallel engine's workers as the tasks of one"
+            " Spark barrier stage",
+            _SEARCH | {"progress", "stop_at_first_violation", "checkpoint", "resume"},
+            extras=frozenset({"master", "tasks"}),
+        ),
+        EngineSpec(
             "simulate",
             "seq",
             "isr.checker.simulate:simulate",
@@ -360,10 +369,18 @@ def local_check_engine(workers: int = 1, checkpoint: bool = False) -> str:
     return "parallel" if workers > 1 or checkpoint else "bfs"
 
 
-def registry_name(command: str, family: str, *, workers: int = 1, checkpoint: bool = False) -> str:
-    """The registry engine behind `isr COMMAND --engine FAMILY`."""
+def registry_name(
+    command: str,
+    family: str,
+    *,
+    workers: int = 1,
+    checkpoint: bool = False,
+    spark_mode: str = "barrier",
+) -> str:
+    """The registry engine behind `isr COMMAND --engine FAMILY` (and, for `check` on Spark,
+    ``--spark-mode``: ``barrier`` is "spark-barrier", ``levels`` is "spark")."""
     if family == "spark":
-        return "spark"
+        return "spark-barrier" if command == "check" and spark_mode == "barrier" else "spark"
     if command == "check":
         return local_check_engine(workers, checkpoint)
     if command == "simulate":

@@ -33,7 +33,8 @@ from .sparkopts import (
 )
 
 # The `check` engines by registry name (checker.engines): `--engine local` is "bfs", or
-# "parallel" with --workers N > 1 or a checkpoint; `--engine spark` is "spark". Kept importable
+# "parallel" with --workers N > 1 or a checkpoint; `--engine spark` is "spark-barrier", or
+# "spark" with --spark-mode levels. Kept importable
 # under its old name.
 ENGINES = {name: engines.engine("check", name).target for name in engines.names("check")}
 
@@ -106,6 +107,16 @@ def register(sub) -> None:
                 "--engine local: worker processes (default: every core, or 1 for a model "
                 f"estimated below {AUTO_WORKERS_MIN_STATES:,} states; exit 5 if one dies)"
             )
+    p.add_argument(
+        "--spark-mode",
+        choices=["barrier", "levels"],
+        default=None,
+        help="--engine spark: barrier (default): the parallel engine's workers run as the tasks "
+        "of one Spark barrier stage, one per core of the cluster, and talk over TCP (fastest; "
+        "a lost task fails the run, exit 5; --checkpoint DIR on storage every machine shares "
+        "is how a long run survives); levels: one Spark job per BFS level, the visited set in "
+        "Spark (lost tasks are recomputed; slower)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(run=run)
 
@@ -139,9 +150,15 @@ def run(args: argparse.Namespace) -> int:
     if args.max_seconds is not None and args.max_seconds <= 0:
         raise UsageError("--max-seconds must be positive")
     name = engines.registry_name(
-        "check", family, workers=args.workers, checkpoint=bool(args.checkpoint or args.resume)
+        "check",
+        family,
+        workers=args.workers,
+        checkpoint=bool(args.checkpoint or args.resume),
+        spark_mode=args.spark_mode or "barrier",
     )
     configure_spark(args, family == "spark", args.max_seconds)
+    if args.spark_mode is not None and family != "spark":
+        raise UsageError("--spark-mode goes with --engine spark")
     if not args.quiet and not args.resume:
         note = size_note(model.config, args.max_states, args.max_seconds)
         if note:
@@ -160,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
     if name == "parallel":
         warn_cores(args.workers)
         extras["workers"] = args.workers
+    elif name == "spark-barrier":
+        extras["master"] = args.spark_master
     elif name == "spark":
         from isr.checker.spark.progress import level_reporter
 
@@ -259,7 +278,9 @@ def run_engine(name: str, model, options: Options, extras: dict) -> CheckResult 
     try:
         spec.check_options(options, extras)
     except EngineOptionError as e:
-        raise UsageError(f"{e} (--engine {'spark' if name == 'spark' else 'local'})") from None
+        family = "spark" if name.startswith("spark") else "local"
+        mode = " --spark-mode levels" if name == "spark" else ""
+        raise UsageError(f"{e} (--engine {family}{mode})") from None
     if name == "spark":
         from isr.checker.spark.checkpoint import CheckpointError
 
@@ -268,10 +289,13 @@ def run_engine(name: str, model, options: Options, extras: dict) -> CheckResult 
                 return engines.run("check", name, model, options, **extras)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
-    if name == "parallel":
+    if name in ("parallel", "spark-barrier"):
         from isr.checker.parallel import CheckpointError, EngineFailure
 
         try:
+            if name == "spark-barrier":
+                with spark_failures():
+                    return engines.run("check", name, model, options, **extras)
             return engines.run("check", name, model, options, **extras)
         except CheckpointError as e:
             raise UsageError(str(e)) from None

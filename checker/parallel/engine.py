@@ -147,14 +147,33 @@ def check_parallel(
         raise CheckpointError(
             "a resumed run keeps checkpointing in its own directory: give --resume DIR alone"
         )
-    run = _Run(model, workers, symmetry, limits, properties, progress, config)
+    run = LevelRun(model, workers, symmetry, limits, properties, progress, config)
     run.stop_at_first = stop_at_first_violation
     return run.execute(checkpoint or resume, resume is not None)
 
 
-class _Run:
-    def __init__(self, model, workers, symmetry, limits, properties, progress, config):
+class LevelRun:
+    """One run of the coordinator. ``pool_factory(n, model, symmetry, props, resume)`` gives
+    the workers (default: forked processes, :class:`~.pool.Pool`; Spark's barrier tasks use
+    :class:`~.net.NetPool`); ``engine`` names the engine in the result. The checkpoint identity
+    says "parallel" whatever the pool, so a run checkpointed on one can be resumed on another."""
+
+    def __init__(
+        self,
+        model,
+        workers,
+        symmetry,
+        limits,
+        properties,
+        progress,
+        config,
+        pool_factory: Callable[..., Any] = Pool,
+        engine: str = "parallel",
+    ):
         self.model = model
+        self.pool_factory = pool_factory
+        self.engine = engine
+        self.extra: dict[str, Any] = {}  # more for the result's extra (the engine's own)
         self.n = workers
         self.symmetry = symmetry
         self.limits = limits
@@ -213,7 +232,9 @@ class _Run:
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, self._on_sigint) if main else None
         try:
-            with Pool(self.n, self.model, self.symmetry, self.props, resume_arg) as pool:
+            with self.pool_factory(
+                self.n, self.model, self.symmetry, self.props, resume_arg
+            ) as pool:
                 self.pool = pool
                 return self._search(pool, directory, identity, t0, resumed_from)
         finally:
@@ -397,7 +418,7 @@ class _Run:
         names = model.action_names
         return CheckResult(
             model=model.name,
-            engine="parallel",
+            engine=self.engine,
             config=self.config,
             complete=complete,
             stop_reason=stop,
@@ -425,5 +446,6 @@ class _Run:
                     "expanded": t["expanded"],
                     "cpu_workers": round(sum(v.get("cpu_sum", 0) for v in t["levels"]), 2),
                 },
+                **self.extra,
             },
         )

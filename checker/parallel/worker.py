@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..fingerprint import ZERO_STANDIN, fingerprint
-from ..fpset import FingerprintTable
+from ..fpset import FingerprintSet, FingerprintTable
 from ..model import Model, Property, State
 from ..nogc import paused_gc
 from .checkpoint import (
@@ -122,6 +122,7 @@ class Worker:
         self.ppid = os.getppid()
         self.cpu_mark = time.process_time()
         self.seen = FingerprintTable()
+        self.asked = FingerprintSet()  # see level()
         self.frontier: list[State] = []
         self.frontier_fps = fp_array()
         self.next: list[State] = []
@@ -131,6 +132,7 @@ class Worker:
         # per peer: batches of (states, fps) asked about and not yet answered, oldest first
         self.pending: list[deque[tuple[list[State], array]]] = [deque() for _ in range(n)]
         self.invariants: list[Property] = []
+        self.inv_checks: list = []
         self.some_states: list[Property] = []
         self.stop_on_violation = False
         who, _, depth = os.environ.get(KILL_ENV, "").partition(":")
@@ -142,13 +144,24 @@ class Worker:
         and check the state properties on it."""
         self.next.append(c)
         self.next_fps.append(fp)
+        if self.invariants or self.some_states:
+            self.check_new_state(fp, c)
+
+    def check_new_state(self, fp: int, c: State) -> None:
+        """The state properties on a new state (the invariants' checks first, as functions: on
+        the hot path, no list is built unless one fails)."""
         rep = self.report
         if self.invariants:
-            failed = [p for p in self.invariants if not p.check(c)]
-            if failed:
-                for p in failed:
-                    rep["inv"][p.name] = fp
-                self.invariants = [p for p in self.invariants if p.name not in rep["inv"]]
+            for check in self.inv_checks:
+                if not check(c):
+                    break
+            else:
+                check = None
+            if check is not None:
+                for p in self.invariants:
+                    if not p.check(c):
+                        rep["inv"][p.name] = fp
+                self.set_invariants([p for p in self.invariants if p.name not in rep["inv"]])
                 if self.stop_on_violation:
                     self.abort.value = 1
         if self.some_states:
@@ -157,6 +170,10 @@ class Worker:
                 for p in met:
                     rep["wit"][p.name] = fp
                 self.some_states = [p for p in self.some_states if p.name not in rep["wit"]]
+
+    def set_invariants(self, props: list[Property]) -> None:
+        self.invariants = props
+        self.inv_checks = [p.check for p in props]
 
     # --- messages between workers ----------------------------------------------------------------
     def ask(self, owner: int, states: list[State], fps: array, parents: array) -> None:
@@ -173,15 +190,40 @@ class Worker:
             fps, parents = array("q"), array("q")
             fps.frombytes(body[:half])
             parents.frombytes(body[half:])
-            add = self.seen.add
-            flags = bytes([add(fp, parent) for fp, parent in zip(fps, parents, strict=True)])
-            self.inboxes[peer].put(b"A" + HEAD.pack(self.k) + flags)
+            seen = self.seen
+            flags = bytearray(len(fps))
+            # seen.add(fp, parent) for each, inlined (the probe, then the insert)
+            t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
+            for j in range(len(fps)):
+                fp = fps[j]
+                i = fp & mask
+                v = t_fps[i]
+                while v:
+                    if v == fp:
+                        break
+                    i = (i + 1) & mask
+                    v = t_fps[i]
+                if v:
+                    continue
+                t_fps[i] = fp
+                t_parents[i] = parents[j]
+                flags[j] = 1
+                seen._size += 1
+                if seen._size * 2 > mask:
+                    seen._grow()
+                    t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
+            self.inboxes[peer].put(b"A" + HEAD.pack(self.k) + bytes(flags))
         elif tag == b"A":  # the answer to this worker's oldest open question to that peer
             states, fps = self.pending[peer].popleft()
-            new_state = self.new_state
+            nxt, nxt_fps = self.next, self.next_fps
+            check = self.invariants or self.some_states
             for i, flag in enumerate(body):
                 if flag:
-                    new_state(fps[i], states[i])
+                    c = states[i]
+                    nxt.append(c)
+                    nxt_fps.append(fps[i])
+                    if check:
+                        self.check_new_state(fps[i], c)
         else:  # b"E": the peer has asked everything it will ask in this level
             self.ends += 1
 
@@ -201,7 +243,7 @@ class Worker:
     # --- levels ----------------------------------------------------------------------------------
     def initial(self) -> None:
         """Take the initial states this worker owns (every worker computes them all)."""
-        self.invariants = [p for p in self.by_name.values() if p.kind == "always"]
+        self.set_invariants([p for p in self.by_name.values() if p.kind == "always"])
         self.some_states = [
             p for p in self.by_name.values() if p.kind == "sometimes" and not p.on_transitions
         ]
@@ -231,10 +273,11 @@ class Worker:
         if self.kill_at == order.depth:
             os.kill(os.getpid(), signal.SIGKILL)
         by_name = self.by_name
-        self.invariants = [by_name[n] for n in order.invariants]
+        self.set_invariants([by_name[n] for n in order.invariants])
         self.some_states = [by_name[n] for n in order.some_states]
         self.stop_on_violation = order.stop_on_violation
         action_props = [by_name[n] for n in order.actions]
+        act_checks = [p.check for p in action_props]
         some_trans = [by_name[n] for n in order.some_trans]
         rep = self.report
         model = self.model
@@ -243,15 +286,23 @@ class Worker:
         canon = self.canon
         fired = [False] * len(model.action_names)
         n_workers, me = self.n, self.k
-        add = self.seen.add
-        new_state = self.new_state
+        seen = self.seen
+        # seen.add(fp, parent), inlined below as in checker.bfs (the probe, then the insert);
+        # the arrays are looked up again after each drain(), whose answers may grow the table
+        t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
+        next_append, next_fps_append = self.next.append, self.next_fps.append
+        check_new_state = self.check_new_state
         ask = self.ask
         # per owner: successors to ask it about (states, fingerprints, parent fingerprints)
         b_states: list[list[State]] = [[] for _ in range(n_workers)]
         b_fps = [fp_array() for _ in range(n_workers)]
         b_parents = [fp_array() for _ in range(n_workers)]
-        sent: set[int] = set()  # fingerprints already asked about during this level
-        sent_add = sent.add
+        # Fingerprints this worker has asked their owners about, in any level: each is in the
+        # visited set for good (the owner recorded it when asked), so it is never asked again.
+        # Kept across levels: most successors are states seen before (in BFS, often of the
+        # level before), and a successor found here is one probe, as in checker.bfs.
+        asked = self.asked
+        a_fps, a_mask = asked._fps, asked._mask
         abort = self.abort
         sizes = self.sizes
         level_generated = self.generated
@@ -269,7 +320,8 @@ class Worker:
             if counter >= TICK:
                 counter = 0
                 self.drain()
-                sizes[me] = len(self.seen)
+                t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
+                sizes[me] = len(seen)
                 level_generated[me] = generated
                 if abort.value:
                     break
@@ -288,14 +340,19 @@ class Worker:
             for action, t in successors(s):
                 n += 1
                 fired[action[0]] = True
-                if action_props:
-                    bad = [p for p in action_props if not p.check(s, action, t)]
-                    if bad:
-                        for p in bad:
+                for check in act_checks:
+                    if not check(s, action, t):
+                        break
+                else:
+                    check = None
+                if check is not None:  # an action property fails: find every one
+                    for p in action_props:
+                        if not p.check(s, action, t):
                             rep["act"][p.name] = sfp
-                        action_props = [p for p in action_props if p.name not in rep["act"]]
-                        if order.stop_on_violation:
-                            abort.value = 1
+                    action_props = [p for p in action_props if p.name not in rep["act"]]
+                    act_checks = [p.check for p in action_props]
+                    if order.stop_on_violation:
+                        abort.value = 1
                 if some_trans:
                     met = [p for p in some_trans if p.check(s, action, t)]
                     if met:
@@ -306,10 +363,41 @@ class Worker:
                 fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
                 owner = fp % n_workers
                 if owner == me:
-                    if add(fp, sfp):
-                        new_state(fp, c)
-                elif fp not in sent:
-                    sent_add(fp)
+                    i = fp & mask
+                    v = t_fps[i]
+                    while v:
+                        if v == fp:
+                            break
+                        i = (i + 1) & mask
+                        v = t_fps[i]
+                    if v:
+                        continue  # visited
+                    t_fps[i] = fp
+                    t_parents[i] = sfp
+                    seen._size += 1
+                    if seen._size * 2 > mask:
+                        seen._grow()
+                        t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
+                    next_append(c)
+                    next_fps_append(fp)
+                    if self.invariants or self.some_states:
+                        check_new_state(fp, c)
+                else:
+                    # asked.add(fp), inlined: the probe, then the insert
+                    i = fp & a_mask
+                    v = a_fps[i]
+                    while v:
+                        if v == fp:
+                            break
+                        i = (i + 1) & a_mask
+                        v = a_fps[i]
+                    if v:
+                        continue  # asked before: visited
+                    a_fps[i] = fp
+                    asked._size += 1
+                    if asked._size * 2 > a_mask:
+                        asked._grow()
+                        a_fps, a_mask = asked._fps, asked._mask
                     states = b_states[owner]
                     states.append(c)
                     b_fps[owner].append(fp)
@@ -324,7 +412,7 @@ class Worker:
                 deadlocks += 1
                 if deadlock_fp is None:
                     deadlock_fp = sfp
-        del frontier, fps, sent
+        del frontier, fps
         # End of level: ask the rest, tell every peer, then answer and hear answers until every
         # peer has ended and every question of this worker is answered.
         for owner in range(n_workers):

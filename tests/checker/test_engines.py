@@ -27,7 +27,7 @@ def counts(res) -> tuple:
 
 
 def test_registry_names_and_limits_reexported():
-    assert engines.names("check") == ["bfs", "parallel", "spark"]
+    assert engines.names("check") == ["bfs", "parallel", "spark", "spark-barrier"]
     assert engines.names("simulate") == ["seq", "spark"]
     assert engines.names("liveness") == ["scc"]
     assert bfs.Limits is Limits  # old import path still works

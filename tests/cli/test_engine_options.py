@@ -102,8 +102,13 @@ def test_master_sets_spark_master_with_a_notice_after_the_run(capsys):
             "--workers goes with --engine local",
         ),
         (
-            ["check", *SMALL, "--engine", "spark", "--stop-at-first-violation"],
+            ["check", *SMALL, "--engine", "spark", "--spark-mode", "levels"]
+            + ["--stop-at-first-violation"],
             "check engine 'spark' does not support stop-at-first-violation",
+        ),
+        (
+            ["check", *SMALL, "--spark-mode", "levels"],
+            "--spark-mode goes with --engine spark",
         ),
         (
             ["check", *SMALL, "--engine", "spark", "--master", "local[1]", "--spark-master", "x"],

@@ -48,13 +48,15 @@ def test_resume_refuses_another_model(spark, tmp_path):
 def test_cli_checkpoint_options(spark, tmp_path, capsys):
     args = ["check", "--protocol", "kip-320", "--replicas", "2", "--records", "0"]
     args += ["--epochs", "2", "--crashes", "1", "--quiet", "--format", "json"]
-    # the local engine checkpoints too, in a format of its own that Spark refuses (exit 2)
+    levels = ["--engine", "spark", "--spark-mode", "levels"]
+    # the local engine checkpoints too, in a format of its own that Spark's levels mode refuses
+    # (exit 2; the barrier mode shares it: test_spark_barrier)
     assert main([*args, "--checkpoint", str(tmp_path / "local")]) == 1
-    assert main([*args, "--engine", "spark", "--resume", str(tmp_path / "local")]) == 2
-    assert main([*args, "--engine", "spark", "--resume", str(tmp_path)]) == 2  # nothing there
+    assert main([*args, *levels, "--resume", str(tmp_path / "local")]) == 2
+    assert main([*args, *levels, "--resume", str(tmp_path)]) == 2  # nothing there
     capsys.readouterr()
     # records 0: nothing can be committed, so SometimesCommitted fails (exit 1), as in bfs
-    assert main([*args, "--engine", "spark", "--checkpoint", str(tmp_path)]) == 1
+    assert main([*args, *levels, "--checkpoint", str(tmp_path)]) == 1
     out = json.loads(capsys.readouterr().out)
     never = [p["name"] for p in out["properties"] if p["holds"] is False]
     assert never == ["SometimesCommitted"]

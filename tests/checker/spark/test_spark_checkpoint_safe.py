@@ -20,7 +20,17 @@ from isr.spec import Config, IsrSpec
 pytestmark = pytest.mark.spark
 
 ARGS = ["check", "--protocol", "hw-truncation", "--replicas", "2", "--records", "0"]
-ARGS += ["--epochs", "2", "--crashes", "1", "--quiet", "--engine", "spark"]
+ARGS += [
+    "--epochs",
+    "2",
+    "--crashes",
+    "1",
+    "--quiet",
+    "--engine",
+    "spark",
+    "--spark-mode",
+    "levels",
+]
 
 
 class Boom:
