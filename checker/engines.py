@@ -6,7 +6,8 @@ The engines themselves stay where they are (free functions with keyword argument
 |------------|------------|-------------------------------------------|-----------------------------|
 | `check`    | `bfs`      | :func:`checker.bfs.check_bfs`             | sequential exhaustive BFS   |
 | `check`    | `parallel` | :func:`checker.parallel.check_parallel`   | BFS on local processes      |
-| `check`    | `spark`    | :func:`checker.spark.engine.check_spark`  | BFS on Spark                |
+| `check`    | `spark`    | :func:`checker.spark.engine.check_spark`  | BFS on Spark, a job a level |
+| `check`    | `spark-barrier` | :func:`checker.spark.barrier.check_spark_barrier` | BFS by workers in one Spark barrier stage |
 | `simulate` | `seq`      | :func:`checker.simulate.simulate`         | random walks, one process   |
 | `simulate` | `spark`    | :func:`checker.spark.simulate.simulate_spark` | random walks on Spark   |
 | `liveness` | `scc`      | :func:`checker.liveness.check_liveness`   | SCCs of the state graph     |
