@@ -9,9 +9,10 @@ Everything else is in pyproject.toml. If Cython or the C compiler is missing or 
 install still succeeds, every module runs as Python, and one warning line says so.
 
 Not compiled, on purpose: ``spec/protocols/*`` (users subclass ``ProtocolVersion`` in
-``--protocol-file``), ``spec/properties.py`` (its checks are closures, which the Spark engine
-ships by value with cloudpickle: a compiled closure cannot be pickled), the packages'
-``__init__`` modules, and everything off the per-state path.
+``--protocol-file``), the packages' ``__init__`` modules, and everything off the per-state
+path. ``spec/properties.py`` is compiled: its checks are module-level functions and instances of
+module-level classes (no closures: the Spark engine ships the properties with cloudpickle, and a
+compiled closure cannot be pickled).
 ``spec/state.py`` is compiled: its NamedTuples stay ordinary Python classes (a compiled module
 runs the class statements as Python does), pickled by reference as Spark does
 (tests/checker/test_compiled.py).

@@ -1,10 +1,16 @@
 """The properties of docs/PROTOCOL.md, by name. Each is symmetric in the replica ids (it says the
-same of every replica), which is what makes symmetry reduction sound for it."""
+same of every replica), which is what makes symmetry reduction sound for it.
+
+This module is compiled (pyproject.toml's ``[tool.isr] compiled``), and the Spark engine ships
+the properties to its executors with cloudpickle, which cannot pickle a compiled closure: so every
+check is a module-level function (pickled by reference) or an instance of a module-level class
+with ``__call__`` whose fields are plain values (TypeOk, IsrWithinAssigned, Available,
+ActionFires, AlterPartitionExpandsIsr); no check is a closure or a lambda
+(tests/spec/test_properties_pickle.py)."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 
 from isr.checker.model import Property
 
@@ -13,15 +19,42 @@ from .actions.controller import elections
 from .state import NO_FAULTS, NO_KRAFT, State
 
 
-def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
-    cfg = ctx.config
-    n, full, records, epochs = ctx.n, ctx.full, cfg.records, cfg.epochs
-    max_len = records + cfg.retries  # a retry may append a record a second time
-    # Replica values recur across many states (successors share unchanged parts), so the
-    # per-replica check is memoised by value; a bounded cache keeps memory flat.
-    good_replicas: set = set()
+class TypeOk:
+    """TypeOK: every variable holds a value of its type and within the bounds.
 
-    def replica_ok(r) -> bool:
+    A class, not a closure: its fields are plain ints and bools, so the check pickles by
+    reference to this class when the module is compiled (the Spark engine ships the properties
+    with cloudpickle, which cannot pickle a compiled closure). Replica values recur across many
+    states (successors share unchanged parts), so the per-replica check is memoised by value in
+    ``good_replicas``; a bounded cache keeps memory flat, and a pickle leaves it out (a copy
+    starts empty: the cache changes speed, never a verdict)."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        cfg = ctx.config
+        self.n: int = ctx.n
+        self.full: int = ctx.full
+        self.records: int = cfg.records
+        self.epochs: int = cfg.epochs
+        self.max_len: int = cfg.records + cfg.retries  # a retry may append a record twice
+        self.crashes: int = cfg.crashes
+        self.retries: int = cfg.retries
+        self.lose_unflushed: bool = cfg.lose_unflushed
+        self.retention: bool = cfg.retention
+        self.controller_failovers: int = cfg.controller_failovers
+        self.session_expiries: int = cfg.session_expiries
+        self.good_replicas: set = set()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["good_replicas"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.good_replicas = set()
+
+    def replica_ok(self, r) -> bool:
+        n, max_len, records, epochs = self.n, self.max_len, self.records, self.epochs
         if len(r.log) > max_len or len(r.remote_leo) != n:
             return False
         for rec, ep in r.log:
@@ -29,51 +62,53 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
                 return False
         if not (0 <= r.hw <= max_len and 0 <= r.hw_ckpt <= max_len):
             return False
-        if not (-1 <= r.leader < n and 0 <= r.epoch <= epochs and 0 <= r.isr <= full):
+        if not (-1 <= r.leader < n and 0 <= r.epoch <= epochs and 0 <= r.isr <= self.full):
             return False
         if not all(-1 <= x <= max_len for x in r.remote_leo):
             return False
         return all(0 <= o < len(r.log) for o in r.pending)
 
-    def type_ok(s: State) -> bool:
-        """TypeOK: every variable holds a value of its type and within the bounds."""
+    def __call__(self, s: State) -> bool:
+        n = self.n
         if len(s.replicas) != n:
             return False
+        good_replicas = self.good_replicas
         for r in s.replicas:
             if r not in good_replicas:
-                if not replica_ok(r):
+                if not self.replica_ok(r):
                     return False
                 if len(good_replicas) > 20_000:
                     good_replicas.clear()
                 good_replicas.add(r)
+        epochs = self.epochs
         c = s.coord
-        if not (0 <= c.leader < n and 1 <= c.epoch <= epochs and 0 < c.isr <= full):
+        if not (0 <= c.leader < n and 1 <= c.epoch <= epochs and 0 < c.isr <= self.full):
             return False
         for q in s.requests:
             if not (0 <= q.dest < n and 0 <= q.leader < n and 1 <= q.epoch <= epochs):
                 return False
         h = s.history
-        if not (0 <= h.next_record <= records and 0 <= h.crashes <= cfg.crashes):
+        if not (0 <= h.next_record <= self.records and 0 <= h.crashes <= self.crashes):
             return False
         f = s.faults
-        if not (f is NO_FAULTS or faults_ok(s, f)):
+        if not (f is NO_FAULTS or self.faults_ok(s, f)):
             return False
         k = s.kraft
         # equality too: a state read back from a checkpoint or a worker holds an equal copy
-        return k is NO_KRAFT or k == NO_KRAFT or kraft_ok(s, k)
+        return k is NO_KRAFT or k == NO_KRAFT or self.kraft_ok(s, k)
 
-    def kraft_ok(s: State, k) -> bool:
+    def kraft_ok(self, s: State, k) -> bool:
         """kraft: per-replica tuples of the right length, broker epochs within 1 + restarts, at
         most one fetch in flight per fetcher (follower, leader, broker epoch) and one
         AlterPartition per leader, every id a replica; every broker that is down is fenced
         (KIP-841)."""
+        n, full, max_len, epochs = self.n, self.full, self.max_len, self.epochs
+        top_be = 1 + self.crashes
         if len(k.broker_epoch) != n or len(k.remote_epoch) != n:
             return False
-        if not all(1 <= b <= 1 + cfg.crashes for b in k.broker_epoch):
+        if not all(1 <= b <= top_be for b in k.broker_epoch):
             return False
-        if not all(
-            len(row) == n and all(-1 <= x <= 1 + cfg.crashes for x in row) for row in k.remote_epoch
-        ):
+        if not all(len(row) == n and all(-1 <= x <= top_be for x in row) for row in k.remote_epoch):
             return False
         fetchers = [
             (m.follower, m.leader, m.broker_epoch) for m in (*k.fetch_requests, *k.fetch_responses)
@@ -102,13 +137,14 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
         if len(set(leaders)) != len(leaders):
             return False
         return all(
-            0 <= l < n and 0 < a.new_isr <= full and 1 <= a.leader_be <= 1 + cfg.crashes
+            0 <= l < n and 0 < a.new_isr <= full and 1 <= a.leader_be <= top_be
             for l, a in zip(leaders, k.alter_partition, strict=True)
         )
 
-    def faults_ok(s: State, f) -> bool:
+    def faults_ok(self, s: State, f) -> bool:
+        n, full = self.n, self.full
         reps = s.replicas
-        for per, on in ((f.flushed, cfg.lose_unflushed), (f.log_start, cfg.retention)):
+        for per, on in ((f.flushed, self.lose_unflushed), (f.log_start, self.retention)):
             if len(per) != (n if on else 0):
                 return False
             if not all(0 <= x <= len(reps[i].log) for i, x in enumerate(per)):
@@ -124,21 +160,19 @@ def _type_ok(ctx: Ctx) -> Callable[[State], bool]:
             return False
         if not all(1 <= x <= s.history.next_record for x in f.lost_replies):
             return False
-        if not (0 <= f.retries <= cfg.retries and 0 <= f.failovers <= cfg.controller_failovers):
+        if not (0 <= f.retries <= self.retries and 0 <= f.failovers <= self.controller_failovers):
             return False
         if f.ctrl_epoch != 1 + f.failovers:
             return False
-        if len(f.ctrl_seen) != (n if cfg.controller_failovers else 0):
+        if len(f.ctrl_seen) != (n if self.controller_failovers else 0):
             return False
-        if not 0 <= f.expiries <= cfg.session_expiries:
+        if not 0 <= f.expiries <= self.session_expiries:
             return False
         if f.expired & ~alive_mask(s) or f.expired.bit_count() > f.expiries:
             return False  # only a running broker's session can be expired
         if f.lead_renewed and not f.expiries:
             return False
         return all(1 <= x <= f.ctrl_epoch for x in f.ctrl_seen)
-
-    return type_ok
 
 
 def hw_at_most_leo(s: State) -> bool:
@@ -155,21 +189,24 @@ def leader_in_isr(s: State) -> bool:
     return bool(s.coord.isr >> s.coord.leader & 1)
 
 
-def _isr_within_assigned(ctx: Ctx) -> Callable[[State], bool]:
-    full = ctx.full
-    outside = ~full
+class IsrWithinAssigned:
+    """IsrWithinAssigned: the recorded ISR and every replica's view of it are subsets of the
+    assigned replicas, and the recorded ISR is never empty (R7, R9). A class with plain int
+    fields (the assigned replicas as a bitmask), so that it pickles when compiled."""
 
-    def isr_within_assigned(s: State) -> bool:
-        """IsrWithinAssigned: the recorded ISR and every replica's view of it are subsets of the
-        assigned replicas, and the recorded ISR is never empty (R7, R9)."""
+    def __init__(self, full: int) -> None:
+        self.full = full
+        self.outside = ~full
+
+    def __call__(self, s: State) -> bool:
+        full = self.full
+        outside = self.outside
         if not 0 < s.coord.isr <= full or s.coord.isr & outside:
             return False
         for r in s.replicas:  # noqa: SIM110 - a loop is cheaper than all() on this hot path
             if r.isr & outside:
                 return False
         return True
-
-    return isr_within_assigned
 
 
 def _isr_agrees(reps, i: int, r, isr: int) -> bool:
@@ -257,21 +294,26 @@ def no_duplicates(s: State) -> bool:
     return True
 
 
-def _available(ctx: Ctx) -> Callable[[State], bool]:
-    def available(s: State) -> bool:
-        """Available: whenever the recorded leader's broker is down (or its session expired),
-        the version's election rule has a live candidate (R8, R9, R17): the partition is never
-        offline. (The epoch bound of the model is not counted: it limits the search, not the
-        protocol.)"""
+class Available:
+    """Available: whenever the recorded leader's broker is down (or its session expired), the
+    version's election rule has a live candidate (R8, R9, R17): the partition is never offline.
+    (The epoch bound of the model is not counted: it limits the search, not the protocol.)
+
+    It holds the Ctx, which the election needs (the version's hooks): a Ctx pickles (its
+    protocol by reference for a built-in version, by value under cloudpickle for a user's
+    protocol file, as the closure this class replaced did)."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+
+    def __call__(self, s: State) -> bool:
         c = s.coord
         live = live_mask(s)  # alive, and (session expiry) holding a session
         if live >> c.leader & 1:
             return True
         if not live:
             return False
-        return bool(elections(ctx, s))
-
-    return available
+        return bool(elections(self.ctx, s))
 
 
 def no_phantom_read(s: State) -> bool:
@@ -355,29 +397,45 @@ def some_committed(s: State) -> bool:
     return any(r.alive and r.leader == i and r.hw > 0 for i, r in enumerate(s.replicas))
 
 
-def _fires(kind: int, pred: Callable[[State, tuple, State], bool] | None = None):
-    def check(s: State, action: tuple, t: State) -> bool:
-        return action[0] == kind and (pred is None or pred(s, action, t))
+class ActionFires:
+    """A `sometimes` on transitions: an action of kind ``kind`` (its index in the model's
+    actions) fires. An int field only, so it pickles when compiled."""
 
-    return check
+    def __init__(self, kind: int) -> None:
+        self.kind = kind
+
+    def __call__(self, s: State, action: tuple, t: State) -> bool:
+        return action[0] == self.kind
 
 
-def _isr_expands(kind_of: dict[str, int]):
+class AlterPartitionExpandsIsr:
+    """(kraft) An accepted AlterPartition (action kind ``kind``) adds a member to the ISR."""
+
+    def __init__(self, kind: int) -> None:
+        self.kind = kind
+
+    def __call__(self, s: State, action: tuple, t: State) -> bool:
+        return action[0] == self.kind and bool(t.coord.isr & ~s.coord.isr)
+
+
+def _isr_expands(kind_of: dict[str, int]) -> ActionFires | AlterPartitionExpandsIsr:
     """An ISR expansion fires: LeaderExpandIsr, or (kraft) an accepted AlterPartition that adds
     a member."""
     if "LeaderExpandIsr" in kind_of:
-        return _fires(kind_of["LeaderExpandIsr"])
-    return _fires(
-        kind_of["ControllerHandleAlterPartition"],
-        lambda s, a, t: bool(t.coord.isr & ~s.coord.isr),
-    )
+        return ActionFires(kind_of["LeaderExpandIsr"])
+    return AlterPartitionExpandsIsr(kind_of["ControllerHandleAlterPartition"])
+
+
+def leader_changes(s: State, action: tuple, t: State) -> bool:
+    """The recorded leader moves to another replica in this step."""
+    return t.coord.leader != s.coord.leader
 
 
 def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
     """The named properties. majority-quorum has no ISR, so StrongIsr and WeakIsr (and the ISR
     shrink witness) are not stated for it; Available only with Config.availability."""
     props = [
-        Property("TypeOK", "always", _type_ok(ctx), "every variable in its type and bounds"),
+        Property("TypeOK", "always", TypeOk(ctx), "every variable in its type and bounds"),
         Property(
             "HwAtMostLeo", "always", hw_at_most_leo, "HW <= LEO on every replica", requirement="R4"
         ),
@@ -391,7 +449,7 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
         Property(
             "IsrWithinAssigned",
             "always",
-            _isr_within_assigned(ctx),
+            IsrWithinAssigned(ctx.full),
             "ISR non-empty and within the assigned replicas",
             requirement="R7",
         ),
@@ -447,7 +505,7 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
         Property(
             "SometimesLeaderChange",
             "sometimes",
-            lambda s, a, t: t.coord.leader != s.coord.leader,
+            leader_changes,
             "the controller can move leadership to another replica (by an election after a"
             " failure, a preferred-replica election or a controlled shutdown)",
             on_transitions=True,
@@ -482,7 +540,7 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
             Property(
                 "Available",
                 "always",
-                _available(ctx),
+                Available(ctx),
                 "a dead leader can always be replaced (the partition is never offline)",
                 requirement="R8, R17",
             )
@@ -492,7 +550,7 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
             Property(
                 "SometimesLogStartReset",
                 "sometimes",
-                _fires(kind_of["FollowerResetToLogStart"]),
+                ActionFires(kind_of["FollowerResetToLogStart"]),
                 "a follower can fetch below the leader's log start and be reset to it",
                 on_transitions=True,
                 requirement="R12",
