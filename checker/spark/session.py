@@ -203,6 +203,10 @@ def spark_conf(master: str, app: str, roots: list[str], extra: dict[str, str] | 
         .set("spark.pyspark.python", sys.executable)
         .set("spark.pyspark.driver.python", sys.executable)
         .set("spark.executorEnv.PYTHONPATH", os.pathsep.join(roots))
+        # The barrier engine's stage needs all its slots at once; while a cluster's executors
+        # are still registering, Spark re-checks every 15 s by default: look every second.
+        .set("spark.scheduler.barrier.maxConcurrentTasksCheck.interval", "1s")
+        .set("spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures", "120")
     )
     for key, value in {**(extra or {}), **opts.conf}.items():
         conf.set(key, value)
