@@ -41,6 +41,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener, wait
 from typing import Any, Protocol
 
@@ -248,11 +249,15 @@ def serve_worker(
     accepted: list[Connection] = []
 
     def accept_peers() -> None:
-        with contextlib.suppress(OSError):
-            for _ in range(n - 1):
+        while len(accepted) < n - 1:
+            try:
                 conn = listener.accept()
-                accepted.append(conn)
-                receive_into(conn, inbox)
+            except (AuthenticationError, EOFError, ConnectionError):
+                continue  # not one of this run's workers (a wrong key, a port scan): ignored
+            except OSError:
+                return  # the listener is closed
+            accepted.append(conn)
+            receive_into(conn, inbox)
 
     acceptor = threading.Thread(target=accept_peers, daemon=True, name="isr-accept")
     acceptor.start()
@@ -368,12 +373,17 @@ class NetPool:
         got: queue.Queue[Any] = queue.Queue()
 
         def run() -> None:
-            try:
-                for _ in range(self.n):
+            taken = 0
+            while taken < self.n:
+                try:
                     conn = self.listener.accept()
-                    got.put(conn)
-            except OSError as e:
-                got.put(e)
+                except (AuthenticationError, EOFError, ConnectionError):
+                    continue  # not one of this run's workers (a wrong key, a port scan)
+                except OSError as e:
+                    got.put(e)
+                    return
+                got.put(conn)
+                taken += 1
 
         threading.Thread(target=run, daemon=True, name="isr-hub-accept").start()
         deadline = time.monotonic() + budget

@@ -5,7 +5,10 @@ forked pool, and the coordinator's abort flag that only the next level order can
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client
 
 from isr.checker.bfs import Limits, check_bfs
 from isr.checker.parallel.engine import LevelRun
@@ -19,13 +22,25 @@ from .toys import tokens, with_dec
 class _Forked:
     """Workers as forked processes; ``allGather`` through a Manager dict and a Barrier."""
 
-    def __init__(self, n, model, symmetry, props, resume):
+    def __init__(self, n, model, symmetry, props, resume, stray=False):
         ctx = multiprocessing.get_context("fork")
         self.mgr = ctx.Manager()
         addresses, barrier = self.mgr.dict(), ctx.Barrier(n)
         self.procs = []
 
         def start(rendezvous):
+            if stray:  # a connection with the wrong key as well: refused, and the run goes on
+                refused = []
+
+                def intrude():
+                    try:
+                        Client(rendezvous.hub, authkey=b"not the run's key")
+                    except AuthenticationError:
+                        refused.append(True)
+
+                self.intruder = threading.Thread(target=intrude, daemon=True)
+                self.intruder.start()
+                self.refused = refused
             for k in range(n):
 
                 def exchange(mine, k=k):
@@ -55,13 +70,16 @@ class _Forked:
             p.terminate()
 
 
-def _factory(n, model, symmetry, props, resume):
-    return _Forked(n, model, symmetry, props, resume).pool
+def _run(model, n=2, limits=None, stop=False, stray=False):
+    def factory(n, model, symmetry, props, resume):
+        forked = _Forked(n, model, symmetry, props, resume, stray)
+        if stray:
+            forked.intruder.join(10)
+            assert forked.refused == [True]
+        return forked.pool
 
-
-def _run(model, n=2, limits=None, stop=False):
     limits = limits or Limits()
-    run = LevelRun(model, n, True, limits, None, None, {}, pool_factory=_factory, engine="net")
+    run = LevelRun(model, n, True, limits, None, None, {}, pool_factory=factory, engine="net")
     run.stop_at_first = stop
     return run.execute(None, False)
 
@@ -78,7 +96,7 @@ def test_same_answers_as_bfs_on_toys_and_the_spec():
             (p.name, p.holds) for p in ref.properties
         ]
     model = IsrSpec(Config(replicas=3, records=1, epochs=2, crashes=0))
-    res = _run(model, n=3)
+    res = _run(model, n=3, stray=True)
     assert res.distinct_states == 27_480 and res.complete and res.engine == "net"
     bad = IsrSpec(Config(replicas=2, records=1, epochs=2, crashes=1, protocol="hw-truncation"))
     res, ref = _run(bad, stop=True), check_bfs(bad, stop_at_first_violation=True)
