@@ -127,3 +127,44 @@ def test_cli_default_is_barrier_and_resumes_a_local_checkpoint(spark, tmp_path, 
     assert out["distinct_states"] == 357 and out["complete"]
     assert [p["name"] for p in out["properties"] if p["holds"] is False] == ["SometimesCommitted"]
     assert main([*args, "--engine", "spark", "--stop-at-first-violation"]) == 1
+
+
+def test_ctrl_c_on_spark_stops_every_task_and_prints_the_partial_result():
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) to `isr check --engine
+    spark`: exit 3 with the partial statistics, and no JVM or Python worker left behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = [sys.executable, "-m", "isr.cli", "check", "--engine", "spark"]
+    argv += ["--spark-master", "local[2]", "--no-spark-ui", "--replicas", "3", "--records", "2"]
+    argv += ["--epochs", "2", "--crashes", "1"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # the search is under way once progress shows depth
+            line = proc.stderr.readline()
+            if line.startswith("[progress]") and " depth 0 " not in line:
+                break
+        else:
+            raise AssertionError("no progress in 120 s")
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 3, (out, err[-2000:])
+    assert "Traceback" not in err
+    assert "INCOMPLETE: interrupted (" in out and "verdict: INCOMPLETE (exit 3)" in out
+    time.sleep(2)
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "processes of the run are still alive"
