@@ -95,67 +95,6 @@ class FingerprintTable:
                 parents[i] = parent
 
 
-class FingerprintSet:
-    """Fingerprints alone, open addressing as :class:`FingerprintTable` (8 bytes a slot, at most
-    half full). The parallel worker keeps in one the fingerprints it has asked their owners
-    about (and inlines :meth:`add` in its hot loop: a change here is a change there)."""
-
-    __slots__ = ("_fps", "_mask", "_size")
-
-    def __init__(self, capacity: int = _MIN_CAPACITY) -> None:
-        cap = _MIN_CAPACITY
-        while cap < 2 * capacity:
-            cap <<= 1
-        self._fps = array("q", bytes(8 * cap))
-        self._mask = cap - 1
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def add(self, fp: int) -> bool:
-        """Insert ``fp``; False if it was already present."""
-        fps = self._fps
-        mask = self._mask
-        i = fp & mask
-        while True:
-            v = fps[i]
-            if v == 0:
-                break
-            if v == fp:
-                return False
-            i = (i + 1) & mask
-        fps[i] = fp
-        self._size += 1
-        if self._size * 2 > mask:
-            self._grow()
-        return True
-
-    def __contains__(self, fp: int) -> bool:
-        fps = self._fps
-        mask = self._mask
-        i = fp & mask
-        while True:
-            v = fps[i]
-            if v == fp:
-                return True
-            if v == 0:
-                return False
-            i = (i + 1) & mask
-
-    def _grow(self) -> None:
-        old = self._fps
-        cap = (self._mask + 1) * 2
-        fps = self._fps = array("q", bytes(8 * cap))
-        mask = self._mask = cap - 1
-        for fp in old:
-            if fp:
-                i = fp & mask
-                while fps[i]:
-                    i = (i + 1) & mask
-                fps[i] = fp
-
-
 class ParentMap:
     """A read-only mapping view ``fp -> parent`` over a FingerprintTable (for path rebuilding)."""
 

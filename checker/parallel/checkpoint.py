@@ -287,6 +287,16 @@ def write_manifest(
             shutil.rmtree(old, ignore_errors=True)
 
 
+def one_directory(checkpoint: str | None, resume: str | None) -> str | None:
+    """The run's checkpoint directory: a resumed run keeps checkpointing where it resumed from,
+    so naming two directories is bad input."""
+    if checkpoint and resume and checkpoint != resume:
+        raise CheckpointError(
+            "a resumed run keeps checkpointing in its own directory: give --resume DIR alone"
+        )
+    return checkpoint or resume
+
+
 def prepare(directory: str) -> None:
     """Make the checkpoint directory (a run starting afresh there discards an older checkpoint
     only when it commits its own first level)."""

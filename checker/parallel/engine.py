@@ -43,7 +43,14 @@ from ..paths import extend_with_transition, fingerprint_chain, replay_chain, to_
 from ..progress import Progress, ProgressReporter
 from ..result import CheckResult
 from ..verdicts import property_results
-from .checkpoint import CheckpointError, parts, prepare, read_manifest, write_manifest
+from .checkpoint import (
+    CheckpointError,
+    one_directory,
+    parts,
+    prepare,
+    read_manifest,
+    write_manifest,
+)
 from .pool import EngineFailure, Pool
 from .worker import LevelOrder
 
@@ -143,13 +150,10 @@ def check_parallel(
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
-    if checkpoint and resume and checkpoint != resume:
-        raise CheckpointError(
-            "a resumed run keeps checkpointing in its own directory: give --resume DIR alone"
-        )
+    directory = one_directory(checkpoint, resume)
     run = LevelRun(model, workers, symmetry, limits, properties, progress, config)
     run.stop_at_first = stop_at_first_violation
-    return run.execute(checkpoint or resume, resume is not None)
+    return run.execute(directory, resume is not None)
 
 
 class LevelRun:

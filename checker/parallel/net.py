@@ -39,7 +39,6 @@ import queue
 import signal
 import threading
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener, wait
@@ -48,7 +47,7 @@ from typing import Any, Protocol
 from ..nogc import paused_gc
 from .checkpoint import CheckpointError
 from .pool import EngineFailure
-from .worker import Worker
+from .worker import Worker, report_failure
 
 TICK_SECONDS = 0.25  # how often a worker reports its counts, and the coordinator answers
 CONNECT_SECONDS = 60.0  # how long a worker tries to reach a peer that is not listening yet
@@ -278,14 +277,7 @@ def serve_worker(
         with paused_gc():
             NetWorker(k, n, model, symmetry, props, link, outboxes, shared).serve(resume)
     except BaseException as e:  # reported to the coordinator, which fails the run
-        with contextlib.suppress(Exception):
-            last = traceback.format_exception_only(type(e), e)[-1].strip()
-            where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
-            at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
-            if isinstance(e, CheckpointError):  # bad input, not an engine failure
-                link.send(("error", ("checkpoint", str(e))))
-            else:
-                link.send(("error", ("failure", f"worker {k}: {last}{at}")))
+        report_failure(link, k, e)
     finally:
         for box in outboxes:
             if isinstance(box, Outbox):

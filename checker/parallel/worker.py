@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..fingerprint import ZERO_STANDIN, fingerprint
-from ..fpset import FingerprintSet, FingerprintTable
+from ..fpset import FingerprintTable
 from ..model import Model, Property, State
 from ..nogc import paused_gc
 from .checkpoint import (
@@ -122,7 +122,6 @@ class Worker:
         self.ppid = os.getppid()
         self.cpu_mark = time.process_time()
         self.seen = FingerprintTable()
-        self.asked = FingerprintSet()  # see level()
         self.frontier: list[State] = []
         self.frontier_fps = fp_array()
         self.next: list[State] = []
@@ -190,40 +189,15 @@ class Worker:
             fps, parents = array("q"), array("q")
             fps.frombytes(body[:half])
             parents.frombytes(body[half:])
-            seen = self.seen
-            flags = bytearray(len(fps))
-            # seen.add(fp, parent) for each, inlined (the probe, then the insert)
-            t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
-            for j in range(len(fps)):
-                fp = fps[j]
-                i = fp & mask
-                v = t_fps[i]
-                while v:
-                    if v == fp:
-                        break
-                    i = (i + 1) & mask
-                    v = t_fps[i]
-                if v:
-                    continue
-                t_fps[i] = fp
-                t_parents[i] = parents[j]
-                flags[j] = 1
-                seen._size += 1
-                if seen._size * 2 > mask:
-                    seen._grow()
-                    t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
-            self.inboxes[peer].put(b"A" + HEAD.pack(self.k) + bytes(flags))
+            add = self.seen.add
+            flags = bytes([add(fp, parent) for fp, parent in zip(fps, parents, strict=True)])
+            self.inboxes[peer].put(b"A" + HEAD.pack(self.k) + flags)
         elif tag == b"A":  # the answer to this worker's oldest open question to that peer
             states, fps = self.pending[peer].popleft()
-            nxt, nxt_fps = self.next, self.next_fps
-            check = self.invariants or self.some_states
+            new_state = self.new_state
             for i, flag in enumerate(body):
                 if flag:
-                    c = states[i]
-                    nxt.append(c)
-                    nxt_fps.append(fps[i])
-                    if check:
-                        self.check_new_state(fps[i], c)
+                    new_state(fps[i], states[i])
         else:  # b"E": the peer has asked everything it will ask in this level
             self.ends += 1
 
@@ -297,12 +271,8 @@ class Worker:
         b_states: list[list[State]] = [[] for _ in range(n_workers)]
         b_fps = [fp_array() for _ in range(n_workers)]
         b_parents = [fp_array() for _ in range(n_workers)]
-        # Fingerprints this worker has asked their owners about, in any level: each is in the
-        # visited set for good (the owner recorded it when asked), so it is never asked again.
-        # Kept across levels: most successors are states seen before (in BFS, often of the
-        # level before), and a successor found here is one probe, as in checker.bfs.
-        asked = self.asked
-        a_fps, a_mask = asked._fps, asked._mask
+        sent: set[int] = set()  # fingerprints already asked about during this level
+        sent_add = sent.add
         abort = self.abort
         sizes = self.sizes
         level_generated = self.generated
@@ -382,22 +352,8 @@ class Worker:
                     next_fps_append(fp)
                     if self.invariants or self.some_states:
                         check_new_state(fp, c)
-                else:
-                    # asked.add(fp), inlined: the probe, then the insert
-                    i = fp & a_mask
-                    v = a_fps[i]
-                    while v:
-                        if v == fp:
-                            break
-                        i = (i + 1) & a_mask
-                        v = a_fps[i]
-                    if v:
-                        continue  # asked before: visited
-                    a_fps[i] = fp
-                    asked._size += 1
-                    if asked._size * 2 > a_mask:
-                        asked._grow()
-                        a_fps, a_mask = asked._fps, asked._mask
+                elif fp not in sent:
+                    sent_add(fp)
                     states = b_states[owner]
                     states.append(c)
                     b_fps[owner].append(fp)
@@ -412,7 +368,7 @@ class Worker:
                 deadlocks += 1
                 if deadlock_fp is None:
                     deadlock_fp = sfp
-        del frontier, fps
+        del frontier, fps, sent
         # End of level: ask the rest, tell every peer, then answer and hear answers until every
         # peer has ended and every question of this worker is answered.
         for owner in range(n_workers):
@@ -541,14 +497,21 @@ def worker_main(k, n, model, symmetry, props, conn, inboxes, shared, resume) -> 
             Worker(k, n, model, symmetry, props, conn, inboxes, shared).serve(resume)
     except BaseException as e:  # reported to the coordinator, which fails the run
         code = 1
-        try:
-            last = traceback.format_exception_only(type(e), e)[-1].strip()
-            where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
-            at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
-            if isinstance(e, CheckpointError):  # bad input, not an engine failure
-                conn.send(("error", ("checkpoint", str(e))))
-            else:
-                conn.send(("error", ("failure", f"worker {k}: {last}{at}")))
-        except Exception:
-            pass
+        report_failure(conn, k, e)
     os._exit(code)
+
+
+def report_failure(conn, k: int, e: BaseException) -> None:
+    """Tell the coordinator why worker ``k`` stopped: a checkpoint it cannot read is bad input,
+    anything else an engine failure (one line, with where it was raised). Best effort: the
+    coordinator may be gone already."""
+    try:
+        last = traceback.format_exception_only(type(e), e)[-1].strip()
+        where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
+        at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
+        if isinstance(e, CheckpointError):  # bad input, not an engine failure
+            conn.send(("error", ("checkpoint", str(e))))
+        else:
+            conn.send(("error", ("failure", f"worker {k}: {last}{at}")))
+    except Exception:
+        pass

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..engines import Limits
 from ..model import Model
+from ..parallel.checkpoint import one_directory
 from ..parallel.engine import LevelRun
 from ..parallel.net import NetPool, Rendezvous, serve_worker
 from ..progress import ProgressReporter
@@ -124,12 +125,7 @@ def check_spark_barrier(
 
     ``master``: Spark master URL (default: the running SparkContext, else ``local[*]``).
     ``tasks``: workers (default: Spark's default parallelism, at least 1)."""
-    from ..parallel.checkpoint import CheckpointError
-
-    if checkpoint and resume and checkpoint != resume:
-        raise CheckpointError(
-            "a resumed run keeps checkpointing in its own directory: give --resume DIR alone"
-        )
+    directory = one_directory(checkpoint, resume)
     if tasks is not None and tasks < 1:
         raise ValueError("tasks must be at least 1")
     with spark_context(master, f"isr check {model.name}", model) as sc:
@@ -147,4 +143,4 @@ def check_spark_barrier(
         )
         run.stop_at_first = stop_at_first_violation
         run.extra = {"spark": {"mode": "barrier", "master": sc.master, "tasks": n}}
-        return run.execute(checkpoint or resume, resume is not None)
+        return run.execute(directory, resume is not None)
