@@ -231,3 +231,45 @@ def test_the_verdict_table_is_docs_matrix():
     for key, row in seen.items():
         want = [_short(cells[key]["verdicts"][n]) for n in TABLE_COLUMNS]
         assert row == want, (key, row, want)
+
+
+def _replayed_states(cx: dict) -> list[dict]:
+    """The whole states (spec.model.state_to_json) along a listed counterexample, replayed step
+    by step against the spec (as test_the_listed_counterexample_replays)."""
+    from isr.spec.model import state_to_json
+
+    r, rec, ep, cr = cx["bounds"]
+    if cx["from_file"]:
+        from isr.spec.protocols import register_protocol
+
+        register_protocol(load_protocol_file(cx["argv"][cx["argv"].index("--protocol-file") + 1]))
+    lose = "--lose-unflushed" in options(cx["argv"])
+    cfg = Config(
+        protocol=cx["protocol"],
+        replicas=r,
+        records=rec,
+        epochs=ep,
+        crashes=cr,
+        lose_unflushed=lose,
+    )
+    model = IsrSpec(cfg)
+    (state,) = model.init_states()
+    states = [state_to_json(state)]
+    for i, want in enumerate(cx["steps"], 1):
+        nxt = [t for a, t in model.successors(state) if _text(model, a) == want]
+        assert nxt, f"step {i}: {want} is not a transition of the spec there"
+        state = nxt[0]
+        states.append(state_to_json(state))
+    return states
+
+
+@pytest.mark.parametrize("cx", listed(), ids=_id)
+def test_no_listed_counterexample_reorders_a_controllers_requests(cx):
+    """Issue 25 item 4 (R8): in no story of the table does a broker receive a LeaderAndIsr
+    request after a later one of the same controller (Kafka's controller sends each broker its
+    requests in order, one FIFO queue per broker: ControllerChannelManager)."""
+    from isr.traces.reorder import find_reorders
+
+    states = _replayed_states(cx)
+    actions = [s[: s.index("(")] for s in cx["steps"]]
+    assert find_reorders(states, actions) == []
