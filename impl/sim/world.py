@@ -545,7 +545,8 @@ class World:
         # R8: the controller's LeaderAndIsr travel on one queue per broker, retried until sent
         # (Kafka's ControllerChannelManager): never lost on a live connection, never reordered
         channel = (src, dst) if isinstance(msg, m.LeaderAndIsr) and not self.kraft else None
-        if channel is None and src != dst and self.rng.random() < self.net.loss:
+        lost = src != dst and self.rng.random() < self.net.loss  # (drawn for every message)
+        if lost and channel is None:
             self._note_loss(src, dst, msg, clock)
             return
         if (
