@@ -236,32 +236,33 @@ def queue_key(q: Request) -> tuple:
     queue of its own). At one leader epoch, a request made stale by a write (``fresh`` False) was
     sent before that write, so before any fresh one. Two stale ones at one epoch come only from
     two re-registrations of the same broker with a leader ISR write between: they name the same
-    leader and differ in the ISR alone, which a follower does not read; their order is by that
-    ISR, not by time (the one approximation of this key)."""
-    return (q[2], q[4], q[1], q[3])
+    leader and differ in the ISR alone, which a follower does not read; the key does not order
+    them (either may come first: an order by their content would not survive the renaming of
+    replicas that symmetry reduction applies, spec/model.py ``permute``)."""
+    return (q[2], q[4])
 
 
 def deliverable(ctx: Ctx, requests: tuple[Request, ...]) -> tuple[Request, ...]:
     """The LeaderAndIsr requests a broker may receive now (R8, R9): in every ZooKeeper-era
-    version only the oldest in flight to each broker from each controller, since Kafka's
-    controller keeps one FIFO queue and one RequestSendThread per broker, one request in flight,
-    retried on the same connection until sent (core/src/main/scala/kafka/controller/
-    ControllerChannelManager.scala: ``sendRequest`` puts on the broker's ``messageQueue``,
-    ``RequestSendThread.doWork`` takes one and loops until ``isSendSuccessful``). Requests of two
-    controllers (a failover) travel on two connections and interleave freely. kraft (``fifo``
-    False): every request, in any order (its metadata log order is the other version's business,
-    spec/protocols/kraft.py)."""
+    version only the oldest in flight to each broker from each controller (``queue_key``),
+    since Kafka's controller keeps one FIFO queue and one RequestSendThread per broker, one
+    request in flight, retried on the same connection until sent (core/src/main/scala/kafka/
+    controller/ControllerChannelManager.scala: ``sendRequest`` puts on the broker's
+    ``messageQueue``, ``RequestSendThread.doWork`` takes one and loops until
+    ``isSendSuccessful``). Requests of two controllers (a failover) travel on two connections
+    and interleave freely. kraft (``fifo`` False): every request, in any order (its metadata
+    log order is the other version's business, spec/protocols/kraft.py)."""
     if len(requests) < 2 or not ctx.fifo:
         return requests
-    heads: dict[tuple[int, int], Request] = {}
+    first: dict[tuple[int, int], tuple] = {}
     for q in requests:
         key = (q[0], q[5])
-        h = heads.get(key)
-        if h is None or queue_key(q) < queue_key(h):
-            heads[key] = q
-    if len(heads) == len(requests):
-        return requests
-    return tuple([q for q in requests if heads[(q[0], q[5])] is q])
+        k = (q[2], q[4])
+        h = first.get(key)
+        if h is None or k < h:
+            first[key] = k
+    out = tuple([q for q in requests if (q[2], q[4]) == first[(q[0], q[5])]])
+    return requests if len(out) == len(requests) else out
 
 
 def controller_write(s: State, coord: Coord, send_to: int) -> State:

@@ -128,7 +128,7 @@ def test_with_session_expiry_off_the_model_is_unchanged():
 def test_session_expiry_keeps_kip_320_safe():
     m = IsrSpec(Config(protocol="kip-320", crashes=1, session_expiries=1, **SMALL))
     res = check_bfs(m)
-    assert res.complete and res.distinct_states == 22211  # 44,606 before R8's order
+    assert res.complete and res.distinct_states == 22224  # 44,606 before R8's order
     assert all(p.holds is not False for p in res.properties), res.properties
     assert "+session-expiry" in m.name
 
