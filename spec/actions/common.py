@@ -235,10 +235,12 @@ def queue_key(q: Request) -> tuple:
     epoch; a registration or a session renewal re-sends the current epoch; a new controller has a
     queue of its own). At one leader epoch, a request made stale by a write (``fresh`` False) was
     sent before that write, so before any fresh one. Two stale ones at one epoch come only from
-    two re-registrations of the same broker with a leader ISR write between: they name the same
-    leader and differ in the ISR alone, which a follower does not read; the key does not order
-    them (either may come first: an order by their content would not survive the renaming of
-    replicas that symmetry reduction applies, spec/model.py ``permute``)."""
+    a controller write or a registration and a later registration of the same broker, with
+    leader ISR writes between: they name the same leader (not the broker itself: a broker that
+    is the recorded leader is sent nothing when it registers) and differ in the ISR alone, which
+    a follower does not read. The key does not order them (either may come first: an order by
+    their content would not survive the renaming of replicas that symmetry reduction applies,
+    spec/model.py ``permute``)."""
     return (q[2], q[4])
 
 

@@ -97,7 +97,7 @@ def test_the_example_runs_through_isr_check():
 
 def test_a_one_hook_version_is_the_model_of_its_hook():
     """A user's kip-320 that never fences a fetch has kip-279's fetches and kip-320's ISR-join
-    rule: at 2 replicas exactly kip-279's state count (KAFKA-7128 changes nothing there), 982
+    rule: at 2 replicas exactly kip-279's state count (KAFKA-7128 changes nothing there), 986
     more than kip-320's (1,384 before R8's in-order delivery)."""
     p = register_protocol(load_protocol_file(str(MY_KIP)))
     from isr.checker.bfs import check_bfs
@@ -107,7 +107,7 @@ def test_a_one_hook_version_is_the_model_of_its_hook():
         n: check_bfs(IsrSpec(Config(replicas=2, records=1, protocol=n))).distinct_states
         for n in ("kip-279", "kip-320", p.name)
     }
-    assert counts == {"kip-279": 3_987, "kip-320": 3_005, "my-kip": 3_987}
+    assert counts == {"kip-279": 3_991, "kip-320": 3_005, "my-kip": 3_991}
 
 
 def test_the_example_runs_through_isr_matrix(tmp_path):
@@ -124,7 +124,7 @@ def test_the_example_runs_through_isr_matrix(tmp_path):
     assert "protocol_file" not in rows["kip-320"]
     assert {n: c["distinct_states"] for n, c in rows.items()} == {
         "kip-320": 3_005,
-        "my-kip": 3_987,
+        "my-kip": 3_991,
     }
     assert all(c["complete"] for c in cells)
 
@@ -222,4 +222,4 @@ def test_a_checkpoint_refuses_a_protocol_file_changed_since(tmp_path, capsys):
     cli_models._LOADED.clear()
     PROTOCOLS.pop("my-kip", None)
     assert main([*small, "--resume", ck]) == 0
-    assert json.loads(capsys.readouterr().out)["distinct_states"] == 3_987
+    assert json.loads(capsys.readouterr().out)["distinct_states"] == 3_991

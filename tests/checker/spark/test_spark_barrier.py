@@ -28,7 +28,7 @@ def isr(protocol: str, bounds) -> IsrSpec:
 ISR = {
     # (6010, 17), (7010, 17), (5626, 16) before R8's in-order delivery
     "hw-truncation": ((2, 1, 2, 1), 3371, 18),
-    "kip-101": ((2, 1, 2, 1), 3987, 17),
+    "kip-101": ((2, 1, 2, 1), 3991, 17),
     "kip-320": ((2, 1, 2, 1), 3005, 15),
 }
 
