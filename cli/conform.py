@@ -30,12 +30,18 @@ def register(sub) -> None:
         "spec does not allow, or a trace that breaks the schema), --require-coverage not met, "
         "or, with --mutants, a mutant survived; 2: bad input or a broken adapter.",
     )
-    p.add_argument("--adapter", default=None, help=f'adapter command (default: "{REFERENCE}")')
+    p.add_argument(
+        "--adapter",
+        default=None,
+        help=f'adapter command (default: "{REFERENCE}"), or apache-kafka[:VERSION] for Apache '
+        "Kafka itself (fetched once from Maven Central; traces/conformance/apache_kafka)",
+    )
     p.add_argument(
         "--random",
         type=int_in(0, 10_000),
-        default=20,
-        help="random schedules (default 20, at most 10,000: each runs a scenario)",
+        default=None,
+        help="random schedules (default 20, or 0 with --adapter apache-kafka; at most 10,000: "
+        "each runs a scenario)",
     )
     p.add_argument(
         "--max-ops", type=int_in(1, 1_000), default=24, help="commands per random schedule (24)"
@@ -84,6 +90,23 @@ def register(sub) -> None:
     p.set_defaults(run=run)
 
 
+KAFKA_PREFIX = "apache-kafka"
+KAFKA_TIMEOUT = 240.0  # a real cluster's start, settle and trace take tens of seconds on 2 cores
+
+
+def kafka_release(adapter: str | None) -> str | None:
+    """`--adapter apache-kafka[:VERSION]`: the Kafka release to run, else None (a command)."""
+    if not adapter or not (adapter == KAFKA_PREFIX or adapter.startswith(KAFKA_PREFIX + ":")):
+        return None
+    from isr.traces.conformance.apache_kafka.install import NEWEST
+
+    _, _, ver = adapter.partition(":")
+    ver = ver or NEWEST
+    if not ver.replace(".", "").isdigit():
+        raise UsageError(f"--adapter {adapter}: expected apache-kafka or apache-kafka:4.x.y")
+    return ver
+
+
 def add_timeout_arg(p) -> None:
     """--adapter-timeout: how long the kit waits for one answer of the adapter (issue 17)."""
     from isr.traces.conformance.runner import DEFAULT_TIMEOUT
@@ -109,6 +132,9 @@ def check_protocol(name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from isr.traces.conformance.runner import Adapter, AdapterError, conform, mutation_score
 
+    kafka = kafka_release(args.adapter)
+    if args.random is None:
+        args.random = 0 if kafka is not None else 20
     if args.random < 0:
         raise UsageError("--random must be >= 0")
     check_protocol(args.protocol)
@@ -116,6 +142,25 @@ def run(args: argparse.Namespace) -> int:
     if mine is not None and args.mutants:
         raise UsageError("--protocol-file and --mutants: the mutation score is the built-in spec's")
     cmd = args.adapter or REFERENCE
+    scenarios = None
+    if kafka is not None:
+        # Apache Kafka itself (traces/conformance/apache_kafka): fetched once from Maven Central
+        from isr.traces.conformance.apache_kafka.install import KafkaSetupError, ensure
+        from isr.traces.conformance.apache_kafka.scenarios import kafka_scenarios
+
+        if args.mutants:
+            raise UsageError("--mutants runs the reference adapter's mutants; drop --adapter")
+        try:
+            ensure(kafka, quiet=True)
+        except KafkaSetupError as e:
+            raise UsageError(str(e)) from None
+        cmd = f"{sys.executable} -m isr.traces.conformance.apache_kafka.adapter --version {kafka}"
+        args.protocol = "kraft"
+        scenarios = kafka_scenarios()
+        from isr.traces.conformance.runner import DEFAULT_TIMEOUT
+
+        if args.adapter_timeout == DEFAULT_TIMEOUT:
+            args.adapter_timeout = KAFKA_TIMEOUT
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:
         try:
@@ -168,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
                 swarm=not args.no_swarm,
                 max_ops=args.max_ops,
                 spec_protocol=mine,
+                scenarios=scenarios,
             )
         finally:
             ad.close()

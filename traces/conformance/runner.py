@@ -48,6 +48,7 @@ class CommandUnsupported(AdapterError):
     """The adapter answered ``{"ok": false, "unsupported": true}``: a coverage gap, not a pass."""
 
 
+GREYBOX_SCHEMA = Path(__file__).resolve().parent.parent / "schema" / "greybox.schema.json"
 DEFAULT_TIMEOUT = 30.0  # seconds an adapter may take to answer one command (--adapter-timeout)
 MAX_ANSWER_BYTES = 256 * 2**20  # the answer to `trace` holds every event of the run
 
@@ -198,7 +199,12 @@ def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> 
     _check_answer(cmd, resp)
     if op == "start":
         head = resp.get("header")
-        errs = tformat.line_errors(head, "header")
+        grey = isinstance(head, dict) and head.get("observation") == "grey-box"
+        errs = (
+            tformat.line_errors(head, "header", GREYBOX_SCHEMA)
+            if grey
+            else tformat.line_errors(head, "header")
+        )
         if errs:
             raise AdapterError(f"{where}: {_field('header', errs[0])}")
         if not isinstance((head.get("cluster") or {}).get("assignments"), dict):
@@ -275,6 +281,17 @@ def run_scenario_full(
     if not isinstance(head, dict):
         raise AdapterError("start: 'header' is not an object")
     out.header, out.events = head, events
+    if isinstance(head, dict) and head.get("observation") == "grey-box":
+        # an implementation seen from outside (Apache Kafka): traces/validator/greybox.py
+        from ..validator.greybox import validate_run
+
+        for k, ev in enumerate(events):
+            errs = tformat.line_errors(ev, "event", GREYBOX_SCHEMA)
+            if errs:
+                return Verdict(
+                    name, BAD_INPUT, events=len(events), reason=f"event {k}: {errs[0]}"
+                ), out
+        return validate_run(head, events, name), out
     bad = schema_problem(head, events)
     if bad:
         return Verdict(name, BAD_INPUT, events=len(events), reason=bad), out
@@ -337,8 +354,10 @@ def conform(
     swarm: bool = True,
     max_ops: int = 24,
     spec_protocol: str | None = None,
+    scenarios: dict[str, Scenario] | None = None,
 ) -> ConformReport:
-    """Run the spec-derived and directed scenarios, then ``random_examples`` random fault
+    """Run the spec-derived and directed scenarios (or ``scenarios`` instead, e.g. Apache
+    Kafka's, whose timing is seconds), then ``random_examples`` random fault
     schedules (swarm testing: each draws a subset of the fault kinds the adapter supports,
     ``scenarios.ops_strategy``). ``spec_protocol``: the registered version the traces are
     validated against and the scenarios derived from (default: ``protocol``, which the adapter
@@ -357,8 +376,11 @@ def conform(
             rep.gaps[out.unsupported] = rep.gaps.get(out.unsupported, 0) + 1
         rep.supported |= out.supported
 
-    if spec_paths:
-        for name, sc in spec_scenarios(3, spec_protocol or protocol).items():
+    if spec_paths or scenarios is not None:
+        chosen = (
+            scenarios if scenarios is not None else spec_scenarios(3, spec_protocol or protocol)
+        )
+        for name, sc in chosen.items():
             v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol)
             record(name, sc, v, out)
             if stop_at_first and v.verdict in FAILED:

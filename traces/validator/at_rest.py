@@ -13,6 +13,7 @@ of a healed cluster must hold, whatever happened before.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 
@@ -64,13 +65,17 @@ def _check_replica(r: dict[str, Any], rep: AtRestReport) -> None:
     who = f"broker {r['broker']} partition {r['partition']}"
     hw = r.get("hw_checkpoint")
     if hw is not None and hw > r.get("log_end", 0):
-        rep.violations.append(f"HwCheckpointWithinLog: {who}: HW checkpoint {hw} > log end {r['log_end']}")
+        rep.violations.append(
+            f"HwCheckpointWithinLog: {who}: HW checkpoint {hw} > log end {r['log_end']}"
+        )
     ckpt = r.get("leader_epoch_checkpoint")
     if ckpt is None:
         if r.get("log"):
-            rep.violations.append(f"EpochCheckpointMatchesLog: {who}: records but no leader-epoch checkpoint")
+            rep.violations.append(
+                f"EpochCheckpointMatchesLog: {who}: records but no leader-epoch checkpoint"
+            )
         return
-    for (e1, s1), (e2, s2) in zip(ckpt, ckpt[1:], strict=False):
+    for (e1, s1), (e2, s2) in pairwise(ckpt):
         if not (e2 > e1 and s2 >= s1):
             rep.violations.append(f"EpochCheckpointMatchesLog: {who}: entries out of order {ckpt}")
             return

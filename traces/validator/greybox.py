@@ -55,7 +55,9 @@ class GreyBoxError(ValueError):
     """The trace is not a grey-box trace the validator can read (bad input, exit 2)."""
 
 
-Proj = tuple[int, int, int, int, int, tuple[int, ...]]  # leader, epoch, isr, elr, fenced, incarnations
+Proj = tuple[
+    int, int, int, int, int, tuple[int, ...]
+]  # leader, epoch, isr, elr, fenced, incarnations
 
 
 def projection(s: State) -> Proj:
@@ -71,7 +73,14 @@ def projection(s: State) -> Proj:
     broker is neither elected nor let into the ISR, so no decision reads its incarnation."""
     c = s.coord
     k = s.kraft
-    return (c.leader, c.epoch - 1, c.isr, s.faults.elr, k.fenced, _live_incarnations(k.broker_epoch, k.fenced))
+    return (
+        c.leader,
+        c.epoch - 1,
+        c.isr,
+        s.faults.elr,
+        k.fenced,
+        _live_incarnations(k.broker_epoch, k.fenced),
+    )
 
 
 def _live_incarnations(inc: Iterable[int], fenced: int) -> tuple[int, ...]:
@@ -156,65 +165,88 @@ def build_runs(header: dict[str, Any], events: list[dict[str, Any]]) -> list[Par
         except (ValueError, IndexError, TypeError):
             raise GreyBoxError(f"header: bad assignment {key!r}: {reps!r}") from None
         run = PartitionRun(key, brokers)
-        inc = dict.fromkeys(brokers, 0)
-        fenced: set[int] = set()
-        state: dict[str, Any] | None = None
-        cur_batch: int | None = None
-        batch_meta: tuple[float, int, int, int] = (0.0, 0, 0, 0)
-
-        def close_batch() -> None:
-            if cur_batch is None or state is None:
-                return
-            t, off, nrec, idx = batch_meta
-            p = _kafka_proj(state, fenced, inc, brokers)
-            if run.init is None:
-                run.init = p
-                run.start_time = t
-            elif not run.batches or run.batches[-1].proj != p:
-                run.batches.append(Batch(off, t, p, nrec, idx, describe(p, brokers)))
-
-        for idx, ev in enumerate(events):
-            if ev.get("kind") != "metadata":
-                continue
-            b = ev.get("batch", ev.get("offset"))
-            if b != cur_batch:
-                close_batch()
-                cur_batch = b
-                batch_meta = (float(ev.get("time", 0.0)), int(ev.get("offset", 0)), 0, idx)
-            rec = ev.get("record")
-            touched = False
-            if rec == "RegisterBroker" and ev.get("broker") in inc:
-                inc[ev["broker"]] += 1
-                fenced.add(ev["broker"]) if ev.get("fenced", True) else fenced.discard(ev["broker"])
-                touched = True
-            elif rec == "BrokerChange" and ev.get("broker") in inc and "fenced" in ev:
-                fenced.add(ev["broker"]) if ev["fenced"] else fenced.discard(ev["broker"])
-                touched = True
-            elif rec in ("Partition", "PartitionChange") and ev.get("partition") == part:
-                state = ev
-                touched = True
-            if touched:
-                t, off, nrec, i0 = batch_meta
-                batch_meta = (t, off, nrec + 1, i0)
-        close_batch()
+        _read_batches(run, part, events)
         if run.init is None:
             raise GreyBoxError(f"no PartitionRecord for {key} in the metadata log")
-        for idx, ev in enumerate(events):
-            if ev.get("kind") != "fault" or not ev.get("applied"):
-                continue
-            b = ev.get("broker")
-            if ev.get("op") not in WINDOW_STEPS or b not in brokers:
-                continue
-            end = float(ev.get("time", 0.0))
-            start = float(ev.get("started", end))
-            if end < run.start_time:
-                continue
-            run.windows.append(Window(len(run.windows), ev["op"], brokers.index(b), start, end, idx))
+        _read_windows(run, events)
         runs.append(run)
     return runs
 
 
-def _kafka_proj(st: dict[str, Any], fenced: set[int], inc: dict[int, int], brokers: list[int]) -> Proj:
+class _Replay:
+    """The partition's metadata as Kafka's controller wrote it, replayed batch by batch."""
+
+    def __init__(self, run: PartitionRun, part: int) -> None:
+        self.run, self.part = run, part
+        self.inc = dict.fromkeys(run.brokers, 0)  # registrations per broker
+        self.fenced: set[int] = set()
+        self.state: dict[str, Any] | None = None
+        self.batch: int | None = None
+        self.meta = (0.0, 0, 0, 0)  # time, first offset, records that touched us, trace index
+
+    def record(self, idx: int, ev: dict[str, Any]) -> None:
+        b = ev.get("batch", ev.get("offset"))
+        if b != self.batch:
+            self.close()
+            self.batch = b
+            self.meta = (float(ev.get("time", 0.0)), int(ev.get("offset", 0)), 0, idx)
+        rec, who = ev.get("record"), ev.get("broker")
+        if rec == "RegisterBroker" and who in self.inc:
+            self.inc[who] += 1
+            self._fence(who, bool(ev.get("fenced", True)))
+        elif rec == "BrokerChange" and who in self.inc and "fenced" in ev:
+            self._fence(who, bool(ev["fenced"]))
+        elif rec in ("Partition", "PartitionChange") and ev.get("partition") == self.part:
+            self.state = ev
+        else:
+            return
+        t, off, n, i0 = self.meta
+        self.meta = (t, off, n + 1, i0)
+
+    def _fence(self, who: int, fenced: bool) -> None:
+        if fenced:
+            self.fenced.add(who)
+        else:
+            self.fenced.discard(who)
+
+    def close(self) -> None:
+        if self.batch is None or self.state is None:
+            return
+        run = self.run
+        t, off, nrec, idx = self.meta
+        p = _kafka_proj(self.state, self.fenced, self.inc, run.brokers)
+        if run.init is None:
+            run.init, run.start_time = p, t
+        elif (run.batches[-1].proj if run.batches else run.init) != p:
+            run.batches.append(Batch(off, t, p, nrec, idx, describe(p, run.brokers)))
+
+
+def _read_batches(run: PartitionRun, part: int, events: list[dict[str, Any]]) -> None:
+    rp = _Replay(run, part)
+    for idx, ev in enumerate(events):
+        if ev.get("kind") == "metadata":
+            rp.record(idx, ev)
+    rp.close()
+
+
+def _read_windows(run: PartitionRun, events: list[dict[str, Any]]) -> None:
+    for idx, ev in enumerate(events):
+        b = ev.get("broker")
+        if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
+            continue
+        if ev.get("op") not in WINDOW_STEPS:
+            continue
+        end = float(ev.get("time", 0.0))
+        start = float(ev.get("started", end))
+        if end >= run.start_time:
+            run.windows.append(
+                Window(len(run.windows), ev["op"], run.brokers.index(b), start, end, idx)
+            )
+
+
+def _kafka_proj(
+    st: dict[str, Any], fenced: set[int], inc: dict[int, int], brokers: list[int]
+) -> Proj:
     lead = st.get("leader", -1)
     return (
         brokers.index(lead) if lead in brokers else NO_LEADER,
@@ -250,7 +282,9 @@ class GreyBoxValidator:
         self.fired: set[str] = set()
 
     # the steps a candidate may take now: (action name, args, next state, window step or None)
-    def _steps(self, c: Candidate, open_windows: list[Window]) -> list[tuple[str, State, tuple[int, str] | None]]:
+    def _steps(
+        self, c: Candidate, open_windows: list[Window]
+    ) -> list[tuple[str, State, tuple[int, str] | None]]:
         out = []
         for (kind, args), t in self.m.successors(c.state):
             name = self.names[kind]
@@ -266,7 +300,13 @@ class GreyBoxValidator:
             out.append((name, t, None))
         return out
 
-    def _search(self, cands: list[Candidate], target: Proj | None, open_windows: list[Window], max_visible: int) -> list[Candidate]:
+    def _search(
+        self,
+        cands: list[Candidate],
+        target: Proj | None,
+        open_windows: list[Window],
+        max_visible: int,
+    ) -> list[Candidate]:
         """States reachable from `cands` by hidden steps and at most `max_visible` projection-
         changing steps; with `target`, those whose projection is `target` (None: the hidden
         closure, the projection unchanged)."""
@@ -322,14 +362,20 @@ class GreyBoxValidator:
         for _t, kind, obs in timeline:
             if kind == 1:
                 b: Batch = obs
-                open_w = [w for w in run.windows if w.start <= b.time and not self._closed(w, b.time)]
+                open_w = [
+                    w for w in run.windows if w.start <= b.time and not self._closed(w, b.time)
+                ]
                 new = self._search(cands, b.proj, open_w, max(1, b.records))
                 if not new:
                     before = sorted({describe(projection(c.state), run.brokers) for c in cands})
                     raise Rejected(
                         f"{run.key}: metadata batch at offset {b.offset} ({b.text}) is no spec step "
                         f"from {len(cands)} candidate state(s) ({'; '.join(before[:3])})"
-                        + (f"; faults open: {[f'{w.op} {run.brokers[w.replica]}' for w in open_w]}" if open_w else ""),
+                        + (
+                            f"; faults open: {[f'{w.op} {run.brokers[w.replica]}' for w in open_w]}"
+                            if open_w
+                            else ""
+                        ),
                         b.index,
                     )
                 cands = new
@@ -344,7 +390,9 @@ class GreyBoxValidator:
     def _closed(w: Window, t: float) -> bool:
         return w.end < t
 
-    def _close_window(self, cands: list[Candidate], w: Window, run: PartitionRun) -> list[Candidate]:
+    def _close_window(
+        self, cands: list[Candidate], w: Window, run: PartitionRun
+    ) -> list[Candidate]:
         """At a window's end every required step has been taken: where a candidate has not, it
         takes it now (after hidden steps), or drops out if the spec cannot."""
         out: list[Candidate] = []
@@ -402,7 +450,10 @@ def spec_config(header: dict[str, Any], run: PartitionRun, protocol: str) -> Con
     fence the run has."""
     epochs = max([run.init[1], *[b.proj[1] for b in run.batches]]) + 1  # type: ignore[index]
     fences = sum(
-        1 for a, b in zip([run.init, *[x.proj for x in run.batches]], [x.proj for x in run.batches], strict=False)
+        1
+        for a, b in zip(
+            [run.init, *[x.proj for x in run.batches]], [x.proj for x in run.batches], strict=False
+        )
         if a is not None and (b[4] & ~a[4])
     )
     crashes = sum(1 for w in run.windows if w.op in ("crash", "controlled_shutdown")) + fences
@@ -420,7 +471,10 @@ def spec_config(header: dict[str, Any], run: PartitionRun, protocol: str) -> Con
 
 
 def validate_greybox(
-    header: dict[str, Any], events: list[dict[str, Any]], name: str = "trace", cap: int = DEFAULT_CAP
+    header: dict[str, Any],
+    events: list[dict[str, Any]],
+    name: str = "trace",
+    cap: int = DEFAULT_CAP,
 ) -> Verdict:
     t0 = time.perf_counter()
     v = Verdict(name, ACCEPTED, events=len(events))
@@ -443,4 +497,25 @@ def validate_greybox(
     except Undecided as e:
         v.verdict, v.reason = INCOMPLETE, f"undecided: {e}"
     v.seconds = time.perf_counter() - t0
+    return v
+
+
+def validate_run(
+    header: dict[str, Any],
+    events: list[dict[str, Any]],
+    name: str = "trace",
+    cap: int = DEFAULT_CAP,
+) -> Verdict:
+    """The grey-box verdict of one run: the controller's decisions against the spec, then the
+    files at rest (at_rest.py). The first failure decides; undecided is never accepted."""
+    from .at_rest import check_at_rest
+
+    v = validate_greybox(header, events, name, cap)
+    if v.verdict != ACCEPTED:
+        return v
+    rest = check_at_rest(events)
+    if not rest.ok:
+        v.verdict = REJECTED
+        v.reason = f"at rest: {rest.violations[0]}"
+        v.mismatches = rest.violations
     return v

@@ -88,8 +88,12 @@ class Session:
     # ---- commands ---------------------------------------------------------------------------
     def op_start(self, cmd: dict[str, Any]) -> dict[str, Any]:
         self.close()
-        if cmd.get("protocol", "kraft") not in ("kraft",) and not str(cmd.get("protocol")).startswith("kraft"):
-            raise Unsupported(f"Apache Kafka {self.version} runs KRaft only, not {cmd.get('protocol')}")
+        if cmd.get("protocol", "kraft") not in ("kraft",) and not str(
+            cmd.get("protocol")
+        ).startswith("kraft"):
+            raise Unsupported(
+                f"Apache Kafka {self.version} runs KRaft only, not {cmd.get('protocol')}"
+            )
         self.install = self.install or ensure(self.version)
         brokers = int(cmd.get("brokers", 3))
         replication = int(cmd.get("replication", min(3, brokers)))
@@ -102,11 +106,15 @@ class Session:
         settings = Settings(brokers=brokers)
         if cmd.get("session_timeout_ms"):
             # the kit's default (600 ms) is below a JVM's pauses on a busy 2-core machine
-            settings.session_timeout_ms = max(int(cmd["session_timeout_ms"]), settings.session_timeout_ms)
+            settings.session_timeout_ms = max(
+                int(cmd["session_timeout_ms"]), settings.session_timeout_ms
+            )
         self.cluster = KRaftCluster(self.install, base, settings)
         ready = self.cluster.start()
         self.driver = Driver(self.install, self.cluster.bootstrap, base)
-        assignments = [[(p + j) % brokers for j in range(replication)] for p in range(self.partitions)]
+        assignments = [
+            [(p + j) % brokers for j in range(replication)] for p in range(self.partitions)
+        ]
         self.driver.request(
             {
                 "op": "create",
@@ -157,11 +165,13 @@ class Session:
             time.sleep(0.2)
 
     def _fault(self, op: str, applied: bool, **kw: Any) -> None:
-        self.trace.append({"kind": "fault", "op": op, "applied": applied, "time": time.time(), **kw})
+        self.trace.append(
+            {"kind": "fault", "op": op, "applied": applied, "time": time.time(), **kw}
+        )
 
     def _c(self) -> KRaftCluster:
         if self.cluster is None:
-            raise KafkaSetupError(f"no cluster: send start first")
+            raise KafkaSetupError("no cluster: send start first")
         return self.cluster
 
     def op_produce(self, cmd: dict[str, Any]) -> None:
@@ -172,7 +182,9 @@ class Session:
             self.next_value += 1
             value = str(self.next_value)
             t0 = time.time()
-            self._client({"type": "invoke", "f": "send", "partition": p, "value": value, "time": t0})
+            self._client(
+                {"type": "invoke", "f": "send", "partition": p, "value": value, "time": t0}
+            )
             try:
                 ans = self.driver.request(
                     {
@@ -187,23 +199,39 @@ class Session:
                     timeout=30,
                 )
                 r = ans["results"][0]
-                done = {"type": r["type"], "f": "send", "partition": p, "value": value, "time": r["time"]}
+                done = {
+                    "type": r["type"],
+                    "f": "send",
+                    "partition": p,
+                    "value": value,
+                    "time": r["time"],
+                }
                 if "offset" in r:
                     done["offset"] = r["offset"]
                 if "error" in r:
                     done["error"] = r["error"]
             except DriverError as e:
-                done = {"type": "info", "f": "send", "partition": p, "value": value, "time": time.time(), "error": str(e)}
+                done = {
+                    "type": "info",
+                    "f": "send",
+                    "partition": p,
+                    "value": value,
+                    "time": time.time(),
+                    "error": str(e),
+                }
             self._client(done)
 
     def op_consume(self, cmd: dict[str, Any]) -> None:
         assert self.driver
         for p in range(self.partitions):
             t0 = time.time()
-            self._client({"type": "invoke", "f": "poll", "partition": p, "from_offset": 0, "time": t0})
+            self._client(
+                {"type": "invoke", "f": "poll", "partition": p, "from_offset": 0, "time": t0}
+            )
             try:
                 ans = self.driver.request(
-                    {"op": "poll", "topic": TOPIC, "partition": p, "from": 0, "max_ms": 3000}, timeout=30
+                    {"op": "poll", "topic": TOPIC, "partition": p, "from": 0, "max_ms": 3000},
+                    timeout=30,
                 )
                 self._client(
                     {
@@ -219,7 +247,15 @@ class Session:
                     }
                 )
             except DriverError as e:
-                self._client({"type": "fail", "f": "poll", "partition": p, "error": str(e), "time": time.time()})
+                self._client(
+                    {
+                        "type": "fail",
+                        "f": "poll",
+                        "partition": p,
+                        "error": str(e),
+                        "time": time.time(),
+                    }
+                )
 
     def _client(self, op: dict[str, Any]) -> None:
         op = {"process": 0, **op}
@@ -248,7 +284,16 @@ class Session:
     def _auto_resume(self, b: int) -> None:
         c = self.cluster
         if c is not None and c.resume(b):
-            self.trace.append({"kind": "fault", "op": "resume", "applied": True, "time": time.time(), "broker": b, "auto": True})
+            self.trace.append(
+                {
+                    "kind": "fault",
+                    "op": "resume",
+                    "applied": True,
+                    "time": time.time(),
+                    "broker": b,
+                    "auto": True,
+                }
+            )
 
     def op_resume(self, cmd: dict[str, Any]) -> None:
         b = int(cmd["broker"])
@@ -269,7 +314,9 @@ class Session:
             self._fault("elect_leader", False, broker=b, reason="not a live preferred replica")
             return
         try:
-            ans = self.driver.request({"op": "elect", "topic": TOPIC, "partitions": parts}, timeout=30)
+            ans = self.driver.request(
+                {"op": "elect", "topic": TOPIC, "partitions": parts}, timeout=30
+            )
             self._fault("elect_leader", True, broker=b, partitions=parts, results=ans["results"])
         except DriverError as e:
             self._fault("elect_leader", False, broker=b, partitions=parts, error=str(e))
@@ -291,7 +338,9 @@ class Session:
         assert self.driver
         try:
             d = self.driver.request({"op": "describe", "topic": TOPIC}, timeout=15)
-            o = self.driver.request({"op": "offsets", "topic": TOPIC, "partitions": self.partitions}, timeout=15)
+            o = self.driver.request(
+                {"op": "offsets", "topic": TOPIC, "partitions": self.partitions}, timeout=15
+            )
         except DriverError as e:
             self.trace.append({"kind": "observe", "time": time.time(), "error": str(e)})
             return
@@ -310,6 +359,22 @@ class Session:
                 }
             )
 
+    def _settle(self, timeout: float) -> None:
+        """Wait (up to `timeout` s) until every partition has a leader and every live broker of
+        its assignment is back in its ISR: the at-rest checks read a healed cluster."""
+        assert self.driver
+        deadline = time.monotonic() + timeout
+        alive = set(self._c().alive())
+        while time.monotonic() < deadline:
+            with contextlib.suppress(DriverError, KafkaSetupError):
+                d = self.driver.request({"op": "describe", "topic": TOPIC}, timeout=10)
+                if all(
+                    p["leader"] >= 0 and set(p["replicas"]) & alive <= set(p["isr"])
+                    for p in d["partitions"]
+                ):
+                    return
+            time.sleep(0.5)
+
     def op_history(self, cmd: dict[str, Any]) -> dict[str, Any]:
         return {"ops": list(self.history)}
 
@@ -318,6 +383,8 @@ class Session:
         (SIGKILL: files as a crash leaves them) and read the files at rest."""
         c = self._c()
         assert self.install and self.workdir
+        self._settle(20.0)
+        self.op_consume({})  # the final read: a lost write is one no read returns (Jepsen)
         with contextlib.suppress(KafkaSetupError):
             self._observe()
         text = dump(c.java, self.install.classpath(), c.metadata_dir, self.workdir / "log4j2.yaml")
@@ -385,7 +452,14 @@ def main(argv: list[str] | None = None) -> int:
                 ans = s.handle(cmd)
             except Unsupported as e:
                 ans = {"ok": False, "unsupported": True, "error": str(e)}
-            except (KafkaSetupError, MetadataError, DriverError, OSError, ValueError, KeyError) as e:
+            except (
+                KafkaSetupError,
+                MetadataError,
+                DriverError,
+                OSError,
+                ValueError,
+                KeyError,
+            ) as e:
                 ans = {"ok": False, "error": f"{type(e).__name__}: {e}".replace("\n", " ")}
             out.write(json.dumps(ans) + "\n")
             out.flush()

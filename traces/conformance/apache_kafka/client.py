@@ -3,6 +3,7 @@ line each way, a deadline per request (a hung driver is an error, never a hang).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import subprocess
@@ -37,7 +38,7 @@ class Driver:
             stdout=subprocess.PIPE,
             stderr=err,
             start_new_session=True,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509
+            preexec_fn=_die_with_parent,
         )
         err.close()
         self._buf = b""
@@ -53,7 +54,9 @@ class Driver:
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise KafkaSetupError(f"the Kafka client driver did not answer {cmd.get('op')} in {timeout:g} s")
+                raise KafkaSetupError(
+                    f"the Kafka client driver did not answer {cmd.get('op')} in {timeout:g} s"
+                )
             r, _, _ = select.select([fd], [], [], left)
             if r:
                 chunk = self.proc.stdout.read1(1 << 16)  # type: ignore[attr-defined]
@@ -68,10 +71,8 @@ class Driver:
 
     def close(self) -> None:
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(Exception):  # closing: a dead driver is fine
                 self.request({"op": "stop"}, timeout=5)
-            except Exception:  # noqa: BLE001 - closing: a dead driver is fine
-                pass
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:

@@ -227,7 +227,7 @@ class KRaftCluster:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, before exec
+            preexec_fn=_die_with_parent,
         )
 
     def start_node(self, n: Node) -> None:
@@ -259,12 +259,16 @@ class KRaftCluster:
         marker = b"Kafka Server started"
         while True:
             if not n.running:
-                raise KafkaSetupError(f"node {n.node_id} exited while starting: {self.last_line(n)}")
+                raise KafkaSetupError(
+                    f"node {n.node_id} exited while starting: {self.last_line(n)}"
+                )
             with contextlib.suppress(FileNotFoundError):
                 if marker in n.log.read_bytes()[-200_000:] and self._starts_seen(n) >= n.starts:
                     return
             if time.monotonic() > deadline:
-                raise KafkaSetupError(f"node {n.node_id} did not start in time: {self.last_line(n)}")
+                raise KafkaSetupError(
+                    f"node {n.node_id} did not start in time: {self.last_line(n)}"
+                )
             time.sleep(0.2)
 
     def _starts_seen(self, n: Node) -> int:

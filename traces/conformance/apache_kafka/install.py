@@ -72,7 +72,9 @@ def java_bin() -> str:
         return str(Path(jh) / "bin" / "java")
     found = shutil.which("java")
     if not found:
-        raise KafkaSetupError("no Java found: Apache Kafka 4.x needs Java 17 (set JAVA_HOME or PATH)")
+        raise KafkaSetupError(
+            "no Java found: Apache Kafka 4.x needs Java 17 (set JAVA_HOME or PATH)"
+        )
     return found
 
 
@@ -160,7 +162,9 @@ def _compile(inst: KafkaInstall) -> None:
     )
     if r.returncode != 0:
         first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr[:200])
-        raise KafkaSetupError(f"the Kafka client driver did not compile against {inst.version}: {first}")
+        raise KafkaSetupError(
+            f"the Kafka client driver did not compile against {inst.version}: {first}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,7 +66,9 @@ def parse_records(text: str) -> list[tuple[int, int, dict[str, Any]]]:
         try:
             payload = json.loads(m.group(3))
         except ValueError as e:
-            raise MetadataError(f"undecodable metadata payload at offset {m.group(1)}: {e}") from None
+            raise MetadataError(
+                f"undecodable metadata payload at offset {m.group(1)}: {e}"
+            ) from None
         if isinstance(payload, dict):
             payload["_batch"] = batch
         out.append((int(m.group(1)), int(m.group(2)), payload))
@@ -97,7 +99,9 @@ class PartitionState:
             elr=d["eligibleLeaderReplicas"]
             if d.get("eligibleLeaderReplicas") is not None
             else self.elr,
-            last_known_elr=d["lastKnownElr"] if d.get("lastKnownElr") is not None else self.last_known_elr,
+            last_known_elr=d["lastKnownElr"]
+            if d.get("lastKnownElr") is not None
+            else self.last_known_elr,
             recovery=d.get("leaderRecoveryState", -1)
             if d.get("leaderRecoveryState", -1) != -1
             else self.recovery,
@@ -117,7 +121,9 @@ def events(records: list[tuple[int, int, dict[str, Any]]], topic: str) -> list[d
         base = {"kind": "metadata", "offset": off, "batch": p.get("_batch", off), "time_ms": ts}
         if kind == "FEATURE_LEVEL_RECORD":
             features[d["name"]] = d["featureLevel"]
-            out.append({**base, "record": "FeatureLevel", "name": d["name"], "level": d["featureLevel"]})
+            out.append(
+                {**base, "record": "FeatureLevel", "name": d["name"], "level": d["featureLevel"]}
+            )
         elif kind == "REGISTER_BROKER_RECORD":
             out.append(
                 {
@@ -131,9 +137,24 @@ def events(records: list[tuple[int, int, dict[str, Any]]], topic: str) -> list[d
                 }
             )
         elif kind == "UNREGISTER_BROKER_RECORD":
-            out.append({**base, "record": "UnregisterBroker", "broker": d["brokerId"], "broker_epoch": d["brokerEpoch"]})
-        elif kind in ("BROKER_REGISTRATION_CHANGE_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD"):
-            ev = {**base, "record": "BrokerChange", "broker": d["id"] if "id" in d else d["brokerId"]}
+            out.append(
+                {
+                    **base,
+                    "record": "UnregisterBroker",
+                    "broker": d["brokerId"],
+                    "broker_epoch": d["brokerEpoch"],
+                }
+            )
+        elif kind in (
+            "BROKER_REGISTRATION_CHANGE_RECORD",
+            "FENCE_BROKER_RECORD",
+            "UNFENCE_BROKER_RECORD",
+        ):
+            ev = {
+                **base,
+                "record": "BrokerChange",
+                "broker": d["id"] if "id" in d else d["brokerId"],
+            }
             ev["broker_epoch"] = d.get("brokerEpoch", d.get("epoch"))
             if kind == "FENCE_BROKER_RECORD":
                 ev["fenced"] = True
@@ -164,10 +185,20 @@ def events(records: list[tuple[int, int, dict[str, Any]]], topic: str) -> list[d
         elif kind == "PARTITION_CHANGE_RECORD" and d.get("topicId") == topic_id and topic_id:
             pid = d["partitionId"]
             if pid not in parts:
-                raise MetadataError(f"PartitionChangeRecord at offset {off} for an unknown partition {pid}")
+                raise MetadataError(
+                    f"PartitionChangeRecord at offset {off} for an unknown partition {pid}"
+                )
             st = parts[pid] = parts[pid].merge(d)
             changed = sorted(k for k in d if k not in ("topicId", "partitionId"))
-            out.append({**base, "record": "PartitionChange", "partition": pid, "changed": changed, **_view(st)})
+            out.append(
+                {
+                    **base,
+                    "record": "PartitionChange",
+                    "partition": pid,
+                    "changed": changed,
+                    **_view(st),
+                }
+            )
     return out
 
 

@@ -39,7 +39,9 @@ def read_checkpoint(path: Path, columns: int) -> list[list[str]] | None:
     return rows
 
 
-def dump_logs(java: str, classpath: str, files: list[Path]) -> dict[Path, list[tuple[int, int, str]]]:
+def dump_logs(
+    java: str, classpath: str, files: list[Path]
+) -> dict[Path, list[tuple[int, int, str]]]:
     """(offset, batch leader epoch, value) of every record of each segment file, in file order."""
     if not files:
         return {}
@@ -81,8 +83,12 @@ def read_at_rest(cluster: Any, topic: str, partitions: int) -> list[dict[str, An
         by_dir.setdefault(path.parent.resolve(), []).extend(recs)
     out = []
     for b, p, d in found:
-        hw_rows = read_checkpoint(cluster.brokers[b].data / "replication-offset-checkpoint", 3) or []
-        rp_rows = read_checkpoint(cluster.brokers[b].data / "recovery-point-offset-checkpoint", 3) or []
+        hw_rows = (
+            read_checkpoint(cluster.brokers[b].data / "replication-offset-checkpoint", 3) or []
+        )
+        rp_rows = (
+            read_checkpoint(cluster.brokers[b].data / "recovery-point-offset-checkpoint", 3) or []
+        )
         ep_rows = read_checkpoint(d / "leader-epoch-checkpoint", 2)
         recs = sorted(by_dir.get(d.resolve(), []))
         out.append(
