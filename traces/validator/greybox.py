@@ -340,7 +340,8 @@ class GreyBoxValidator:
                     self.visited += 1
                     if len(seen) > self.cap:
                         raise Undecided(f"a search visited more than {self.cap:,} states")
-                    self.fired.add(name)
+                    if pt != p or wstep:  # coverage: the steps the log or a fault shows
+                        self.fired.add(name)
                     nxt.append((Candidate(t, done), v2))
             frontier = nxt
         return list(result.values())

@@ -313,13 +313,15 @@ class Session:
         if not parts or b not in self._c().alive():
             self._fault("elect_leader", False, broker=b, reason="not a live preferred replica")
             return
+        t0 = time.time()
         try:
             ans = self.driver.request(
                 {"op": "elect", "topic": TOPIC, "partitions": parts}, timeout=30
             )
-            self._fault("elect_leader", True, broker=b, partitions=parts, results=ans["results"])
+            res = ans["results"]
+            self._fault("elect_leader", True, broker=b, partitions=parts, results=res, started=t0)
         except DriverError as e:
-            self._fault("elect_leader", False, broker=b, partitions=parts, error=str(e))
+            self._fault("elect_leader", False, broker=b, partitions=parts, error=str(e), started=t0)
 
     def op_run(self, cmd: dict[str, Any]) -> None:
         time.sleep(max(0, int(cmd.get("ms", 100))) / 1000)
