@@ -86,8 +86,31 @@ def register(sub) -> None:
         help="fail (exit 1) when a spec role transition (or action, or both) was never "
         "exercised by an accepted trace",
     )
+    p.add_argument(
+        "--scenario",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="run only this directed scenario (repeatable; the names are in the report, e.g. "
+        "kafka:faults); random schedules still follow --random",
+    )
     add_timeout_arg(p)
     p.set_defaults(run=run)
+
+
+def pick_scenarios(known, names: list[str], protocol: str, mine: str | None) -> dict:
+    """--scenario: the named directed scenarios, of the adapter's set (Apache Kafka's) or of the
+    spec-derived one."""
+    if known is None:
+        from isr.traces.conformance.scenarios import spec_scenarios
+
+        known = spec_scenarios(3, mine or protocol)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        names_ = sorted(known)
+        some = ", ".join(names_[:8]) + (", ..." if len(names_) > 8 else "")
+        raise UsageError(f"unknown scenario {unknown[0]!r}; known: {some}")
+    return {n: known[n] for n in names}
 
 
 KAFKA_PREFIX = "apache-kafka"
@@ -203,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
                 protocol=args.protocol,
             )
             return _report_mutants(args, base, rows, MUTANTS, time.perf_counter() - t0)
+        if args.scenario:
+            scenarios = pick_scenarios(scenarios, args.scenario, args.protocol, mine)
         ad = Adapter(cmd, stderr_path, timeout=args.adapter_timeout)
         try:
             rep = conform(

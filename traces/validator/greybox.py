@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from isr.spec.config import Config
@@ -332,6 +333,8 @@ class GreyBoxValidator:
                         continue
                     if target is None and pt not in base:
                         continue
+                    if target is not None and pt != p and not _between(pt, base, target):
+                        continue
                     done = c.done | {wstep} if wstep else c.done
                     key = (t, done, v2)
                     if key in seen:
@@ -424,6 +427,25 @@ class GreyBoxValidator:
         return out
 
 
+def _between(p: Proj, base: set[Proj], target: Proj) -> bool:
+    """Kafka appends a batch atomically; the spec may take it in several steps, each setting
+    some of what the batch changes to its new value. So every field of an intermediate
+    projection (every bit of a set, every broker's incarnation) is its value before the batch
+    or its value after it; a step anywhere else cannot be part of this batch."""
+    for b in base:
+        if p[0] in (b[0], target[0]) and p[1] in (b[1], target[1]):
+            if all(_bits_between(p[i], b[i], target[i]) for i in (2, 3, 4)) and all(
+                x in (y, z) for x, y, z in zip(p[5], b[5], target[5], strict=True)
+            ):
+                return True
+    return False
+
+
+def _bits_between(x: int, a: int, b: int) -> bool:
+    """Every bit of x is that bit of a or that bit of b."""
+    return (x ^ a) & (x ^ b) == 0
+
+
 def _dedupe(cs: list[Candidate]) -> list[Candidate]:
     d: dict[tuple[State, frozenset], Candidate] = {}
     for c in cs:
@@ -495,6 +517,8 @@ def validate_greybox(
         v.verdict, v.reason = BAD_INPUT, str(e)
     except Rejected as e:
         v.verdict, v.reason, v.index = REJECTED, e.reason, e.index
+        if 0 <= e.index < len(events):
+            v.event = events[e.index]
     except Undecided as e:
         v.verdict, v.reason = INCOMPLETE, f"undecided: {e}"
     v.seconds = time.perf_counter() - t0
@@ -520,3 +544,29 @@ def validate_run(
         v.reason = f"at rest: {rest.violations[0]}"
         v.mismatches = rest.violations
     return v
+
+
+def read(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A grey-box trace file: the header line, then one event per line, each checked against
+    schema/greybox.schema.json (ValueError naming the line and field)."""
+    from .. import format as tformat
+
+    schema = Path(__file__).resolve().parent.parent / "schema" / "greybox.schema.json"
+    head: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            obj = tformat.load_json_line(raw, f"{path}:{n}")
+            kind = "header" if head is None else "event"
+            errs = tformat.line_errors(obj, kind, schema)
+            if errs:
+                raise ValueError(f"{path}:{n}: {errs[0]}")
+            if head is None:
+                head = obj
+            else:
+                events.append(obj)
+    if head is None:
+        raise ValueError(f"{path}: empty trace")
+    return head, events
