@@ -101,7 +101,7 @@ def test_metadata_records_decode_as_kafka_merges_them():
 
 def test_a_corrupted_metadata_line_is_an_error_not_skipped():
     bad = DUMP.replace('"isr":[1,2],"leader":1}}', '"isr":[1,2],"lea')
-    with pytest.raises(MetadataError, match="undecodable metadata record line: . offset: 13"):
+    with pytest.raises(MetadataError, match=r"undecodable metadata record line: . offset: 13"):
         parse_records(bad)
 
 

@@ -432,13 +432,13 @@ def _between(p: Proj, base: set[Proj], target: Proj) -> bool:
     some of what the batch changes to its new value. So every field of an intermediate
     projection (every bit of a set, every broker's incarnation) is its value before the batch
     or its value after it; a step anywhere else cannot be part of this batch."""
-    for b in base:
-        if p[0] in (b[0], target[0]) and p[1] in (b[1], target[1]):
-            if all(_bits_between(p[i], b[i], target[i]) for i in (2, 3, 4)) and all(
-                x in (y, z) for x, y, z in zip(p[5], b[5], target[5], strict=True)
-            ):
-                return True
-    return False
+    return any(
+        p[0] in (b[0], target[0])
+        and p[1] in (b[1], target[1])
+        and all(_bits_between(p[i], b[i], target[i]) for i in (2, 3, 4))
+        and all(x in (y, z) for x, y, z in zip(p[5], b[5], target[5], strict=True))
+        for b in base
+    )
 
 
 def _bits_between(x: int, a: int, b: int) -> bool:
