@@ -92,3 +92,48 @@ def kafka_scenarios() -> dict[str, Scenario]:
             {"op": "consume"},
         ],
     }
+
+
+def kafka_schedule_strategy(max_ops: int = 12):
+    """Random fault schedules for a real Kafka cluster (hypothesis): the kit's fault kinds that
+    Kafka can be made to perform (crash and restart, pause, Admin election, controlled
+    shutdown), with Kafka's timing: pauses and waits from half a second to past the session
+    timeout, so that some pauses fence a running broker and some crashes are noticed only
+    later. 3 or 4 brokers, replication 2 or 3, 1 or 2 partitions, acks all or 1."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def schedule(draw: Any) -> Scenario:
+        brokers = draw(st.integers(3, 4))
+        rf = draw(st.integers(2, 3))
+        start = {
+            "op": "start",
+            "brokers": brokers,
+            "replication": rf,
+            "partitions": draw(st.integers(1, 2)),
+            "min_insync": draw(st.integers(1, rf)),
+            "acks": draw(st.sampled_from(["all", "all", "1"])),
+        }
+        b = st.integers(0, brokers - 1)
+        ms = st.sampled_from([300, 1000, 3000, FENCE_MS])
+        op = st.one_of(
+            st.builds(lambda n: {"op": "produce", "count": n}, st.integers(1, 5)),
+            st.just({"op": "consume"}),
+            st.builds(lambda t: {"op": "run", "ms": t}, ms),
+            st.builds(lambda x: {"op": "crash", "broker": x}, b),
+            st.builds(lambda x: {"op": "restart", "broker": x}, b),
+            st.builds(
+                lambda x, t: {"op": "pause", "broker": x, "ms": t},
+                b,
+                st.sampled_from([500, 3000, FENCE_MS, FENCE_MS + 2500]),
+            ),
+            st.builds(lambda x: {"op": "elect_leader", "broker": x}, b),
+            st.builds(lambda x: {"op": "controlled_shutdown", "broker": x}, b),
+        )
+        ops = draw(st.lists(op, min_size=2, max_size=max_ops))
+        end: Scenario = [{"op": "heal"}]
+        end += [{"op": "restart", "broker": x} for x in range(brokers)]
+        end += [{"op": "run", "ms": FENCE_MS}, {"op": "produce", "count": 2}]
+        return [start, *ops, *end]
+
+    return schedule()
