@@ -388,7 +388,13 @@ class Session:
         self.op_consume({})  # the final read: a lost write is one no read returns (Jepsen)
         with contextlib.suppress(KafkaSetupError):
             self._observe()
-        text = dump(c.java, self.install.classpath(), c.metadata_dir, self.workdir / "log4j2.yaml")
+        text = dump(
+            c.java,
+            self.install.classpath(),
+            c.metadata_dir,
+            self.workdir / "log4j2.yaml",
+            self.install.dump_log_segments,
+        )
         meta = events(parse_records(text), TOPIC)
         for b in range(len(c.brokers)):
             c.crash(b)

@@ -47,6 +47,17 @@ class KafkaInstall:
     def driver_dir(self) -> Path:
         return self.home / "driver"
 
+    @property
+    def dump_log_segments(self) -> str:
+        """Kafka's log dumper: in kafka-tools (Java) since 4.1, in the broker jar (Scala) in 4.0."""
+        import zipfile
+
+        for jar in self.lib.glob("kafka-tools-*.jar"):
+            with zipfile.ZipFile(jar) as z:
+                if "org/apache/kafka/tools/DumpLogSegments.class" in z.namelist():
+                    return "org.apache.kafka.tools.DumpLogSegments"
+        return "kafka.tools.DumpLogSegments"
+
     def classpath(self, driver: bool = False) -> str:
         cp = str(self.lib / "*")
         return f"{cp}{os.pathsep}{self.driver_dir}" if driver else cp

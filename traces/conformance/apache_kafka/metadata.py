@@ -27,7 +27,13 @@ class MetadataError(Exception):
     """The metadata log could not be read or decoded (a corrupted log, a broken install)."""
 
 
-def dump(java: str, classpath: str, metadata_dir: Path, log4j: Path | None = None) -> str:
+def dump(
+    java: str,
+    classpath: str,
+    metadata_dir: Path,
+    log4j: Path | None = None,
+    main: str = "org.apache.kafka.tools.DumpLogSegments",
+) -> str:
     """Run Kafka's log dumper on every segment of the metadata log; its text output."""
     segs = sorted(metadata_dir.glob("*.log"))
     if not segs:
@@ -35,7 +41,7 @@ def dump(java: str, classpath: str, metadata_dir: Path, log4j: Path | None = Non
     cmd = [java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
     if log4j:
         cmd.append(f"-Dlog4j2.configurationFile={log4j}")
-    cmd += ["-cp", classpath, "org.apache.kafka.tools.DumpLogSegments"]
+    cmd += ["-cp", classpath, main]
     cmd += ["--cluster-metadata-decoder", "--files", ",".join(str(s) for s in segs)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:

@@ -40,13 +40,16 @@ def read_checkpoint(path: Path, columns: int) -> list[list[str]] | None:
 
 
 def dump_logs(
-    java: str, classpath: str, files: list[Path]
+    java: str,
+    classpath: str,
+    files: list[Path],
+    main: str = "org.apache.kafka.tools.DumpLogSegments",
 ) -> dict[Path, list[tuple[int, int, str]]]:
     """(offset, batch leader epoch, value) of every record of each segment file, in file order."""
     if not files:
         return {}
     cmd = [java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
-    cmd += ["-cp", classpath, "org.apache.kafka.tools.DumpLogSegments", "--print-data-log"]
+    cmd += ["-cp", classpath, main, "--print-data-log"]
     cmd += ["--files", ",".join(str(f) for f in files)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
@@ -77,7 +80,9 @@ def read_at_rest(cluster: Any, topic: str, partitions: int) -> list[dict[str, An
             if d.is_dir():
                 found.append((b.node_id, p, d))
     segs = [s for _b, _p, d in found for s in sorted(d.glob("*.log"))]
-    logs = dump_logs(cluster.java, cluster.install.classpath(), segs)
+    logs = dump_logs(
+        cluster.java, cluster.install.classpath(), segs, cluster.install.dump_log_segments
+    )
     by_dir: dict[Path, list[tuple[int, int, str]]] = {}
     for path, recs in logs.items():
         by_dir.setdefault(path.parent.resolve(), []).extend(recs)
