@@ -50,6 +50,9 @@ WINDOW_STEPS: dict[str, list[tuple[str, bool]]] = {
     "elect_leader": [("ControllerMoveLeader", False)],
 }
 ENV_ACTIONS = {a for steps in WINDOW_STEPS.values() for a, _ in steps}
+# Steps a broker takes itself (its replica is the action's first argument); the controller's
+# and the network's are not.
+BROKER_ACTORS = ("Broker", "Follower", "Leader", "Producer", "Consumer")
 
 
 class GreyBoxError(ValueError):
@@ -142,6 +145,11 @@ class PartitionRun:
     batches: list[Batch] = field(default_factory=list)
     init: Proj | None = None
     start_time: float = 0.0
+    pauses: list[tuple[int, float, float]] = field(default_factory=list)  # replica, stop, resume
+
+    def stopped(self, t0: float, t1: float) -> frozenset[int]:
+        """Replicas whose process was stopped (SIGSTOP) throughout [t0, t1]: they took no step."""
+        return frozenset(r for r, a, b in self.pauses if a <= t0 and t1 <= b)
 
 
 def _mask(ids: Iterable[int], brokers: list[int]) -> int:
@@ -230,7 +238,25 @@ def _read_batches(run: PartitionRun, part: int, events: list[dict[str, Any]]) ->
     rp.close()
 
 
+def _read_pauses(run: PartitionRun, events: list[dict[str, Any]]) -> None:
+    """A pause lasts from its SIGSTOP to the next SIGCONT of that broker (a resume, a heal, or
+    the crash or controlled shutdown that continues it first)."""
+    stopped: dict[int, float] = {}
+    for ev in events:
+        b = ev.get("broker")
+        if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
+            continue
+        t = float(ev.get("started", ev.get("time", 0.0)))
+        if ev.get("op") == "pause":
+            stopped.setdefault(b, float(ev.get("time", 0.0)))
+        elif b in stopped and ev.get("op") in ("resume", "crash", "controlled_shutdown", "restart"):
+            run.pauses.append((run.brokers.index(b), stopped.pop(b), t))
+    for b, t in stopped.items():
+        run.pauses.append((run.brokers.index(b), t, float("inf")))
+
+
 def _read_windows(run: PartitionRun, events: list[dict[str, Any]]) -> None:
+    _read_pauses(run, events)
     for idx, ev in enumerate(events):
         b = ev.get("broker")
         if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
@@ -281,14 +307,18 @@ class GreyBoxValidator:
         self.visited = 0
         self.max_candidates = 0
         self.fired: set[str] = set()
+        self.stopped: frozenset[int] = frozenset()
 
     # the steps a candidate may take now: (action name, args, next state, window step or None)
     def _steps(
         self, c: Candidate, open_windows: list[Window]
     ) -> list[tuple[str, State, tuple[int, str] | None]]:
         out = []
+        stopped = self.stopped
         for (kind, args), t in self.m.successors(c.state):
             name = self.names[kind]
+            if stopped and args and name.startswith(BROKER_ACTORS) and args[0] in stopped:
+                continue  # a stopped process takes no step
             if name in ENV_ACTIONS:
                 replica = args[0] if args else None
                 for w in open_windows:
@@ -309,8 +339,10 @@ class GreyBoxValidator:
         max_visible: int,
     ) -> list[Candidate]:
         """States reachable from `cands` by hidden steps and at most `max_visible` projection-
-        changing steps; with `target`, those whose projection is `target` (None: the hidden
-        closure, the projection unchanged)."""
+        changing steps. Without `target`: the hidden closure (the projection unchanged). With
+        `target`: the states where a projection-changing step lands on `target` (and the
+        candidates already there); their hidden successors are not kept, since the next search
+        starts with the hidden closure anyway: the candidate sets stay small."""
         seen: set[tuple[State, frozenset, int]] = set()
         frontier: list[tuple[Candidate, int]] = []
         for c in cands:
@@ -324,7 +356,7 @@ class GreyBoxValidator:
             nxt: list[tuple[Candidate, int]] = []
             for c, vis in frontier:
                 p = projection(c.state)
-                if target is None or p == target:
+                if target is None or (p == target and vis == 0):
                     result[(c.state, c.done)] = c
                 for name, t, wstep in self._steps(c, open_windows):
                     pt = projection(t)
@@ -345,7 +377,10 @@ class GreyBoxValidator:
                         raise Undecided(f"a search visited more than {self.cap:,} states")
                     if pt != p or wstep:  # coverage: the steps the log or a fault shows
                         self.fired.add(name)
-                    nxt.append((Candidate(t, done), v2))
+                    nt = Candidate(t, done)
+                    if target is not None and pt == target and pt != p:
+                        result[(t, done)] = nt  # entered the batch's projection
+                    nxt.append((nt, v2))
             frontier = nxt
         return list(result.values())
 
@@ -363,7 +398,10 @@ class GreyBoxValidator:
         timeline: list[tuple[float, int, Any]] = [(b.time, 1, b) for b in run.batches]
         timeline += [(w.end, 0, w) for w in run.windows]
         timeline.sort(key=lambda x: (x[0], x[1]))
-        for _t, kind, obs in timeline:
+        prev = run.start_time
+        for t, kind, obs in timeline:
+            self.stopped = run.stopped(prev, t)
+            prev = t
             if kind == 1:
                 b: Batch = obs
                 open_w = [
