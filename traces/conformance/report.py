@@ -20,9 +20,10 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from ..validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict
-from .runner import ConformReport
+from .runner import HISTORY_REASON, ConformReport
 
 PROPERTY, STEP, ENCODING, GAP = "property", "step", "encoding", "coverage-gap"
+HISTORY = "history"  # the client history has an anomaly (traces/history.py, R5, R6, R17)
 
 # The rejected event's action -> the property (docs/PROTOCOL.md names) a client-visible step breaks.
 _PROPERTY_OF = {
@@ -65,6 +66,12 @@ def classify(v: Verdict) -> dict[str, Any]:
         if v.reason.startswith("adapter does not support"):
             return {"kind": GAP, "detail": v.reason}
         return {"kind": "unsupported", "detail": v.reason}
+    if v.verdict == REJECTED and v.event is None and v.reason.startswith(HISTORY_REASON):
+        return {
+            "kind": HISTORY,
+            "detail": v.reason,
+            "requirements": "R5, R6, R17 (the client history: traces/history.py)",
+        }
     ev = v.event or {}
     action = ev.get("action", "")
     args = ev.get("args") or {}
@@ -185,6 +192,8 @@ def to_json(
             row["detail"] = v.to_json()
             if n in files:
                 row["files"] = files[n]
+        if n in rep.histories:
+            row["history"] = rep.histories[n]
         scen.append(row)
     sf = rep.shortest_failing
     return {
@@ -201,11 +210,37 @@ def to_json(
             "verdict": sf[2].to_json(),
             "files": files.get(sf[0]),
         },
+        "histories": history_totals(rep),
         "adapter_stderr": rep.stderr_path
         if rep.stderr_path and Path(rep.stderr_path).exists()
         else None,
         "seconds": round(rep.seconds, 3),
     }
+
+
+def history_totals(rep: ConformReport) -> dict[str, Any] | None:
+    """The client histories over every scenario: how many were checked, how many invalid, and
+    each anomaly class's total (None when the adapter returned no history)."""
+    if not rep.histories:
+        return None
+    totals: dict[str, int] = {}
+    for h in rep.histories.values():
+        for k, n in h["counts"].items():
+            totals[k] = totals.get(k, 0) + n
+    return {
+        "checked": len(rep.histories),
+        "invalid": sum(1 for h in rep.histories.values() if not h["valid"]),
+        "counts": totals,
+    }
+
+
+def history_text(h: dict[str, Any]) -> str:
+    """A scenario's history check on one line: ``history: valid, 12 sends ok, 30 records
+    read; duplicates 2``."""
+    nonzero = [f"{k} {n}" for k, n in h["counts"].items() if n]
+    head = "valid" if h["valid"] else "INVALID"
+    tail = f"; {', '.join(nonzero)}" if nonzero else ""
+    return f"history: {head}, {h['sends_ok']} sends ok, {h['records_read']} records read{tail}"
 
 
 def junit_xml(rep: ConformReport, suite: str = "isr-conform") -> str:
@@ -218,6 +253,8 @@ def junit_xml(rep: ConformReport, suite: str = "isr-conform") -> str:
         attrs = (
             f"classname={quoteattr(suite)} name={quoteattr(n)} time={quoteattr(f'{v.seconds:.3f}')}"
         )
+        h = rep.histories.get(n)
+        out = f"<system-out>{escape(history_text(h))}</system-out>" if h else ""
         if v.verdict in (REJECTED, BAD_INPUT):
             c = classify(v)
             what = c.get("property") or c.get("kind", "")
@@ -225,10 +262,12 @@ def junit_xml(rep: ConformReport, suite: str = "isr-conform") -> str:
             cases.append(
                 f"  <testcase {attrs}><failure type={quoteattr(c.get('kind', ''))} "
                 f"message={quoteattr(f'{what}: {v.reason}'[:500])}>{escape(body)}</failure>"
-                "</testcase>"
+                f"{out}</testcase>"
             )
         elif v.verdict == UNSUPPORTED:
             cases.append(f"  <testcase {attrs}><skipped message={quoteattr(v.reason)}/></testcase>")
+        elif out:
+            cases.append(f"  <testcase {attrs}>{out}</testcase>")
         else:
             cases.append(f"  <testcase {attrs}/>")
     head = (
