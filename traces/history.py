@@ -59,8 +59,8 @@ CLASSES: dict[str, str] = {
     "reorders": "offsets not strictly increasing inside one poll (R5)",
     "gaps": "a poll jumped over an offset (from its from_offset, or between two records) that "
     "another poll read (R5)",
-    "non_monotonic": "one consumer process: a poll from the same start as an earlier poll of "
-    "that partition reaching a lower offset, or an offset read with another record than it "
+    "non_monotonic": "one consumer process: a poll from the same from_offset as an earlier poll "
+    "of that partition reaching a lower offset, or an offset read with another record than it "
     "read before (R5); a violation only when the header declares monotonic_reads",
 }
 ALWAYS_VIOLATIONS = (
@@ -401,34 +401,50 @@ def check(history: History) -> HistoryResult:
     st["highest_offset"] = {p: highest[p] for p in sorted(highest)}
     read_offsets = {p: sorted(o for (q, o) in at if q == p) for p in highest}
 
-    # 1. lost writes (R6, R17): the highest offset read by polls invoked after each ack
-    by_part: dict[int, list[tuple[int, int]]] = defaultdict(list)  # p -> (invoke, max offset)
+    # 1. lost writes (R6, R17). A poll invoked after the ack "reads past" offset o when it
+    # returned an offset >= o and started at or below o: from its from_offset, or, without
+    # one, from wherever its consumer began (Jepsen's assumption: a consumer reads every
+    # offset up to the highest it returns). Offline: acks by decreasing op index, polls
+    # inserted by decreasing invoke index into a prefix-max tree over their start offsets.
+    rows: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # p -> (invoke, start, top)
     for inv, i in polls:
-        recs = ops[i]["records"]
+        o = ops[i]
+        recs = o["records"]
         if recs:
-            by_part[ops[i]["partition"]].append((inv, max(r[0] for r in recs)))
-    suffix: dict[int, tuple[list[int], list[int]]] = {}
-    for p, rows in by_part.items():
-        rows.sort()
-        invs = [r[0] for r in rows]
-        mx = [0] * len(rows)
-        m = -1
-        for k in range(len(rows) - 1, -1, -1):
-            m = max(m, rows[k][1])
-            mx[k] = m
-        suffix[p] = (invs, mx)
+            top = max(r[0] for r in recs)
+            rows[o["partition"]].append((inv, o.get("from_offset", -1), top))
+    todo: dict[int, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
     unseen = 0
     for i, o in acked:
+        got = at.get((o["partition"], o["offset"]))
+        if got is None or o["value"] not in got:
+            todo[o["partition"]].append((i, o))
+    lost_rows: list[tuple[int, dict[str, Any], int]] = []
+    for p, acks_p in todo.items():
+        pr = sorted(rows.get(p, []), reverse=True)
+        starts = sorted({r[1] for r in pr})
+        tree = [-1] * (len(starts) + 1)  # Fenwick tree of prefix maxima over starts
+        k = 0
+        for i, o in sorted(acks_p, key=lambda x: -x[0]):
+            while k < len(pr) and pr[k][0] > i:
+                j = bisect_left(starts, pr[k][1]) + 1
+                while j < len(tree):
+                    if tree[j] < pr[k][2]:
+                        tree[j] = pr[k][2]
+                    j += j & -j
+                k += 1
+            off = o["offset"]
+            j, reached = bisect_right(starts, off), -1
+            while j > 0:
+                reached = max(reached, tree[j])
+                j -= j & -j
+            if off > reached:
+                unseen += 1
+            else:
+                lost_rows.append((i, o, reached))
+    for i, o, reached in sorted(lost_rows, key=lambda x: x[0]):
         p, off, val = o["partition"], o["offset"], o["value"]
         got = at.get((p, off))
-        if got is not None and val in got:
-            continue
-        invs, mx = suffix.get(p, ([], []))
-        k = bisect_right(invs, i)
-        reached = mx[k] if k < len(mx) else -1
-        if off > reached:
-            unseen += 1
-            continue
         ex: dict[str, Any] = {"op": i, "value": val, "partition": p, "offset": off}
         if got:
             ex["read_instead"] = sorted(got)[:3]
@@ -481,6 +497,7 @@ def check(history: History) -> HistoryResult:
         prev = o.get("from_offset")
         prev = None if prev is None else prev - 1
         reordered = False
+        own: set[int] | None = None
         for off, _val, _ep in recs:
             if prev is not None:
                 if off <= prev and not reordered:
@@ -490,15 +507,19 @@ def check(history: History) -> HistoryResult:
                     ro = read_offsets.get(p, [])
                     lo, hi = bisect_left(ro, prev + 1), bisect_left(ro, off)
                     if hi > lo:
-                        A["gaps"].add(
-                            {
-                                "op": i,
-                                "partition": p,
-                                "from": prev + 1,
-                                "to": off,
-                                "skipped_read_elsewhere": ro[lo : min(hi, lo + 5)],
-                            }
-                        )
+                        if own is None:  # offsets read later in this poll: a reorder
+                            own = {r[0] for r in recs}
+                        skipped = [x for x in ro[lo:hi] if x not in own]
+                        if skipped:
+                            A["gaps"].add(
+                                {
+                                    "op": i,
+                                    "partition": p,
+                                    "from": prev + 1,
+                                    "to": off,
+                                    "skipped_read_elsewhere": skipped[:5],
+                                }
+                            )
             prev = off if prev is None or off > prev else prev
 
     # 6. non-monotonic reads of one consumer process
@@ -507,7 +528,7 @@ def check(history: History) -> HistoryResult:
     for _inv, i in sorted(polls, key=lambda x: x[1]):
         o = ops[i]
         p, recs, proc = o["partition"], o["records"], _proc(o["process"])
-        start = o.get("from_offset", recs[0][0] if recs else None)
+        start = o.get("from_offset")  # without one, where the poll began is unknown
         if start is not None:
             top = max((r[0] for r in recs), default=start - 1)
             before = reach.get((proc, p, start))
