@@ -472,3 +472,93 @@ def test_reference_adapter_history_is_valid() -> None:
     # every acknowledged record was read at its offset (the last polls reach the end)
     assert r.stats["acked_unseen"] == 0
     assert r.stats["distinct_values_read"] >= r.stats["sends_ok"]
+
+
+# ---- isr chaos ----------------------------------------------------------------------------
+class _FakeClient:
+    """A cluster client over one in-memory log (partition 0): the 4th send is refused before
+    the append (a definite failure); ``drop`` offsets vanish from what polls return (a lost
+    record shifts the ones after it, as a truncated and rewritten log would)."""
+
+    def __init__(self, drop: int | None = None) -> None:
+        self.log: list[str] = []
+        self.drop = drop
+        self.sends = 0
+
+    async def refresh(self) -> None:
+        pass
+
+    async def produce(self, tp, recs, acks=-1, retries=30, backoff_s=0.25):
+        from isr.impl.cluster.client import ProduceResult
+
+        self.sends += 1
+        if self.sends == 4:
+            return ProduceResult("NOT_ENOUGH_REPLICAS", -1, 1, 0.0, False)
+        base = len(self.log)
+        self.log.extend(rid for rid, _v in recs)
+        return ProduceResult("NONE", base, 1, 0.0)
+
+    async def consume(self, tp, offset, max_records=500):
+        from isr.impl.core import messages as m
+
+        log = [v for k, v in enumerate(self.log) if k != self.drop]
+        entries = tuple((0, v, "x") for v in log[offset : offset + 2])
+        return m.ConsumeResponse(0, 1, tp[0], tp[1], m.NONE, len(log), offset, entries)
+
+
+def _chaos_history(drop: int | None):
+    import asyncio
+
+    from isr.impl.cluster.workload import Ledger, consume_recorded, history_doc, produce_stream
+
+    client, ledger, tps = _FakeClient(drop), Ledger(), [("t", 0)]
+
+    async def go():
+        await produce_stream(client, tps, ledger, asyncio.Event(), prefix="p0", limit=7)
+        return await consume_recorded(client, tps, ledger, idle_rounds=1)
+
+    asyncio.run(go())
+    doc = history_doc(ledger, idempotent=True)
+    return doc, check(parse({k: v for k, v in doc.items() if k != "ops"}, doc["ops"]))
+
+
+def test_chaos_workload_records_a_valid_history() -> None:
+    _doc, r = _chaos_history(None)
+    only(r)
+    s = r.stats
+    assert (s["sends_invoked"], s["sends_ok"], s["sends_fail"], s["records_read"]) == (7, 6, 1, 6)
+    assert s["acked_unseen"] == 0 and s["polls_ok"] == 4  # 3 polls of 2 records, 1 empty
+
+
+def test_chaos_workload_history_flags_a_lost_record(tmp_path, monkeypatch, capsys) -> None:
+    doc, r = _chaos_history(2)
+    # p0-3 was refused (fail); offsets 2, 3, 4 then hold the next record: p0-2 never read,
+    # p0-4 and p0-5 read one offset early (p0-6, acknowledged at 5 while 4 is the highest
+    # offset read, is unseen, not lost)
+    only(r, lost=3)
+    assert [x["value"] for x in r.anomalies["lost"].examples] == ["p0-2", "p0-4", "p0-5"]
+    assert r.stats["acked_unseen"] == 1
+    # isr chaos: the history is checked, written with --history, and fails the run (exit 1)
+    import isr.cli.chaos as chaos_mod
+    import isr.impl.cluster.workload as workload
+
+    class Cluster:
+        running = True
+
+    async def chaos(*_a, **_k):
+        return {
+            "acknowledged": 6, "consumed": 5, "lost": 0, "lost_ids": [], "duplicated": 0,
+            "failed": 1, "history": json.loads(json.dumps(doc)),
+        }  # fmt: skip
+
+    monkeypatch.setattr(chaos_mod, "open_cluster", lambda _p: Cluster())
+    monkeypatch.setattr(workload, "chaos", chaos)
+    out = tmp_path / "h.ndjson"
+    assert main(["chaos", "--duration", "1", "--history", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "lost: 3 (VIOLATION)" in text and f"isr history {out}" in text
+    assert main(["history", str(out)]) == 1
+    capsys.readouterr()
+    assert main(["chaos", "--duration", "1", "--json"]) == 1
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["history_check"]["violations"] == {"lost": 3} and "history" not in rep
