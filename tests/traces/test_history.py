@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -562,3 +563,94 @@ def test_chaos_workload_history_flags_a_lost_record(tmp_path, monkeypatch, capsy
     assert main(["chaos", "--duration", "1", "--json"]) == 1
     rep = json.loads(capsys.readouterr().out)
     assert rep["history_check"]["violations"] == {"lost": 3} and "history" not in rep
+
+
+# ---- isr conform --------------------------------------------------------------------------
+SCENARIO = [
+    {"op": "start", "brokers": 3, "partitions": 1, "seed": 0},
+    {"op": "produce", "count": 4},
+    {"op": "run", "ms": 300},
+    {"op": "consume"},
+    {"op": "produce", "count": 2},
+    {"op": "run", "ms": 300},
+    {"op": "consume"},
+]
+
+
+def _session(tamper=None, history: bool = True):
+    from isr.impl.adapter import Session
+
+    class S(Session):
+        def op_history(self, c):
+            if not history:
+                return {"ok": False, "unsupported": True, "error": "no history"}
+            ans = super().op_history(c)
+            if tamper is not None:
+                tamper(ans)
+            return ans
+
+    return S(None)
+
+
+def _drop_first_read(ans) -> None:
+    """Every poll forgets the record at offset 1 (acknowledged, then read past)."""
+    for o in ans["ops"]:
+        if o["f"] == "poll" and o["type"] == "ok":
+            o["records"] = [r for r in o["records"] if r[0] != 1]
+
+
+def test_conform_checks_each_scenarios_history() -> None:
+    from isr.traces.conformance.report import HISTORY, classify, junit_xml, to_json
+    from isr.traces.conformance.runner import (
+        ACCEPTED,
+        REJECTED,
+        ConformReport,
+        InProcess,
+        history_json,
+        run_scenario_full,
+    )
+
+    v, out = run_scenario_full(InProcess(_session()), SCENARIO, "clean")
+    assert v.verdict == ACCEPTED and out.history is not None and out.history.valid
+    assert out.history.stats["sends_ok"] == 6 and out.history.stats["records_read"] == 6
+
+    v, out = run_scenario_full(InProcess(_session(_drop_first_read)), SCENARIO, "lossy")
+    assert v.verdict == REJECTED and v.reason == "client history: lost 1"
+    c = classify(v)
+    assert c["kind"] == HISTORY and "R17" in c["requirements"]
+    assert out.history is not None and out.history.violations == {"lost": 1}
+
+    rep = ConformReport(results=[("lossy", SCENARIO, v)])
+    rep.histories["lossy"] = history_json(out.history)
+    doc = to_json(rep, "kip-320")
+    row = doc["scenarios"][0]
+    assert row["failure"]["kind"] == "history" and row["history"]["violations"] == {"lost": 1}
+    assert row["history"]["examples"]["lost"][0]["offset"] == 1
+    assert doc["histories"] == {"checked": 1, "invalid": 1, "counts": row["history"]["counts"]}
+    xml = junit_xml(rep)
+    assert 'failure type="history"' in xml and "<system-out>history: INVALID" in xml
+
+
+def test_conform_without_history_or_with_a_broken_one() -> None:
+    from isr.traces.conformance.runner import ACCEPTED, BAD_INPUT, InProcess, run_scenario_full
+
+    v, out = run_scenario_full(InProcess(_session(history=False)), SCENARIO, "none")
+    assert v.verdict == ACCEPTED and out.history is None  # optional: no coverage gap either
+    assert not out.unsupported
+
+    def no_offset(ans) -> None:
+        next(o for o in ans["ops"] if o["type"] == "ok" and o["f"] == "send").pop("offset")
+
+    v, _out = run_scenario_full(InProcess(_session(no_offset)), SCENARIO, "broken")
+    assert v.verdict == BAD_INPUT and "offset: an ok send carries its offset" in v.reason
+
+
+def test_reference_histories_are_valid_in_every_scenario(capsys) -> None:
+    """`isr conform` on the reference adapter (a process): every scenario's history is
+    checked and valid, and the text report says so."""
+    assert main(["conform", "--random", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    scenarios = [x for x in lines if x.startswith("accepted ")]
+    total = next(x for x in lines if x.startswith("client histories:"))
+    assert total.startswith(f"client histories: {len(scenarios)} checked, 0 invalid")
+    assert not re.search(r"[;,] lost ", total)  # acks1_lost may be there (allowed)
