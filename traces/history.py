@@ -108,14 +108,17 @@ def load(path: str | Path) -> History:
     try:
         if first[:1] == b"[" or _one_document(p):
             return loads(p.read_text(encoding="utf-8"), str(path))
-        lines = [load_json_line(raw, f"{path}:{ln}") for ln, raw in ndjson_lines(p, keep_torn=True)]
+        lines, where = [], []
+        for ln, raw in ndjson_lines(p, keep_torn=True):
+            lines.append(load_json_line(raw, f"{path}:{ln}"))
+            where.append(f"{path}:{ln}")
     except (TraceFormatError, UnicodeDecodeError) as e:
         raise HistoryError(
             str(e) if isinstance(e, TraceFormatError) else f"{path}: not UTF-8"
         ) from None
     except OSError as e:
         raise HistoryError(f"{path}: cannot read: {e.strerror}") from None
-    return _from_lines(lines, str(path), [f"{path}:{k + 1}" for k in range(len(lines))])
+    return _from_lines(lines, str(path), where)
 
 
 def _one_document(p: Path) -> bool:
@@ -160,6 +163,11 @@ def loads(text: str, name: str = "history") -> History:
 
 def _from_lines(lines: list[Any], name: str, where: list[str]) -> History:
     head: dict[str, Any] = {}
+    if lines and isinstance(lines[0], dict) and "ops" in lines[0]:  # a document on one line
+        if len(lines) > 1:
+            raise HistoryError(f"{where[1]}: a line after a document holding its ops")
+        doc = lines[0]
+        return parse({k: v for k, v in doc.items() if k != "ops"}, doc["ops"], name)
     if lines and isinstance(lines[0], dict) and "format" in lines[0]:
         head, lines, where = lines[0], lines[1:], where[1:]
     return parse(head, lines, name, where)

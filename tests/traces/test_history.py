@@ -654,3 +654,19 @@ def test_reference_histories_are_valid_in_every_scenario(capsys) -> None:
     total = next(x for x in lines if x.startswith("client histories:"))
     assert total.startswith(f"client histories: {len(scenarios)} checked, 0 invalid")
     assert not re.search(r"[;,] lost ", total)  # acks1_lost may be there (allowed)
+
+
+def test_files_name_their_lines(tmp_path) -> None:
+    from isr.traces.history import load
+
+    h = H().send("a", 0).poll([[0, "a"]])
+    one = tmp_path / "one.json"  # a document on one line
+    one.write_text(json.dumps({**h.header, "ops": h.ops}) + "\n")
+    r = check(load(one))
+    assert r.valid and r.stats["records_read"] == 1 and r.stats["sends_ok"] == 1
+    nd = tmp_path / "h.ndjson"  # blank lines do not shift the line numbers of errors
+    bad = dict(h.ops[1])
+    bad.pop("offset")
+    nd.write_text("\n".join([json.dumps(h.header), "", json.dumps(h.ops[0]), json.dumps(bad)]))
+    with pytest.raises(HistoryError, match=r"h\.ndjson:4: offset"):
+        load(nd)
