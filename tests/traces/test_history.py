@@ -151,6 +151,10 @@ def test_reorder_and_gap_inside_one_poll() -> None:
     h = H().send("a", 0).send("b", 1).send("c", 2)
     r = h.poll([[0, "a"], [2, "c"], [1, "b"]], from_offset=0).check()
     only(r, reorders=1)  # offset 1 comes later in the same poll: no gap
+    r = H().send("a", 0).send("b", 1).poll([[0, "a"], [1, "b"], [1, "b"]], from_offset=0).check()
+    only(r, reorders=1)  # an offset returned twice is not strictly increasing
+    r = H().send("a", 0).send("b", 1).poll([[0, "a"], [1, "b"]], from_offset=1).check()
+    only(r, reorders=1)  # a record below the poll's from_offset
     h = H().send("a", 0).send("b", 1).send("c", 2)
     r = h.poll([[0, "a"], [2, "c"]]).poll([[1, "b"]], proc="r2", from_offset=1).check()
     only(r, gaps=1)
@@ -670,3 +674,19 @@ def test_files_name_their_lines(tmp_path) -> None:
     nd.write_text("\n".join([json.dumps(h.header), "", json.dumps(h.ops[0]), json.dumps(bad)]))
     with pytest.raises(HistoryError, match=r"h\.ndjson:4: offset"):
         load(nd)
+
+
+@pytest.mark.parametrize(("mutant", "lost"), [(None, 0), ("deposed-leader-acks", 2)])
+def test_history_alone_finds_a_real_lost_write(mutant, lost) -> None:
+    """The history of a real (simulated) implementation, not a hand-made one: a deposed leader
+    that acknowledges its waiting acks=all writes (impl/mutants.py) loses two of them after the
+    zombie-leader scenario; the reference loses none."""
+    from isr.impl.adapter import Session
+    from isr.traces.conformance.runner import InProcess, run_scenario_full
+    from isr.traces.conformance.scenarios import spec_scenarios
+
+    sc = spec_scenarios(3, "kip-320")["directed:zombie-leader-deposed"]
+    _v, out = run_scenario_full(InProcess(Session(mutant)), sc, "zombie")
+    assert out.history is not None
+    assert out.history.anomalies["lost"].count == lost
+    assert out.history.valid == (lost == 0)
