@@ -284,6 +284,8 @@ def _report(args, rep) -> int:
         for f in failures:
             if "revalidate" in f:
                 print(f"failing trace {f['name']}: {f['revalidate']}")
+            if "recheck_history" in f:
+                print(f"its client history: {f['recheck_history']}")
         if rep.stderr_path and Path(rep.stderr_path).exists():  # (an empty temp file is removed)
             print(f"adapter stderr: {rep.stderr_path}")
         for m in missing:

@@ -581,11 +581,13 @@ SCENARIO = [
 ]
 
 
-def _session(tamper=None, history: bool = True):
+def _session(tamper=None, history: bool | str = True):
     from isr.impl.adapter import Session
 
     class S(Session):
         def op_history(self, c):
+            if history == "refused":
+                return {"ok": False, "error": "unknown op 'history'"}
             if not history:
                 return {"ok": False, "unsupported": True, "error": "no history"}
             ans = super().op_history(c)
@@ -603,8 +605,8 @@ def _drop_first_read(ans) -> None:
             o["records"] = [r for r in o["records"] if r[0] != 1]
 
 
-def test_conform_checks_each_scenarios_history() -> None:
-    from isr.traces.conformance.report import HISTORY, classify, junit_xml, to_json
+def test_conform_checks_each_scenarios_history(tmp_path) -> None:
+    from isr.traces.conformance.report import HISTORY, classify, junit_xml, to_json, write_failures
     from isr.traces.conformance.runner import (
         ACCEPTED,
         REJECTED,
@@ -633,14 +635,20 @@ def test_conform_checks_each_scenarios_history() -> None:
     assert doc["histories"] == {"checked": 1, "invalid": 1, "counts": row["history"]["counts"]}
     xml = junit_xml(rep)
     assert 'failure type="history"' in xml and "<system-out>history: INVALID" in xml
+    # --out: the failing scenario's history, re-checkable on its own
+    rep.outcomes["lossy"] = out
+    rows = write_failures(rep, tmp_path)
+    assert rows[0]["recheck_history"] == f"isr history {tmp_path / 'lossy.history.ndjson'}"
+    assert main(["history", rows[0]["history"]]) == 1
 
 
 def test_conform_without_history_or_with_a_broken_one() -> None:
     from isr.traces.conformance.runner import ACCEPTED, BAD_INPUT, InProcess, run_scenario_full
 
-    v, out = run_scenario_full(InProcess(_session(history=False)), SCENARIO, "none")
-    assert v.verdict == ACCEPTED and out.history is None  # optional: no coverage gap either
-    assert not out.unsupported
+    for how in (False, "refused"):
+        v, out = run_scenario_full(InProcess(_session(history=how)), SCENARIO, "none")
+        assert v.verdict == ACCEPTED and out.history is None  # optional: no coverage gap either
+        assert not out.unsupported
 
     def no_offset(ans) -> None:
         next(o for o in ans["ops"] if o["type"] == "ok" and o["f"] == "send").pop("offset")

@@ -7,7 +7,8 @@
   an unsupported command is a **coverage gap**, never a pass;
 * coverage per spec action and per role transition, and what was never exercised;
 * ``write_failures``: each failing trace as NDJSON in ``--out DIR`` with the exact command that
-  re-validates it (``isr validate FILE``) and the scenario's commands;
+  re-validates it (``isr validate FILE``) and the scenario's commands, and its client history
+  (``NAME.history.ndjson``, ``isr history FILE``) when the adapter returned one;
 * ``to_json`` (``--format json``) and ``junit_xml`` (``--junit FILE``).
 """
 
@@ -154,6 +155,16 @@ def write_failures(rep: ConformReport, out_dir: str | Path) -> list[dict[str, An
                     f.write(json.dumps(ev, separators=(",", ":")) + "\n")
             row["trace"] = str(tr)
             row["revalidate"] = f"isr validate {tr}"
+        hd = out.history_doc if out is not None else None
+        if hd is not None and isinstance(hd["header"], dict) and isinstance(hd["ops"], list):
+            hf = base.with_suffix(".history.ndjson")
+            with hf.open("w", encoding="utf-8") as f:
+                head = {"format": "isr-history", "version": 1, **hd["header"]}
+                f.write(json.dumps(head, separators=(",", ":")) + "\n")
+                for op in hd["ops"]:
+                    f.write(json.dumps(op, separators=(",", ":")) + "\n")
+            row["history"] = str(hf)
+            row["recheck_history"] = f"isr history {hf}"
         rows.append(row)
     return rows
 

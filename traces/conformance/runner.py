@@ -49,6 +49,10 @@ class CommandUnsupported(AdapterError):
     """The adapter answered ``{"ok": false, "unsupported": true}``: a coverage gap, not a pass."""
 
 
+class CommandRefused(AdapterError):
+    """The adapter answered ``{"ok": false, "error": ...}`` (without ``unsupported``)."""
+
+
 DEFAULT_TIMEOUT = 30.0  # seconds an adapter may take to answer one command (--adapter-timeout)
 MAX_ANSWER_BYTES = 256 * 2**20  # the answer to `trace` holds every event of the run
 
@@ -174,7 +178,7 @@ def _check_answer(cmd: dict[str, Any], resp: Any) -> None:
         return
     if resp.get("unsupported"):
         raise CommandUnsupported(f"{cmd.get('op')}: {resp.get('error') or 'unsupported'}")
-    raise AdapterError(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
+    raise CommandRefused(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
 
 
 def _field(prefix: str, err: str) -> str:
@@ -239,6 +243,7 @@ class Outcome:
     unsupported: str = ""
     supported: set[str] = field(default_factory=set)  # commands the adapter answered ok
     history: thistory.HistoryResult | None = None  # the client history's check, if any
+    history_doc: dict[str, Any] | None = None  # the history itself: {"header", "ops"}
 
 
 # A scenario whose trace the validator accepted but whose client history has an anomaly is
@@ -246,16 +251,21 @@ class Outcome:
 HISTORY_REASON = "client history: "
 
 
-def check_history(adapter: Any, name: str) -> thistory.HistoryResult | str | None:
+def check_history(adapter: Any, name: str, out: Outcome | None = None) -> Any:
     """The adapter's client history (the optional ``history`` command, ADAPTER.md) checked by
-    traces/history.py: None when the adapter does not support it, the problem (a str) when
-    the history breaks its format (an encoding failure of the scenario)."""
+    traces/history.py (a HistoryResult): None when the adapter does not support the command
+    (answered unsupported, or refused it: an adapter written before the command existed),
+    the problem (a str) when the history breaks its format (an encoding failure of the
+    scenario). ``out`` keeps the history itself (``history_doc``), to be written with --out."""
     try:
         resp = adapter.request({"op": "history"})
-    except CommandUnsupported:
+    except (CommandUnsupported, CommandRefused):
         return None
+    head = resp.get("header") or {}
+    if out is not None:
+        out.history_doc = {"header": head, "ops": resp.get("ops")}
     try:
-        h = thistory.parse(resp.get("header") or {}, resp.get("ops"), "history")
+        h = thistory.parse(head, resp.get("ops"), f"{name} history")
     except thistory.HistoryError as e:
         return str(e)
     return thistory.check(h)
@@ -299,7 +309,7 @@ def run_scenario_full(
     if not isinstance(head, dict):
         raise AdapterError("start: 'header' is not an object")
     out.header, out.events = head, events
-    hist = check_history(adapter, name)
+    hist = check_history(adapter, name, out)
     if isinstance(hist, str):
         return Verdict(name, BAD_INPUT, events=len(events), reason=hist), out
     out.history = hist
@@ -542,6 +552,7 @@ __all__ = [
     "UNSUPPORTED",
     "Adapter",
     "AdapterError",
+    "CommandRefused",
     "CommandUnsupported",
     "ConformReport",
     "InProcess",
