@@ -196,6 +196,8 @@ def parse(
         if err:
             raise HistoryError(f"{at}: {err}")
         o = dict(op)
+        o.pop("_invoke", None)  # the reader's own annotations, never the file's
+        o.pop("_done", None)
         f, ty = o["f"], o["type"]
         if "value" in o:
             o["value"] = str(o["value"])

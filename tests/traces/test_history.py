@@ -698,3 +698,10 @@ def test_history_alone_finds_a_real_lost_write(mutant, lost) -> None:
     assert out.history is not None
     assert out.history.anomalies["lost"].count == lost
     assert out.history.valid == (lost == 0)
+
+
+def test_the_readers_annotations_cannot_be_forged() -> None:
+    h = H().send("a", ty="open")
+    h.ops[0]["_done"] = 5  # an unknown field of the file, named like the reader's own
+    r = h.check()
+    assert r.stats["sends_info"] == 1 and r.stats["sends_ok"] == 0
