@@ -77,3 +77,17 @@ def test_sigkill_leader_during_acks_all_stream_loses_nothing(cluster):
     assert {"BrokerCrash", "ControllerElectLeader", "BrokerBecomeLeader", "ProduceAcked"} <= actions
     crash = next(e for e in events if e["action"] == "BrokerCrash")
     assert crash["node"] == old
+
+
+def test_chaos_history_is_valid(cluster):
+    """`isr chaos`'s workload (kills and restarts under an acks=all stream) returns its client
+    history; checked as `isr history` does, it is valid and agrees with the run's own count."""
+    from isr.impl.cluster.workload import chaos
+
+    rep = asyncio.run(chaos(cluster, 5.0, seed=1, kill_every_s=1.5, down_for_s=1.0))
+    assert rep["lost"] == 0, rep
+    doc = rep["history"]
+    h = th.check(th.parse({k: v for k, v in doc.items() if k != "ops"}, doc["ops"], "chaos"))
+    assert h.valid, h.summary()
+    assert h.stats["sends_ok"] == rep["acknowledged"] > 0
+    assert h.stats["acked_unseen"] == 0 and h.anomalies["lost"].count == 0
