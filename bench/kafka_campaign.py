@@ -51,15 +51,15 @@ def schedules(n: int, seed: int) -> list[list[dict[str, Any]]]:
 
 
 def history_counts(events: list[dict[str, Any]], header: dict[str, Any]) -> dict[str, Any]:
-    try:
-        from isr.traces import history
-    except ImportError:  # before the history checker landed
-        return {}
+    from isr.traces import history
+
     ops = [{k: v for k, v in e.items() if k != "kind"} for e in events if e.get("kind") == "client"]
     cfg = header.get("config") or {}
-    doc = {"acks": cfg.get("acks", "all"), "idempotent": bool(cfg.get("idempotence")), "ops": ops}
-    res = history.check(history.parse(doc))
-    return res.to_json()
+    head = {"acks": cfg.get("acks", "all"), "idempotent": bool(cfg.get("idempotence"))}
+    res = history.check(history.parse(head, ops, "campaign"))
+    j = res.to_json()
+    j["counts"] = {k: a["count"] for k, a in (j.get("anomalies") or {}).items() if a.get("count")}
+    return j
 
 
 def run_release(release: str, scheds: list, out: Path, log) -> None:  # type: ignore[no-untyped-def]
@@ -104,7 +104,7 @@ def run_release(release: str, scheds: list, out: Path, log) -> None:  # type: ig
 def _summary(h: dict[str, Any]) -> dict[str, Any]:
     if not h:
         return {}
-    keep = ("valid", "counts", "stats")
+    keep = ("valid", "violations", "counts", "stats")
     return {k: h[k] for k in keep if k in h}
 
 

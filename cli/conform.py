@@ -284,7 +284,15 @@ def _counts(rep) -> str:
 
 
 def _report(args, rep) -> int:
-    from isr.traces.conformance.report import classify, coverage, junit_xml, to_json, write_failures
+    from isr.traces.conformance.report import (
+        classify,
+        coverage,
+        history_text,
+        history_totals,
+        junit_xml,
+        to_json,
+        write_failures,
+    )
 
     failures = write_failures(rep, args.out) if args.out and rep.rejected else []
     spec_name = user_protocol(args) or args.protocol
@@ -311,7 +319,16 @@ def _report(args, rep) -> int:
             c = classify(v)
             tag = f" [{c.get('property') or c.get('kind')}]" if c else ""
             print(f"{v.verdict:12} {n}{tag}" + (f"  ({v.reason})" if v.reason else ""))
+            h = rep.histories.get(n)
+            if h is not None and any(h["counts"].values()):
+                print(f"             {history_text(h)}")
+                for k, exs in h["examples"].items():
+                    print(f"               {k}: {json.dumps(exs[0], separators=(',', ':'))}")
         print(f"verdicts: {_counts(rep)} in {rep.seconds:.1f}s")
+        tot = history_totals(rep)
+        if tot is not None:
+            nz = ", ".join(f"{k} {n}" for k, n in tot["counts"].items() if n) or "no anomaly"
+            print(f"client histories: {tot['checked']} checked, {tot['invalid']} invalid; {nz}")
         print(
             f"spec actions covered: {len(cov['actions'])}/{len(cov['actions']) + len(cov['actions_missing'])}"
         )
@@ -338,6 +355,8 @@ def _report(args, rep) -> int:
         for f in failures:
             if "revalidate" in f:
                 print(f"failing trace {f['name']}: {f['revalidate']}")
+            if "recheck_history" in f:
+                print(f"its client history: {f['recheck_history']}")
         if rep.stderr_path and Path(rep.stderr_path).exists():  # (an empty temp file is removed)
             print(f"adapter stderr: {rep.stderr_path}")
         for m in missing:

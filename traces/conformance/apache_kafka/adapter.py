@@ -377,7 +377,16 @@ class Session:
             time.sleep(0.5)
 
     def op_history(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        return {"ops": list(self.history)}
+        """The client history (traces/history.py's format): Kafka's own Java clients' sends and
+        polls with their answers, one process (the driver)."""
+        head = {
+            "format": "isr-history",
+            "version": 1,
+            "acks": self.acks,
+            "idempotent": self.idempotent,
+            "source": f"apache-kafka-{self.version}",
+        }
+        return {"header": head, "ops": list(self.history)}
 
     def op_trace(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Settle, sample the partition state, read the metadata log, then stop every broker
