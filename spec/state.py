@@ -71,7 +71,11 @@ class Coord(NamedTuple):
 
 class Request(NamedTuple):
     """A LeaderAndIsr request in flight from the controller to one replica (R9). In flight
-    requests may be lost (NetworkLoseLeaderAndIsr), delayed and delivered in any order (R8)."""
+    requests may be delayed and lost (NetworkLoseLeaderAndIsr) but, in every ZooKeeper-era
+    version, a broker receives those of one controller in the order sent (R8: one FIFO queue per
+    broker in Kafka's ControllerChannelManager): ``State.requests`` stays a sorted set, and the
+    order of each (dest, ctrl_epoch) queue follows from the requests themselves
+    (spec.actions.common.queue_key), so a state stays canonical without sequence numbers."""
 
     dest: int
     leader: int

@@ -88,6 +88,8 @@ class World:
         self.broker_epochs: dict[int, int] = {}
         self._alters: dict[int, tuple[Any, int]] = {}  # kraft: AlterPartitions in flight
         self._bounced: set[int] = set()  # restarted within their session, for the next controller
+        # the time the last LeaderAndIsr on each (controller, broker) channel arrives (R8: FIFO)
+        self._channel_free: dict[tuple[Any, Any], int] = {}
         self.trace: list[dict[str, Any]] = []
         self.ids = list(range(brokers))
         self.nodes: dict[int, Node] = {}
@@ -540,7 +542,11 @@ class World:
         if frozenset((src, dst)) in self.net.blocked:
             self._note_loss(src, dst, msg, clock)
             return
-        if src != dst and self.rng.random() < self.net.loss:
+        # R8: the controller's LeaderAndIsr travel on one queue per broker, retried until sent
+        # (Kafka's ControllerChannelManager): never lost on a live connection, never reordered
+        channel = (src, dst) if isinstance(msg, m.LeaderAndIsr) and not self.kraft else None
+        lost = src != dst and self.rng.random() < self.net.loss  # (drawn for every message)
+        if lost and channel is None:
             self._note_loss(src, dst, msg, clock)
             return
         if (
@@ -559,7 +565,11 @@ class World:
         for _ in range(copies):
             delay = self.rng.randint(self.net.min_delay_ms, self.net.max_delay_ms)
             gen = self.nodes[dst].generation if isinstance(dst, int) else 0
-            self._push(self.now + delay, "msg", src, dst, msg, clock, gen)
+            at = self.now + delay
+            if channel is not None:  # in order behind what the channel already carries
+                at = max(at, self._channel_free.get(channel, 0))
+                self._channel_free[channel] = at
+            self._push(at, "msg", src, dst, msg, clock, gen)
 
     def _note_loss(self, src: int | str, dst: int | str, msg: Any, clock: int) -> None:
         if isinstance(msg, m.LeaderAndIsr):

@@ -8,6 +8,7 @@ from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
 from .common import (
     Ctx,
     advance_leader_hw,
+    deliverable,
     live_mask,
     partition_change,
     set_replica,
@@ -62,7 +63,7 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     older than one the replica has heard from is not applied (R9)."""
     new_leader_hw = ctx.new_leader_hw
     seen = s.faults.ctrl_seen
-    for q in s.requests:
+    for q in deliverable(ctx, s.requests):
         i = q.dest
         r = s.replicas[i]
         if q.leader != i or not r.alive or q.epoch <= r.epoch:
@@ -130,7 +131,7 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
     the truncating state, kip-101 and later). Then its fetcher follows the new leader."""
     become_follower = ctx.become_follower
     seen = s.faults.ctrl_seen
-    for q in s.requests:
+    for q in deliverable(ctx, s.requests):
         i = q.dest
         r = s.replicas[i]
         if q.leader == i or not r.alive or q.epoch <= r.epoch:
@@ -164,7 +165,7 @@ def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> Non
     accepted, is dropped on receipt (R9). A newer controller epoch is remembered even so."""
     seen = s.faults.ctrl_seen
     kraft = ctx.split_fetch
-    for q in s.requests:
+    for q in deliverable(ctx, s.requests):
         r = s.replicas[q.dest]
         if not r.alive:
             continue
@@ -188,13 +189,43 @@ def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> Non
 
 
 def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
-    """NetworkLoseLeaderAndIsr(replica, epoch): a request in flight is lost (R8)."""
+    """NetworkLoseLeaderAndIsr(replica, epoch): requests in flight are lost (R8).
+
+    ZooKeeper era (``ctx.fifo``): what Kafka's controller loses is a whole queue, never one
+    request on a live connection: ``RequestSendThread.doWork`` retries a request, reconnecting,
+    until it is sent, and only ``removeExistingBroker`` clears a queue (its ``messageQueue.clear``)
+    (core/src/main/scala/kafka/controller/ControllerChannelManager.scala). That happens when the
+    controller handles the broker's failure (KafkaController's BrokerChange event calls
+    ``removeBroker`` for each dead broker before ``onBrokerFailure``; since 2.2 also for a
+    bounced one) and when the controller resigns (``onControllerResignation`` ->
+    ``resetContext`` -> ``ControllerChannelManager.shutdown``). So the step drops every request
+    of one queue, the broker's from one controller (``epoch`` names the oldest), when the
+    broker is gone to the controller (crashed, or its session expired: the handling comes at
+    some moment after that) or the controller has been deposed (controller failover). A request
+    already on the wire when its queue is dropped may still arrive: that is delivering it before
+    the drop. A restarted broker the controller handled is sent the current state anew
+    (BrokerRestart); the requests of the previous incarnation that no step dropped reach the new
+    one first, in order: the bounce the controller handled late or, before KIP-380, missed.
+
+    kraft: any one request may be lost (its own model, spec/protocols/kraft.py)."""
     reqs = s.requests
     if not reqs:
         return
     reps, coord, _, h, f, k = s
-    for q in reqs:
-        out.append(((kind, (q[0], q[2])), _new(State, (reps, coord, _without(reqs, q), h, f, k))))
+    if not ctx.fifo:
+        for q in reqs:
+            out.append(
+                ((kind, (q[0], q[2])), _new(State, (reps, coord, _without(reqs, q), h, f, k)))
+            )
+        return
+    live = live_mask(s)
+    ctrl = f.ctrl_epoch
+    for head in deliverable(ctx, reqs):
+        d, ce = head[0], head[5]
+        if live >> d & 1 and ce >= ctrl:
+            continue  # a live broker's queue of the current controller is never lost
+        rest = tuple([q for q in reqs if q[0] != d or q[5] != ce])
+        out.append(((kind, (d, head[2])), _new(State, (reps, coord, rest, h, f, k))))
 
 
 def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -209,7 +240,9 @@ def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int, out: list) -> None:
 def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerCrash(replica): the broker stops; everything in memory is lost (HW, its view of the
     leader, epoch and ISR, remote LEOs, purgatory), the log and the HW checkpoint survive (R8).
-    Requests in flight to it stay in the network and may arrive after a restart (R8: delayed).
+    Requests in flight to it stay queued until the controller handles the failure and drops
+    them (NetworkLoseLeaderAndIsr); those it does not drop reach the restarted broker first, in
+    order (R8, see NetworkLoseLeaderAndIsr).
     With lose-unflushed (R14) only the flushed prefix of the log survives (followers acknowledge
     before fsync, so this may drop committed records), and the HW checkpoint cannot exceed it.
     A broker whose session had expired (a zombie) is simply dead now (its restart registers

@@ -56,6 +56,9 @@ class Ctx:
     on_divergence: bool = False  # kip-320-first-try: no truncation phase (LOG_TRUNCATION)
     fence_incarnations: bool = False  # KIP-380 broker epochs (kip-966)
     split_fetch: bool = False  # kraft: the fetch as request and response (spec.state.Kraft)
+    fifo: bool = (
+        False  # R8: LeaderAndIsr in order per (broker, controller); every version but kraft
+    )
     initial_kraft: Kraft = NO_KRAFT
 
     @staticmethod
@@ -101,6 +104,7 @@ class Ctx:
             on_divergence=proto.truncate_on_divergence,
             fence_incarnations=proto.broker_epoch_fencing,
             split_fetch=proto.split_fetch,
+            fifo=not proto.split_fetch,
             initial_kraft=(
                 initial_kraft(n, getattr(proto, "epoch_cache", False))
                 if proto.split_fetch
@@ -222,6 +226,42 @@ def with_stale_versions(s: State, writer: int) -> tuple[tuple[Replica, ...], tup
         i += 1  # noqa: SIM113 - cheaper than enumerate on this hot path
     reqs = tuple([_new(Request, (*q[:4], False, q[5])) if q[4] else q for q in s.requests])
     return tuple(reps), reqs
+
+
+def queue_key(q: Request) -> tuple:
+    """Where ``q`` stands in its queue (R8): the queues are per (destination, controller epoch)
+    and this key orders each one as the controller sent it. One controller sends a broker
+    leader epochs in non-decreasing order (every ZooKeeper-era controller write bumps the leader
+    epoch; a registration or a session renewal re-sends the current epoch; a new controller has a
+    queue of its own). At one leader epoch, a request made stale by a write (``fresh`` False) was
+    sent before that write, so before any fresh one. Two stale ones at one epoch come only from
+    two re-registrations of the same broker with a leader ISR write between: they name the same
+    leader and differ in the ISR alone, which a follower does not read; their order is by that
+    ISR, not by time (the one approximation of this key)."""
+    return (q[2], q[4], q[1], q[3])
+
+
+def deliverable(ctx: Ctx, requests: tuple[Request, ...]) -> tuple[Request, ...]:
+    """The LeaderAndIsr requests a broker may receive now (R8, R9): in every ZooKeeper-era
+    version only the oldest in flight to each broker from each controller, since Kafka's
+    controller keeps one FIFO queue and one RequestSendThread per broker, one request in flight,
+    retried on the same connection until sent (core/src/main/scala/kafka/controller/
+    ControllerChannelManager.scala: ``sendRequest`` puts on the broker's ``messageQueue``,
+    ``RequestSendThread.doWork`` takes one and loops until ``isSendSuccessful``). Requests of two
+    controllers (a failover) travel on two connections and interleave freely. kraft (``fifo``
+    False): every request, in any order (its metadata log order is the other version's business,
+    spec/protocols/kraft.py)."""
+    if len(requests) < 2 or not ctx.fifo:
+        return requests
+    heads: dict[tuple[int, int], Request] = {}
+    for q in requests:
+        key = (q[0], q[5])
+        h = heads.get(key)
+        if h is None or queue_key(q) < queue_key(h):
+            heads[key] = q
+    if len(heads) == len(requests):
+        return requests
+    return tuple([q for q in requests if heads[(q[0], q[5])] is q])
 
 
 def controller_write(s: State, coord: Coord, send_to: int) -> State:

@@ -152,8 +152,8 @@ def controller_move_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     LeaderAndIsr goes to the live replicas. The deposed leader learns it only when it applies
     its request: until then it acts on its stale view (takes writes, answers fetches, advances
     its HW) exactly as far as the protocol version lets it. These moves in quick succession, with
-    requests delayed and applied out of order, are what opened the holes KIP-279 and KIP-320
-    closed. Bounded only by --epochs. (Not in majority-quorum, which has no ISR.)
+    requests delayed (each broker applies its own in order, R8, but brokers apply theirs at
+    different times), are what opened the holes KIP-279 and KIP-320 closed. Bounded only by --epochs. (Not in majority-quorum, which has no ISR.)
 
     Not modelled: which replica is preferred (replica ids are symmetric, so any live ISR member
     may be chosen: the preferred one is one of them)."""

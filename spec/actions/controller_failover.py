@@ -3,9 +3,12 @@
 The controller's session expires and another broker wins the /controller race: /controller_epoch
 is incremented, the new controller reads the partition state and sends it to every live replica
 with its new controller epoch. The deposed controller is a zombie: the LeaderAndIsr requests it
-sent are still in flight, carrying its old controller epoch; a broker that has accepted a request
-of the newer controller ignores them (BrokerIgnoreStaleRequest, R9), one that has not may still
-apply them (R8: acting on stale beliefs). Brokers that are themselves zombies (a deposed leader
+sent are still in flight, carrying its old controller epoch. Its queues went when it resigned
+(NetworkLoseLeaderAndIsr drops what has not reached the broker); what does reach a broker comes
+in order and may interleave with the new controller's requests, another connection (R8). A
+broker that has accepted a request of the newer controller ignores them
+(BrokerIgnoreStaleRequest, R9), one that has not may still apply them (R8: acting on stale
+beliefs). Brokers that are themselves zombies (a deposed leader
 still taking writes, a follower fetching from it) are in the other actions already.
 
 Not modelled: the deposed controller's own coordination writes after it lost its session (Kafka

@@ -25,7 +25,8 @@ current zkVersion the write would have landed just before the expiry (the expiry
 that the write reads, so the two steps commute), and with a stale one it fails either way. A crash
 ends the session too: it clears the expired bit (a dead broker is not live either way, and its
 restart registers anew, BrokerRestart). Requests already in flight to the broker stay deliverable
-(they carry epochs the broker checks, R9). Not modelled: the controller's own session (that is
+(they carry epochs the broker checks, R9), in order, until the controller, handling the expiry,
+drops the broker's queue (NetworkLoseLeaderAndIsr, R8). Not modelled: the controller's own session (that is
 --controller-failovers), the session of a broker whose expiry the controller misses (before
 KIP-380 a quick re-registration could go unnoticed).
 """

@@ -32,7 +32,9 @@ abstracted (documented so that a proof is read for what it is), as over-approxim
 * LeaderAndIsr requests are not in the state: a live broker whose epoch is older than the
   coordination's may apply the *current* partition state (BrokerBecomeLeader/Follower), as if
   its request were in flight; a lost request is one never applied. Requests lost or ignored
-  and client histories (acks, shown records, refused writes) change nothing encoded.
+  and client histories (acks, shown records, refused writes) change nothing encoded. This
+  over-approximates the spec, where a broker takes its requests in the order sent (R8): the
+  older ones queued before the current state come first.
 * FollowerTruncate (KIP-279/320) truncates to the first offset where the follower's and the
   leader's entries differ: what the epoch-by-epoch walk back computes when LogMatching holds
   (which `isr check` verifies on the spec, and the cross-check confirms on reachable states).

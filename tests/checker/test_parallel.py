@@ -106,7 +106,7 @@ def test_every_protocol_matches_bfs(protocol):
     res = check_parallel(model, workers=2)
     ref = check_bfs(model)
     assert summary(res) == summary(ref)
-    assert res.complete and res.distinct_states == ref.distinct_states > 300
+    assert res.complete and res.distinct_states == ref.distinct_states > 200
 
 
 def test_known_bug_at_its_shortest():
@@ -166,7 +166,9 @@ def test_checkpoint_then_resume_reaches_the_same_counts(tmp_path):
         assert res.extra["parallel"]["resumed_from_level"] == len(part.extra["parallel"]["levels"])
     # a finished run's checkpoint resumes to the same result at once
     res = check_parallel(model, workers=2, resume=str(tmp_path / "resume2"))
-    assert summary(res) == summary(ref) and res.extra["parallel"]["resumed_from_level"] == 17
+    assert (
+        summary(res) == summary(ref) and res.extra["parallel"]["resumed_from_level"] == 16
+    )  # 17 before R8
 
 
 def test_checkpoint_of_another_check_or_altered_is_refused(tmp_path):

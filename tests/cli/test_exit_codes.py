@@ -207,7 +207,13 @@ TABLE = [
     ("replay", 2, ["replay", "{bad}"], None),
     ("replay", 4, ["replay", "{wrong}"], None),
     ("liveness", 0, ["liveness", *SMALL[:-1], "--without", "NetworkLoseLeaderAndIsr"], None),
-    ("liveness", 1, ["liveness", "--replicas", "2", "--records", "1", "--crashes", "1"], None),
+    (
+        "liveness",
+        1,
+        ["liveness", "--replicas", "2", "--records", "1", "--crashes", "1"]
+        + ["--session-expiries", "1"],  # R8: a request is lost only with its queue
+        None,
+    ),
     ("liveness", 2, ["liveness", "--max-states", "-5"], None),
     ("liveness", 3, ["liveness", *SMALL[:-1], "--max-states", "10"], None),
     ("graph", 0, ["graph", "--replicas", "2", "--records", "1", "--crashes", "0"], None),

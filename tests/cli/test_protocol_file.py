@@ -78,7 +78,8 @@ def test_a_missing_file_is_exit_2_for_every_command(tmp_path):
 
 def test_the_example_runs_through_isr_check():
     """README, "Check your own protocol change": kip-320 without fetch fencing loses its
-    WeakIsr at once (7 steps: a follower counted by a leader of an epoch it does not follow)."""
+    WeakIsr at once (8 steps, 7 before R8's in-order delivery: a follower counted by a leader
+    of an epoch it does not follow)."""
     out = run_cli(
         ["check", "--protocol-file", str(MY_KIP), *README_BOUNDS, "--workers", "1"]
         + ["--stop-at-first-violation", "--format", "json", "--quiet"]
@@ -90,14 +91,14 @@ def test_the_example_runs_through_isr_check():
     assert doc["protocol_sha256"] == file_sha256(str(MY_KIP))
     bad = {p["name"]: p for p in doc["properties"] if p["holds"] is False}
     assert list(bad) == ["WeakIsr"]
-    assert bad["WeakIsr"]["counterexample"]["length"] == 7
-    assert doc["distinct_states"] == 34_860
+    assert bad["WeakIsr"]["counterexample"]["length"] == 8
+    assert doc["distinct_states"] == 9_428  # 34,860 before R8
 
 
 def test_a_one_hook_version_is_the_model_of_its_hook():
     """A user's kip-320 that never fences a fetch has kip-279's fetches and kip-320's ISR-join
-    rule: at 2 replicas exactly kip-279's state count (KAFKA-7128 changes nothing there), 1,384
-    more than kip-320's."""
+    rule: at 2 replicas exactly kip-279's state count (KAFKA-7128 changes nothing there), 982
+    more than kip-320's (1,384 before R8's in-order delivery)."""
     p = register_protocol(load_protocol_file(str(MY_KIP)))
     from isr.checker.bfs import check_bfs
     from isr.spec import Config, IsrSpec
@@ -106,7 +107,7 @@ def test_a_one_hook_version_is_the_model_of_its_hook():
         n: check_bfs(IsrSpec(Config(replicas=2, records=1, protocol=n))).distinct_states
         for n in ("kip-279", "kip-320", p.name)
     }
-    assert counts == {"kip-279": 7_010, "kip-320": 5_626, "my-kip": 7_010}
+    assert counts == {"kip-279": 3_987, "kip-320": 3_005, "my-kip": 3_987}
 
 
 def test_the_example_runs_through_isr_matrix(tmp_path):
@@ -122,8 +123,8 @@ def test_the_example_runs_through_isr_matrix(tmp_path):
     assert rows["my-kip"]["protocol_file"] == str(MY_KIP)
     assert "protocol_file" not in rows["kip-320"]
     assert {n: c["distinct_states"] for n, c in rows.items()} == {
-        "kip-320": 5_626,
-        "my-kip": 7_010,
+        "kip-320": 3_005,
+        "my-kip": 3_987,
     }
     assert all(c["complete"] for c in cells)
 
@@ -221,4 +222,4 @@ def test_a_checkpoint_refuses_a_protocol_file_changed_since(tmp_path, capsys):
     cli_models._LOADED.clear()
     PROTOCOLS.pop("my-kip", None)
     assert main([*small, "--resume", ck]) == 0
-    assert json.loads(capsys.readouterr().out)["distinct_states"] == 7_010
+    assert json.loads(capsys.readouterr().out)["distinct_states"] == 3_987

@@ -43,7 +43,6 @@ SEARCH_IN_TESTS: set[tuple[str, Bounds]] = {
     ("hw-truncation", (2, 1, 2, 2)),
     ("hw-truncation", (2, 3, 2, 2)),
     ("kip-101", (2, 3, 3, 0)),
-    ("kip-320", (2, 1, 3, 2)),
     ("kip-279", (3, 1, 3, 0)),  # the headline story (TLC's Kip279), about 10 CPU seconds
 }
 
@@ -231,3 +230,65 @@ def test_the_verdict_table_is_docs_matrix():
     for key, row in seen.items():
         want = [_short(cells[key]["verdicts"][n]) for n in TABLE_COLUMNS]
         assert row == want, (key, row, want)
+
+
+def _replayed_states(cx: dict) -> list[dict]:
+    """The whole states (spec.model.state_to_json) along a listed counterexample, replayed step
+    by step against the spec (as test_the_listed_counterexample_replays)."""
+    from isr.spec.model import state_to_json
+
+    r, rec, ep, cr = cx["bounds"]
+    if cx["from_file"]:
+        from isr.spec.protocols import register_protocol
+
+        register_protocol(load_protocol_file(cx["argv"][cx["argv"].index("--protocol-file") + 1]))
+    lose = "--lose-unflushed" in options(cx["argv"])
+    cfg = Config(
+        protocol=cx["protocol"],
+        replicas=r,
+        records=rec,
+        epochs=ep,
+        crashes=cr,
+        lose_unflushed=lose,
+    )
+    model = IsrSpec(cfg)
+    (state,) = model.init_states()
+    states = [state_to_json(state)]
+    for i, want in enumerate(cx["steps"], 1):
+        nxt = [t for a, t in model.successors(state) if _text(model, a) == want]
+        assert nxt, f"step {i}: {want} is not a transition of the spec there"
+        state = nxt[0]
+        states.append(state_to_json(state))
+    return states
+
+
+# kraft's spec delivers its metadata to a broker in any order (spec/protocols/kraft.py, another
+# piece of work; R8 says brokers read the metadata log in order). This row's story has broker 1
+# apply its election (epoch 2) before its registration's state (epoch 1); with the order kept it
+# takes 15 steps instead of 14 (measured with Ctx.fifo on for kraft).
+KRAFT_REORDERED = {"kraft-no-kip-903"}
+
+
+def _reorder_params() -> list:
+    return [
+        pytest.param(
+            c,
+            id=_id(c),
+            marks=[pytest.mark.xfail(strict=True, reason="kraft: metadata in any order")]
+            if c["protocol"] in KRAFT_REORDERED
+            else [],
+        )
+        for c in listed()
+    ]
+
+
+@pytest.mark.parametrize("cx", _reorder_params())
+def test_no_listed_counterexample_reorders_a_controllers_requests(cx):
+    """Issue 25 item 4 (R8): in no story of the table does a broker receive a LeaderAndIsr
+    request after a later one of the same controller (Kafka's controller sends each broker its
+    requests in order, one FIFO queue per broker: ControllerChannelManager)."""
+    from isr.traces.reorder import find_reorders
+
+    states = _replayed_states(cx)
+    actions = [s[: s.index("(")] for s in cx["steps"]]
+    assert find_reorders(states, actions) == []

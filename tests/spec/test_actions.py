@@ -162,12 +162,27 @@ def test_consumer_sees_only_below_the_hw():
 
 
 def test_lost_and_stale_requests():
-    m = model(replicas=3, records=1, crashes=1, epochs=2)
+    """R8: a live broker's requests from the current controller are never lost (Kafka retries
+    them until sent); a crashed broker's queue is, when the controller handles the crash."""
+    m = model(replicas=3, records=1, crashes=2, epochs=2)
     s = run(m, ("BrokerCrash", 0), ("ControllerElectLeader", 1))
-    lost = moves(m, s, "NetworkLoseLeaderAndIsr")
-    assert sorted(a for a, _ in lost) == [(1, 2), (2, 2)]
-    s = step(m, s, "BrokerBecomeLeader", 1, 2)
-    assert s.replicas[1].leader == 1 and s.replicas[1].epoch == 2
+    assert moves(m, s, "NetworkLoseLeaderAndIsr") == []
+    t = step(m, s, "BrokerBecomeLeader", 1, 2)
+    assert t.replicas[1].leader == 1 and t.replicas[1].epoch == 2
+    t = step(m, t, "BrokerCrash", 2)
+    ((args, u),) = moves(m, t, "NetworkLoseLeaderAndIsr")
+    assert args == (2, 2) and u.requests == ()
+
+
+def test_a_broker_takes_its_requests_in_order():
+    """R8: of the requests in flight to one broker from one controller only the oldest is
+    delivered (or ignored); epoch 3 waits for epoch 2 (ControllerChannelManager's FIFO queue)."""
+    m = model(replicas=2, records=1, crashes=0, epochs=3)
+    s = run(m, ("ControllerMoveLeader", 1), ("ControllerMoveLeader", 0))
+    assert sorted(q.epoch for q in s.requests if q.dest == 0) == [2, 3]
+    assert [a for a, _ in moves(m, s, "BrokerBecomeLeader")] == [(1, 2)]  # not (0, 3): after (0, 2)
+    assert [a for a, _ in moves(m, s, "BrokerBecomeFollower")] == [(0, 1, 2)]
+    assert moves(m, s, "NetworkLoseLeaderAndIsr") == []
 
 
 def test_the_kip101_data_loss_scenario_by_hand():
@@ -180,6 +195,7 @@ def test_the_kip101_data_loss_scenario_by_hand():
         ("FollowerFetch", 1, 0),
         ("BrokerCrash", 1),
         ("BrokerRestart", 1),
+        ("BrokerBecomeFollower", 1, 0, 1),  # the restart's request first (R8: in order)
         ("BrokerCrash", 0),
         ("ControllerElectLeader", 1),
         ("BrokerBecomeLeader", 1, 2),

@@ -51,6 +51,10 @@ ONE_WAY = {
     "LeaderShrinkIsr",
     # the remote LEO is a fresh variable constrained by what the spec guarantees of it
     "LeaderExpandIsr",
+    # requests are not encoded: a broker behind the coordination's epoch may apply the current
+    # state at once, where the spec first delivers the older requests queued before it (R8)
+    "BrokerBecomeLeader",
+    "BrokerBecomeFollower",
 }
 
 

@@ -158,6 +158,18 @@ def directed() -> dict[str, Scenario]:
             *busy,
             *settle(),
         ],
+        # R8: one controller's requests reach a broker in order; a deposed controller's, on
+        # its own connection, may arrive after its successor's (a stale controller epoch)
+        "stale-controller-under-reordering": [
+            {"op": "jitter", "max_ms": 300},
+            *busy,
+            {"op": "elect_leader", "broker": 1},
+            {"op": "controller_failover"},
+            {"op": "elect_leader", "broker": 2},
+            {"op": "run", "ms": 600},
+            *busy,
+            *settle(),
+        ],
         "epoch-bump-under-reordering": [
             {"op": "start", "session_timeout_ms": 150},
             {"op": "jitter", "max_ms": 300},

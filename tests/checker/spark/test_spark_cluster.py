@@ -63,7 +63,7 @@ def test_check_on_a_standalone_cluster_matches_bfs(cluster):
     ref = check_bfs(
         IsrSpec(Config(replicas=2, records=1, epochs=1, crashes=1, protocol="hw-truncation"))
     )
-    assert out["distinct_states"] == ref.distinct_states == 341
+    assert out["distinct_states"] == ref.distinct_states == 307
     assert out["depth"] == ref.depth and out["states_generated"] == ref.states_generated
     verdicts = {
         p["name"]: (p["holds"], (p["counterexample"] or {}).get("length"))

@@ -64,10 +64,11 @@ def test_toy_models_match_bfs(spark, symmetric):
 # protocol -> (replicas, records, epochs, crashes), pinned distinct states and depth (leader moves
 # included: ControllerMoveLeader, ControllerShutdownBroker)
 ISR = {
-    "hw-truncation": ((2, 1, 2, 1), 6010, 17),
-    "kip-101": ((2, 1, 2, 1), 7010, 17),
-    "kip-279": ((2, 1, 2, 1), 7010, 17),
-    "kip-320": ((2, 1, 2, 1), 5626, 16),
+    # (6010, 17), (7010, 17), (7010, 17), (5626, 16) before R8's in-order delivery
+    "hw-truncation": ((2, 1, 2, 1), 3371, 18),
+    "kip-101": ((2, 1, 2, 1), 3987, 17),
+    "kip-279": ((2, 1, 2, 1), 3987, 17),
+    "kip-320": ((2, 1, 2, 1), 3005, 15),
 }
 
 
@@ -108,4 +109,4 @@ def test_a_state_limit_is_never_a_pass(spark):
     assert not res.complete and res.stop_reason == "max-states"
     assert res.exit_code() == 3 and res.distinct_states >= 100
     assert all(p.holds is None for p in res.properties if p.kind == "always")
-    assert check_bfs(model).distinct_states == 376 > res.distinct_states
+    assert check_bfs(model).distinct_states == 337 > res.distinct_states
