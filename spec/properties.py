@@ -170,8 +170,8 @@ class TypeOk:
             return False
         if f.expired & ~alive_mask(s) or f.expired.bit_count() > f.expiries:
             return False  # only a running broker's session can be expired
-        if f.lead_renewed and not f.expiries:
-            return False
+        if f.lead_renewed and not f.expiries and s.kraft is NO_KRAFT:
+            return False  # (kraft: also a leader -1 the controller recorded, see fence_batch)
         return all(1 <= x <= f.ctrl_epoch for x in f.ctrl_seen)
 
 

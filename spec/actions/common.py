@@ -79,7 +79,7 @@ class Ctx:
             quorum=proto.majority_quorum,
             majority=n // 2 + 1,
             elr=proto.eligible_leader_replicas,
-            hw_needs_min_isr=proto.eligible_leader_replicas,
+            hw_needs_min_isr=proto.hw_needs_min_isr,
             clamp=config.lose_unflushed or config.retention,
             initial_faults=faults,
             become_follower=proto.become_follower,
