@@ -84,8 +84,9 @@ class TypeOk:
         c = s.coord
         if not (0 <= c.leader < n and 1 <= c.epoch <= epochs and 0 < c.isr <= self.full):
             return False
+        lo = 0 if s.kraft is NO_KRAFT else -1  # kraft: leader -1 (an unmovable shutdown)
         for q in s.requests:
-            if not (0 <= q.dest < n and 0 <= q.leader < n and 1 <= q.epoch <= epochs):
+            if not (0 <= q.dest < n and lo <= q.leader < n and 1 <= q.epoch <= epochs):
                 return False
         h = s.history
         if not (0 <= h.next_record <= self.records and 0 <= h.crashes <= self.crashes):

@@ -340,7 +340,9 @@ def _registered(ctx: Ctx, t: State, i: int, unclean: bool) -> State:
         t = _register_unclean(ctx, t, i)
     c = t.coord
     if c.leader != i:
-        req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+        # (kraft with leader -1 recorded, ``Faults.lead_renewed``: told there is no leader)
+        leader = NO_LEADER if ctx.split_fetch and t.faults.lead_renewed else c.leader
+        req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
         if req not in t.requests:
             t = t._replace(requests=tuple(sorted((*t.requests, req))))
     return t

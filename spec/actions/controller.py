@@ -364,8 +364,9 @@ def broker_unfence(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if not _paused(r, i, k):
             continue
         t = s._replace(kraft=k._replace(fenced=k.fenced & ~(1 << i)))
-        if c.leader != i:
-            req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+        if c.leader != i:  # (leader -1 recorded: told so)
+            leader = NO_LEADER if t.faults.lead_renewed else c.leader
+            req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
             if req not in t.requests:
                 t = t._replace(requests=tuple(sorted((*t.requests, req))))
         out.append(((kind, (i,)), t))

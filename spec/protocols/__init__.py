@@ -22,7 +22,8 @@ from .kip_320 import KIP_320, Kip320
 from .kip_320_first_try import KIP_320_FIRST_TRY, Kip320FirstTry
 from .kip_966 import KIP_966, Kip966
 from .kraft import KRAFT, Kraft
-from .kraft_releases import KRAFT_3_7, KRAFT_4_0, Kraft37, Kraft40
+from .kraft_3_7 import KRAFT_3_7, Kraft37
+from .kraft_4_0 import KRAFT_4_0, Kraft40
 from .majority_quorum import MAJORITY_QUORUM, MajorityQuorum
 from .original_design import ORIGINAL_DESIGN, OriginalDesign
 

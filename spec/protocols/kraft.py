@@ -34,7 +34,7 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   ISR member can replace leaves leader -1, and the HW needs min ISR apart from the ELR flag
   (``hw_needs_min_isr``). Release presets: ``kraft`` is the newest (4.1+: ELR on for new
   clusters), ``kraft-4.0`` (ELR off) and ``kraft-3.7`` (ELR off, no unclean-shutdown handling,
-  the epoch checkpoint written with the truncation), spec/protocols/kraft_releases.py.
+  the epoch checkpoint written with the truncation): spec/protocols/kraft_4_0.py, kraft_3_7.py.
 Not yet: lost fetches and AlterPartitions, DelayedFetch and the fetch timeout, the
 AlterPartition error handling of ``Partition.handleAlterPartitionError``.
 

@@ -566,11 +566,13 @@ def test_pinned_counts_and_every_safety_property_holds():
     ISR; with no crash there is no fence nor registration): 27,459; KIP-392's consumer x1.18
     (32,323: its position and leader epoch are state, x1.15 with leader reads only, 31,491;
     follower reads x1.03 more); the epoch cache as its own state x1.04 (33,633: epochs without
-    records are remembered)."""
+    records are remembered); issue 25's Kafka 4.x rules x1.25 (41,968): with no crash only the
+    leader -1 of the last ISR member's controlled shutdown (x1.15, 38,574: kraft-3.7) and the
+    asynchronous checkpoint write after a truncation (x1.09) apply."""
     on = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=0), symmetry=True)
     off = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=0), symmetry=False)
     assert on.complete and off.complete
-    assert (on.distinct_states, off.distinct_states) == (33633, 33633)
+    assert (on.distinct_states, off.distinct_states) == (41968, 41968)
     for res in (on, off):
         v = verdicts(res)
         assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
@@ -578,14 +580,15 @@ def test_pinned_counts_and_every_safety_property_holds():
 
 
 def test_two_records_and_a_crash_hold():
-    """A larger small config: two replicas, one record, two epochs, one crash (523,921 states;
-    503,415 before the epoch cache was its own state, x1.04; 422,128 before KIP-392's consumer
+    """A larger small config: two replicas, one record, two epochs, one crash (775,511 states;
+    523,921 before issue 25's Kafka 4.x rules (the fence's batch, unfenced pauses, every
+    registration an unclean shutdown, the asynchronous checkpoint write), x1.48; 503,415 before the epoch cache was its own state, x1.04; 422,128 before KIP-392's consumer
     with follower reads, x1.19; 357,957 before KIP-841's
     fencing and registration, x1.18; 126,750 before the partition epoch
     was apart from the leader epoch; 41,312 with step 1's atomic ISR changes; kip-966: 4,454,
     kip-320: 5,626)."""
     res = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=1), symmetry=True)
-    assert res.complete and res.distinct_states == 523921
+    assert res.complete and res.distinct_states == 775511
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
 
@@ -639,10 +642,11 @@ def test_counting_a_diverging_fetch_loses_a_committed_record():
     """KAFKA-13141: the leader counts a diverging follower's fetch offset; the HW passes an entry
     the follower does not have (StrongIsr, 7 steps at 2 replicas, 2 records, 2 epochs, no
     crash), and a leader move back to that follower loses it (NoCommittedLoss, 9 steps with a
-    third epoch). The default holds at the first bounds (329,638 states; 325,898 before the
+    third epoch). The default holds at the first bounds (375,601 states; 329,638 before issue
+    25's Kafka 4.x rules; 325,898 before the
     epoch cache was its own state, x1.01; 268,898 before KIP-392's consumer, x1.21)."""
     res = check_bfs(kraft(replicas=2, records=2, epochs=2, crashes=0), symmetry=True)
-    assert res.complete and res.distinct_states == 329638
+    assert res.complete and res.distinct_states == 375601
     assert all(p.holds for p in res.properties if p.name in SAFETY)
     bug = without(count_diverging_fetch=True)
     res = check_bfs(kraft(bug, replicas=2, records=2, epochs=2, crashes=0), symmetry=True)
@@ -686,8 +690,11 @@ def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     assert cx.length == 14
     actions = [s.action for s in cx.steps]
     i = actions.index("BrokerRestart")
-    assert actions[i - 1 : i + 2] == ["BrokerCrash", "BrokerRestart", "BrokerRegister"]
-    assert actions.index("ControllerHandleAlterPartition") > i
+    # the crash's fence takes the follower out of the ISR at once; the leader's proposal to
+    # re-add it (from the old incarnation's fetch) is handled after the new one registered
+    assert actions.index("BrokerCrash") < actions.index("LeaderSendAlterPartition") < i
+    assert actions[i + 1] == "BrokerRegister"
+    assert actions.index("ControllerHandleAlterPartition") > i + 1
     assert actions[-2:] == ["ControllerMoveLeader", "BrokerBecomeLeader"]
 
 
@@ -745,8 +752,9 @@ def test_fresh_hw_is_not_a_safety_bug():
     res = check_bfs(
         kraft(without(fresh_hw_in_response=True), replicas=2, records=1, epochs=2, crashes=1)
     )
-    # 318,620 before KIP-392's consumer, 367,439 before the epoch cache was its own state
-    assert res.complete and res.distinct_states == 386337
+    # 318,620 before KIP-392's consumer, 367,439 before the epoch cache was its own state,
+    # 386,337 before issue 25's Kafka 4.x rules
+    assert res.complete and res.distinct_states == 586287
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY)
 
@@ -758,10 +766,10 @@ def test_cli_checks_and_lists_kraft(capsys):
     argv = ["check", "--protocol", "kraft", "--replicas", "2", "--records", "1", "--epochs", "2"]
     assert main([*argv, "--crashes", "0", "--workers", "1", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["model"] == "isr/kraft" and out["distinct_states"] == 33633
+    assert out["model"] == "isr/kraft" and out["distinct_states"] == 41968
     assert main(["protocols", "--format", "json"]) == 0
     names = [p["name"] for p in json.loads(capsys.readouterr().out)["protocols"]]
-    assert "kraft" in names
+    assert {"kraft", "kraft-4.0", "kraft-3.7"} <= set(names)
 
 
 def test_the_validator_refuses_kraft_traces(tmp_path, capsys):
@@ -822,3 +830,80 @@ def test_last_replica_standing_needs_kip_966():
     ]
     # with ELR the search completes and NoCommittedLoss holds at these bounds: pinned by
     # test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record
+
+
+# --- release presets (issue 25) ------------------------------------------------------------------
+
+
+def test_release_presets_differ_in_their_defaults_only():
+    """``kraft`` is Kafka 4.1+'s defaults, ``kraft-4.0`` turns ELR off, ``kraft-3.7`` also drops
+    the unclean-shutdown handling at registration and writes the epoch checkpoint with a
+    truncation; the HW needs min ISR in all three (KAFKA-15583, apart from ELR). At 2/1/2/0
+    every safety property holds in each: 41,968 states for kraft and kraft-4.0 (no crash: ELR
+    and the registration change nothing), 38,574 for kraft-3.7 (no asynchronous checkpoint
+    write)."""
+    from isr.spec.protocols import KRAFT_3_7, KRAFT_4_0
+
+    flags = (
+        "eligible_leader_replicas",
+        "hw_needs_min_isr",
+        "unclean_shutdown_on_register",
+        "sync_truncation_ckpt",
+        "atomic_fence",
+        "unfence_on_heartbeat",
+    )
+    rows = {p.name: tuple(getattr(p, f) for f in flags) for p in (KRAFT, KRAFT_4_0, KRAFT_3_7)}
+    T, F = True, False
+    assert rows == {
+        "kraft": (T, T, T, F, T, T),
+        "kraft-4.0": (F, T, T, F, T, T),
+        "kraft-3.7": (F, T, F, T, T, T),
+    }
+    for name, states in (("kraft", 41968), ("kraft-4.0", 41968), ("kraft-3.7", 38574)):
+        res = check_bfs(IsrSpec(Config(protocol=name, replicas=2, records=1, epochs=2, crashes=0)))
+        assert res.complete and res.distinct_states == states, name
+        v = verdicts(res)
+        assert all(v[p].holds for p in SAFETY), (name, [p for p in SAFETY if not v[p].holds])
+
+
+def test_last_replica_standing_at_kafka_4_0_defaults():
+    """With ELR off (kraft-4.0, kraft-3.7: their release defaults) "last replica standing" is
+    Kafka's own behaviour at min.insync.replicas 1 and a power failure: NoCommittedLoss in 8
+    steps, the sole ISR member's fence leaving leader -1 and its registration (an unclean
+    shutdown, but the last member) letting it be elected again, empty. kraft (ELR on, 4.1's
+    default for new clusters) holds, pinned by test_without_kip_903_a_disk_losing_follower_...."""
+    bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
+    for name in ("kraft-4.0", "kraft-3.7"):
+        res = check_bfs(
+            IsrSpec(Config(protocol=name, **bounds)),
+            properties=["NoCommittedLoss"],
+            stop_at_first_violation=True,
+        )
+        cx = verdicts(res)["NoCommittedLoss"].counterexample
+        assert [s.action for s in cx.steps] == [
+            "ControllerShutdownBroker",
+            "BrokerApplyPartitionChange",
+            "ProducerSend",
+            "BrokerCrash",
+            "BrokerRestart",
+            "BrokerRegister",
+            "ControllerElectLeader",
+            "BrokerBecomeLeader",
+        ], name
+
+
+def test_cli_checks_a_release_preset(capsys):
+    argv = [
+        "check",
+        "--protocol",
+        "kraft-4.0",
+        "--replicas",
+        "2",
+        "--records",
+        "1",
+        "--epochs",
+        "2",
+    ]
+    assert main([*argv, "--crashes", "0", "--workers", "1", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "isr/kraft-4.0" and out["distinct_states"] == 41968
