@@ -667,7 +667,8 @@ class World:
         also does what the spec's kraft did before issue 25 read Kafka 4.x: the fence apart from
         the ISR removal and the election (``atomic_fence``), a paused broker restarted rather
         than unfenced (``unfence_on_heartbeat``), the unclean-shutdown handling only after a
-        power failure (``unclean_shutdown_on_register``)."""
+        power failure (``unclean_shutdown_on_register``), no election of the last known leader
+        (``elect_last_known_leader``)."""
         if self.config.protocol != "kraft":
             return {}
         return {
@@ -675,6 +676,7 @@ class World:
             "atomic_fence": False,
             "unfence_on_heartbeat": False,
             "unclean_shutdown_on_register": False,
+            "elect_last_known_leader": False,
         }
 
     def trace_header(self, **extra: Any) -> dict[str, Any]:

@@ -46,7 +46,10 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
 
     ISR versions (R9): any live ISR member, with ISR = the live ISR members. kip-966 never picks a
     replica back from an unclean shutdown, and with no such ISR member falls back to a live
-    eligible leader replica (ISR = {it}). With none of those the partition is offline, unless
+    eligible leader replica (ISR = {it}); kraft (``elect_last_known_leader``) then to the last
+    known leader when ISR and ELR are empty, live, even back from an unclean shutdown (Kafka
+    4.x's ``PartitionChangeBuilder.canElectLastKnownLeader``, ``useLastKnownLeaderInBalanced
+    Recovery`` true by default: the pre-4.0 availability when every replica was offline). With none of those the partition is offline, unless
     unclean election is on: then any live replica may lead with ISR = {it} (data may be lost).
     majority-quorum (R17): needs a live majority; elects a live replica at least as up to date
     (last epoch, then LEO) as a majority of the replicas, with the ISR left at every replica."""
@@ -79,6 +82,21 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
         return [
             (cand, 1 << cand, f.elr & ~(1 << cand)) for cand in range(ctx.n) if picked >> cand & 1
         ]
+    if (
+        ctx.elr
+        and ctx.split_fetch
+        and ctx.protocol.elect_last_known_leader
+        and not f.elr
+        and c.isr == 1 << c.leader
+        and live >> c.leader & 1
+        and not ineligible(s) >> c.leader & 1
+    ):
+        # kraft with ELR (Kafka 4.x, KIP-966's balanced recovery): ISR and ELR empty (the
+        # spec keeps the last member in the ISR, barred), so the last known leader is elected,
+        # unclean shutdown or not (PartitionChangeBuilder.canElectLastKnownLeader)
+        picked = pick_leaders(ctx, s, 1 << c.leader, "unclean")
+        if picked:
+            return [(c.leader, 1 << c.leader, 0)]
     if ctx.config.unclean and (eligible := live & ~ineligible(s)):
         picked = pick_leaders(ctx, s, eligible, "unclean")
         return [(cand, 1 << cand, 0) for cand in range(ctx.n) if picked >> cand & 1]

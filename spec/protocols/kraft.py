@@ -30,9 +30,10 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   with later commits named): the fence is one batch with the ISR removal and the election
   (``atomic_fence``), a paused broker is unfenced with its old broker epoch
   (``unfence_on_heartbeat``), every registration of a new incarnation is handled as an unclean
-  shutdown (``unclean_shutdown_on_register``), the controlled shutdown of a leader no other
-  ISR member can replace leaves leader -1, and the HW needs min ISR apart from the ELR flag
-  (``hw_needs_min_isr``). Release presets: ``kraft`` is the newest (4.1+: ELR on for new
+  shutdown (``unclean_shutdown_on_register``), with ELR the last known leader is elected when
+  ISR and ELR are empty (``elect_last_known_leader``), the controlled shutdown of a leader no
+  other ISR member can replace leaves leader -1, and the HW needs min ISR apart from the ELR
+  flag (``hw_needs_min_isr``). Release presets: ``kraft`` is the newest (4.1+: ELR on for new
   clusters), ``kraft-4.0`` (ELR off) and ``kraft-3.7`` (ELR off, no unclean-shutdown handling,
   the epoch checkpoint written with the truncation): spec/protocols/kraft_4_0.py, kraft_3_7.py.
 Not yet: lost fetches and AlterPartitions, DelayedFetch and the fetch timeout, the
@@ -92,6 +93,12 @@ class Kraft(Kip966):
     unfence_on_heartbeat = True  # a fenced broker whose process ran on (a pause past the
     # session timeout) is unfenced by its heartbeats with its old broker epoch (BrokerUnfence,
     # ``handleBrokerUnfenced``); False: it must stop, restart and register
+    elect_last_known_leader = True  # with ELR, a partition whose ISR and ELR are empty
+    # elects its last known leader once it is live again, even after an unclean shutdown
+    # (``PartitionChangeBuilder.canElectLastKnownLeader``: ``useLastKnownLeaderInBalancedRecovery``
+    # is true unless set otherwise, ``lastKnownElr`` set by ``maybeUpdateLastKnownLeader`` when
+    # the ISR first empties; Kafka's "Eligible Leader Replicas" page: "Select the last known
+    # leader if it is unfenced"); False: kip-966's rule, such a replica is never elected cleanly
     unclean_shutdown_on_register = True  # every new incarnation's registration is handled as
     # an unclean shutdown (``ClusterControlManager.registerBroker`` → ``ReplicationControlManager
     # .handleBrokerUncleanShutdown``: out of the ISR, unless the last member, and of the ELR;

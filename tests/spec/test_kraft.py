@@ -581,15 +581,16 @@ def test_pinned_counts_and_every_safety_property_holds():
 
 
 def test_two_records_and_a_crash_hold():
-    """A larger small config: two replicas, one record, two epochs, one crash (775,511 states;
+    """A larger small config: two replicas, one record, two epochs, one crash (781,691 states;
     523,921 before issue 25's Kafka 4.x rules (the fence's batch, unfenced pauses, every
-    registration an unclean shutdown, the asynchronous checkpoint write), x1.48; 503,415 before the epoch cache was its own state, x1.04; 422,128 before KIP-392's consumer
-    with follower reads, x1.19; 357,957 before KIP-841's
+    registration an unclean shutdown, the last known leader elected, the asynchronous
+    checkpoint write), x1.49; 503,415 before the epoch cache was its own state, x1.04; 422,128
+    before KIP-392's consumer with follower reads, x1.19; 357,957 before KIP-841's
     fencing and registration, x1.18; 126,750 before the partition epoch
     was apart from the leader epoch; 41,312 with step 1's atomic ISR changes; kip-966: 4,454,
     kip-320: 5,626)."""
     res = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=1), symmetry=True)
-    assert res.complete and res.distinct_states == 775511
+    assert res.complete and res.distinct_states == 781691
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
 
@@ -673,13 +674,16 @@ def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     registers with a new broker epoch; the controller accepts and moves leadership to it: the
     acknowledged record is gone (KAFKA-14139's story, 14 steps; the yardstick's `broker-epoch`
     drop takes 13; 14 before issue 25 too, when the ISR removal was the registration's, and
-    before KIP-841's registration step, with the AlterPartition in flight across the restart). The default holds
-    NoCommittedLoss at these bounds. (StrongIsr and WeakIsr fail in both: a follower that
+    before KIP-841's registration step, with the AlterPartition in flight across the restart). With kip-966's
+    election rule (``elect_last_known_leader=False``) NoCommittedLoss holds at these bounds;
+    the built-in kraft loses the record of the last replica standing (8 steps, elected as the
+    last known leader: test_last_replica_standing_at_kafka_4_x_defaults). (StrongIsr and WeakIsr fail in both: a follower that
     acknowledged a record before flushing it loses it in a crash, as in kip-966 with
     lose-unflushed.)"""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
     res = check_bfs(
-        kraft(**bounds), properties=["NoCommittedLoss", "NoPhantomRead", "MonotonicReads"]
+        kraft(without(elect_last_known_leader=False), **bounds),
+        properties=["NoCommittedLoss", "NoPhantomRead", "MonotonicReads"],
     )
     assert res.complete and res.distinct_states == LOSE_UNFLUSHED_STATES
     assert all(p.holds for p in res.properties)
@@ -756,7 +760,7 @@ def test_fresh_hw_is_not_a_safety_bug():
     )
     # 318,620 before KIP-392's consumer, 367,439 before the epoch cache was its own state,
     # 386,337 before issue 25's Kafka 4.x rules
-    assert res.complete and res.distinct_states == 586287
+    assert res.complete and res.distinct_states == 591437
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY)
 
@@ -811,9 +815,11 @@ def test_last_replica_standing_needs_kip_966():
     its unflushed log in a crash, restarts, registers, and is elected again as the sole ISR
     member with an empty log: the committed record is gone, in 8 steps (7 before registration
     was its own step; TLC's story has 7 too: there the controller elects while it handles the
-    registration). With
-    ELR (the kraft version as built) a replica back from an unclean shutdown is not elected
-    cleanly, and no committed record is lost: the search completes."""
+    registration). With kip-966's ELR rule alone (``elect_last_known_leader=False``) a replica
+    back from an unclean shutdown is not elected cleanly, and no committed record is lost: the
+    search completes (test_without_kip_903_...). Kafka 4.x's ELR elects the last known leader
+    once ISR and ELR are empty, so the built-in kraft tells the same story
+    (test_last_replica_standing_at_kafka_4_x_defaults)."""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
     res = check_bfs(
         kraft(without(eligible_leader_replicas=False), **bounds), properties=["NoCommittedLoss"]
@@ -868,14 +874,16 @@ def test_release_presets_differ_in_their_defaults_only():
         assert all(v[p].holds for p in SAFETY), (name, [p for p in SAFETY if not v[p].holds])
 
 
-def test_last_replica_standing_at_kafka_4_0_defaults():
-    """With ELR off (kraft-4.0, kraft-3.7: their release defaults) "last replica standing" is
-    Kafka's own behaviour at min.insync.replicas 1 and a power failure: NoCommittedLoss in 8
-    steps, the sole ISR member's fence leaving leader -1 and its registration (an unclean
-    shutdown, but the last member) letting it be elected again, empty. kraft (ELR on, 4.1's
-    default for new clusters) holds, pinned by test_without_kip_903_a_disk_losing_follower_...."""
+def test_last_replica_standing_at_kafka_4_x_defaults():
+    """ "Last replica standing" is Kafka's own behaviour at min.insync.replicas 1 and a power
+    failure, at each release's defaults: NoCommittedLoss in 8 steps. The sole ISR member's
+    fence leaves leader -1; it restarts and registers (an unclean shutdown) and is elected
+    again, empty: without ELR (kraft-4.0, kraft-3.7) as the last ISR member, which the builder
+    never removes; with ELR (kraft, 4.1's default for new clusters) as the last known leader,
+    ISR and ELR being empty (``PartitionChangeBuilder.canElectLastKnownLeader``). kip-966's rule
+    (``elect_last_known_leader=False``) holds, pinned by test_without_kip_903_...."""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
-    for name in ("kraft-4.0", "kraft-3.7"):
+    for name in ("kraft", "kraft-4.0", "kraft-3.7"):
         res = check_bfs(
             IsrSpec(Config(protocol=name, **bounds)),
             properties=["NoCommittedLoss"],

@@ -246,6 +246,7 @@ def test_the_declared_epoch_cache_difference_is_what_lets_the_trace_pass() -> No
         "atomic_fence": False,
         "unfence_on_heartbeat": False,
         "unclean_shutdown_on_register": False,
+        "elect_last_known_leader": False,
     }
     events = [dict(e) for e in w.trace]
     assert validate_events(head, events).verdict == "accepted"
