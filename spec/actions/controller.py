@@ -48,8 +48,9 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
     replica back from an unclean shutdown, and with no such ISR member falls back to a live
     eligible leader replica (ISR = {it}); kraft (``elect_last_known_leader``) then to the last
     known leader when ISR and ELR are empty, live, even back from an unclean shutdown (Kafka
-    4.x's ``PartitionChangeBuilder.canElectLastKnownLeader``, ``useLastKnownLeaderInBalanced
-    Recovery`` true by default: the pre-4.0 availability when every replica was offline). With none of those the partition is offline, unless
+    4.x's ``PartitionChangeBuilder.canElectLastKnownLeader``, with
+    ``useLastKnownLeaderInBalancedRecovery`` true by default: the pre-4.0 availability when
+    every replica was offline). With none of those the partition is offline, unless
     unclean election is on: then any live replica may lead with ISR = {it} (data may be lost).
     majority-quorum (R17): needs a live majority; elects a live replica at least as up to date
     (last epoch, then LEO) as a majority of the replicas, with the ISR left at every replica."""
@@ -204,8 +205,9 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     broker) or removes it from the ISR if it follows (``leader`` names the leader after the
     write); either way the leader epoch is bumped (the ZooKeeper controller's rule) and
     LeaderAndIsr goes to the live replicas. A leader with no other live ISR member cannot be
-    moved: Kafka then retries and finally shuts down uncleanly, which is BrokerCrash here; a
-    follower outside the ISR needs no write.
+    moved: the ZooKeeper controller then retries and the broker finally shuts down uncleanly,
+    which is BrokerCrash here (kraft: leader -1, below); a follower outside the ISR needs no
+    write.
 
     The broker process runs on after this step: it may stop later (BrokerCrash, within
     --crashes) or act on as a zombie until it applies the request (a slow shutdown, or a lost
@@ -219,8 +221,10 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     controller neither elects it nor lets an AlterPartition put it back in the ISR
     (ControllerHandleAlterPartition); a follower outside the ISR is marked with no write. The
     leader epoch moves only with the leadership; a follower's removal bumps only the partition
-    epoch (``partition_change``). Not modelled: a leader that cannot be moved entering the
-    shutting-down state anyway (it keeps leading until it stops, as here)."""
+    epoch (``partition_change``). A leader no other ISR member can replace enters the
+    shutting-down state anyway and the partition gets leader -1 with a new leader epoch
+    (``leader`` = -1; Kafka's ``handleBrokerInControlledShutdown``, issue 25: before, the step
+    did not exist and the broker kept leading until it stopped)."""
     c = s.coord
     kraft = ctx.split_fetch
     at_bound = c.epoch >= ctx.config.epochs
