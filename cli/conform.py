@@ -11,7 +11,7 @@ from pathlib import Path
 from isr.spec.protocols import DEFAULT_PROTOCOL, protocol_source
 
 from . import junit, reports
-from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
+from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
 from .models import add_protocol_file_arg, int_in, positive_seconds, seed_int, user_protocol
 
 REFERENCE = f"{sys.executable} -m isr.impl.adapter"
@@ -294,7 +294,9 @@ def _report(args, rep) -> int:
         write_failures,
     )
 
-    failures = write_failures(rep, args.out) if args.out and rep.rejected else []
+    failures = (
+        write_failures(rep, args.out) if args.out and (rep.rejected or rep.undecided) else []
+    )
     spec_name = user_protocol(args) or args.protocol
     cov = coverage(rep, spec_name)
     missing = _missing(cov, args.require_coverage)
@@ -361,7 +363,9 @@ def _report(args, rep) -> int:
             print(f"adapter stderr: {rep.stderr_path}")
         for m in missing:
             print(f"required coverage not met: {m}")
-    return VIOLATION if rep.rejected or missing else OK
+    if rep.rejected or missing:
+        return VIOLATION
+    return INCOMPLETE if rep.undecided else OK  # undecided is never a pass
 
 
 def _report_mutants(args, base, rows, mutants, seconds: float) -> int:

@@ -135,7 +135,7 @@ def write_failures(rep: ConformReport, out_dir: str | Path) -> list[dict[str, An
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     rows = []
-    failing = list(rep.rejected)
+    failing = list(rep.rejected) + list(rep.undecided)
     if rep.shortest_failing is not None and all(r[0] != rep.shortest_failing[0] for r in failing):
         failing.append(rep.shortest_failing)
     for name, sc, _v in failing:

@@ -26,6 +26,7 @@ from .. import history as thistory
 from ..validator.validate import (
     ACCEPTED,
     BAD_INPUT,
+    INCOMPLETE,
     REJECTED,
     UNSUPPORTED,
     Verdict,
@@ -406,6 +407,11 @@ class ConformReport:
     histories: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> history_json
 
     @property
+    def undecided(self) -> list[tuple[str, Scenario, Verdict]]:
+        """Scenarios the validator could not decide (over its cap): never a pass."""
+        return [r for r in self.results if r[2].verdict == INCOMPLETE]
+
+    @property
     def rejected(self) -> list[tuple[str, Scenario, Verdict]]:
         """Failing scenarios: rejected by the validator, or a trace breaking the schema."""
         return [r for r in self.results if r[2].verdict in FAILED]
@@ -447,7 +453,7 @@ def conform(
         if v.verdict == ACCEPTED:  # coverage counts only what an accepted trace exercised
             rep.actions |= v.fired
             rep.transitions |= v.transitions
-        if v.verdict in FAILED:
+        if v.verdict in FAILED or v.verdict == INCOMPLETE:
             rep.outcomes[name] = out
         if out.unsupported:
             rep.gaps[out.unsupported] = rep.gaps.get(out.unsupported, 0) + 1
