@@ -9,7 +9,7 @@ BUILT  := $(VENV)/.compiled
 # the hot path setup.py compiles with Cython (pyproject.toml's [tool.isr] compiled)
 HOT_SRC := $(shell $(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["tool"]["isr"]["compiled"])' 2>/dev/null)
 
-.PHONY: check test lint setup system-deps bench clean
+.PHONY: check test lint setup system-deps kafka bench clean
 
 # pip builds the compiled hot path too (setup.py; a failed build is a warning, not an error)
 $(STAMP): pyproject.toml setup.py
@@ -34,7 +34,12 @@ system-deps:
 check: $(BUILT)
 	$(VENV)/bin/isr check  # every core by default (--workers)
 
-test: $(BUILT) system-deps
+# Apache Kafka's broker, tools and clients from Maven Central, once, into .kafka/ (ignored):
+# the newest 4.x the kit knows and 4.0.x (traces/conformance/apache_kafka/install.py)
+kafka: $(BUILT)
+	@$(PY) -m isr.traces.conformance.apache_kafka.install 4.4.0 4.0.2
+
+test: $(BUILT) system-deps kafka
 	$(PY) -m pytest -q -n auto --maxprocesses 4
 
 lint: $(BUILT)
@@ -47,5 +52,5 @@ bench: $(BUILT)
 	$(PY) bench/validate_throughput.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build isr/_compiled.json
+	rm -rf $(VENV) .pytest_cache .ruff_cache build isr/_compiled.json .kafka
 	find spec checker -name '*.so' -delete

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if own:
             c.down()
+    hist = check_history(rep, args.history)
     if args.json:
         print(json.dumps(rep, indent=1))
     else:
@@ -66,16 +67,54 @@ def run(args: argparse.Namespace) -> int:
         )
         if rep["lost"]:
             print(f"lost: {rep['lost_ids']}")
-    return OK if rep["lost"] == 0 else VIOLATION
+        if hist is not None:
+            from .history import render
+
+            print("\n".join(render(hist)))
+            if args.history:
+                print(f"client history: {args.history} (isr history {args.history})")
+    bad_history = hist is not None and not hist.valid
+    return OK if rep["lost"] == 0 and not bad_history else VIOLATION
+
+
+def check_history(rep: dict[str, Any], path: str | None) -> Any:
+    """The run's client history (``rep["history"]``, taken out of the report) checked by
+    traces/history.py: the report gets its counts and first examples (``history_check``);
+    ``path`` (--history) receives the history as NDJSON, a header line then one op a line."""
+    doc = rep.pop("history", None)
+    if doc is None:
+        return None
+    from isr.traces.history import check, parse
+
+    ops = doc.pop("ops")
+    if path:
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(json.dumps(doc, separators=(",", ":")) + "\n")
+                for op in ops:
+                    f.write(json.dumps(op, separators=(",", ":")) + "\n")
+        except OSError as e:
+            raise UsageError(f"cannot write --history {path}: {e.strerror}") from None
+    res = check(parse(doc, ops, path or "chaos"))
+    rep["history_check"] = {
+        "valid": res.valid,
+        "violations": res.violations,
+        "counts": res.counts(),
+        "examples": {k: a.examples for k, a in res.anomalies.items() if a.examples},
+        "stats": res.stats,
+    }
+    return res
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "chaos",
         help="kill, shut down and restart brokers, move leaders, under an acks=all stream",
-        description="Exit 0: no acknowledged record was lost; 1: acknowledged records were "
-        "lost; 2: bad input or a broken environment (no ZooKeeper, a cluster that will not "
-        "start).",
+        description="The run's client history (every send and poll) is checked as `isr "
+        "history` does (traces/FORMAT.md, 'Client history'). Exit 0: no acknowledged record was "
+        "lost and the history is valid; 1: acknowledged records were lost, or the history has "
+        "an anomaly; 2: bad input or a broken environment (no ZooKeeper, a cluster that will "
+        "not start).",
     )
     p.add_argument(
         "--duration", type=seconds_in(0, DAY), required=True, help="seconds of faults (<= 1 day)"
@@ -110,6 +149,11 @@ def register(subparsers: Any) -> None:
         help="non-idempotent producers (before Kafka 3.0): a retry after a lost answer may "
         "append a batch twice, which the report counts as duplicated (R15). Default: idempotent "
         "(a producer id and per-partition sequence numbers; the leader drops a duplicate)",
+    )
+    p.add_argument(
+        "--history",
+        metavar="FILE",
+        help="write the run's client history here (NDJSON; re-check it with `isr history FILE`)",
     )
     p.add_argument("--json", action="store_true")
     add_cluster_options(p)

@@ -11,7 +11,7 @@ from pathlib import Path
 from isr.spec.protocols import DEFAULT_PROTOCOL, protocol_source
 
 from . import junit, reports
-from .errors import BAD_INPUT, OK, VIOLATION, UsageError, one_line
+from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
 from .models import add_protocol_file_arg, int_in, positive_seconds, seed_int, user_protocol
 
 REFERENCE = f"{sys.executable} -m isr.impl.adapter"
@@ -30,12 +30,18 @@ def register(sub) -> None:
         "spec does not allow, or a trace that breaks the schema), --require-coverage not met, "
         "or, with --mutants, a mutant survived; 2: bad input or a broken adapter.",
     )
-    p.add_argument("--adapter", default=None, help=f'adapter command (default: "{REFERENCE}")')
+    p.add_argument(
+        "--adapter",
+        default=None,
+        help=f'adapter command (default: "{REFERENCE}"), or apache-kafka[:VERSION] for Apache '
+        "Kafka itself (fetched once from Maven Central; traces/conformance/apache_kafka)",
+    )
     p.add_argument(
         "--random",
         type=int_in(0, 10_000),
-        default=20,
-        help="random schedules (default 20, at most 10,000: each runs a scenario)",
+        default=None,
+        help="random schedules (default 20, or 0 with --adapter apache-kafka; at most 10,000: "
+        "each runs a scenario)",
     )
     p.add_argument(
         "--max-ops", type=int_in(1, 1_000), default=24, help="commands per random schedule (24)"
@@ -80,8 +86,48 @@ def register(sub) -> None:
         help="fail (exit 1) when a spec role transition (or action, or both) was never "
         "exercised by an accepted trace",
     )
+    p.add_argument(
+        "--scenario",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="run only this directed scenario (repeatable; the names are in the report, e.g. "
+        "kafka:faults); random schedules still follow --random",
+    )
     add_timeout_arg(p)
     p.set_defaults(run=run)
+
+
+def pick_scenarios(known, names: list[str], protocol: str, mine: str | None) -> dict:
+    """--scenario: the named directed scenarios, of the adapter's set (Apache Kafka's) or of the
+    spec-derived one."""
+    if known is None:
+        from isr.traces.conformance.scenarios import spec_scenarios
+
+        known = spec_scenarios(3, mine or protocol)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        names_ = sorted(known)
+        some = ", ".join(names_[:8]) + (", ..." if len(names_) > 8 else "")
+        raise UsageError(f"unknown scenario {unknown[0]!r}; known: {some}")
+    return {n: known[n] for n in names}
+
+
+KAFKA_PREFIX = "apache-kafka"
+KAFKA_TIMEOUT = 240.0  # a real cluster's start, settle and trace take tens of seconds on 2 cores
+
+
+def kafka_release(adapter: str | None) -> str | None:
+    """`--adapter apache-kafka[:VERSION]`: the Kafka release to run, else None (a command)."""
+    if not adapter or not (adapter == KAFKA_PREFIX or adapter.startswith(KAFKA_PREFIX + ":")):
+        return None
+    from isr.traces.conformance.apache_kafka.install import NEWEST
+
+    _, _, ver = adapter.partition(":")
+    ver = ver or NEWEST
+    if not ver.replace(".", "").isdigit():
+        raise UsageError(f"--adapter {adapter}: expected apache-kafka or apache-kafka:4.x.y")
+    return ver
 
 
 def add_timeout_arg(p) -> None:
@@ -109,6 +155,9 @@ def check_protocol(name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from isr.traces.conformance.runner import Adapter, AdapterError, conform, mutation_score
 
+    kafka = kafka_release(args.adapter)
+    if args.random is None:
+        args.random = 0 if kafka is not None else 20
     if args.random < 0:
         raise UsageError("--random must be >= 0")
     check_protocol(args.protocol)
@@ -116,6 +165,25 @@ def run(args: argparse.Namespace) -> int:
     if mine is not None and args.mutants:
         raise UsageError("--protocol-file and --mutants: the mutation score is the built-in spec's")
     cmd = args.adapter or REFERENCE
+    scenarios = None
+    if kafka is not None:
+        # Apache Kafka itself (traces/conformance/apache_kafka): fetched once from Maven Central
+        from isr.traces.conformance.apache_kafka.install import KafkaSetupError, ensure
+        from isr.traces.conformance.apache_kafka.scenarios import kafka_scenarios
+
+        if args.mutants:
+            raise UsageError("--mutants runs the reference adapter's mutants; drop --adapter")
+        try:
+            ensure(kafka, quiet=True)
+        except KafkaSetupError as e:
+            raise UsageError(str(e)) from None
+        cmd = f"{sys.executable} -m isr.traces.conformance.apache_kafka.adapter --version {kafka}"
+        args.protocol = "kraft"
+        scenarios = kafka_scenarios()
+        from isr.traces.conformance.runner import DEFAULT_TIMEOUT
+
+        if args.adapter_timeout == DEFAULT_TIMEOUT:
+            args.adapter_timeout = KAFKA_TIMEOUT
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:
         try:
@@ -158,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
                 protocol=args.protocol,
             )
             return _report_mutants(args, base, rows, MUTANTS, time.perf_counter() - t0)
+        if args.scenario:
+            scenarios = pick_scenarios(scenarios, args.scenario, args.protocol, mine)
         ad = Adapter(cmd, stderr_path, timeout=args.adapter_timeout)
         try:
             rep = conform(
@@ -168,6 +238,7 @@ def run(args: argparse.Namespace) -> int:
                 swarm=not args.no_swarm,
                 max_ops=args.max_ops,
                 spec_protocol=mine,
+                scenarios=scenarios,
             )
         finally:
             ad.close()
@@ -213,9 +284,19 @@ def _counts(rep) -> str:
 
 
 def _report(args, rep) -> int:
-    from isr.traces.conformance.report import classify, coverage, junit_xml, to_json, write_failures
+    from isr.traces.conformance.report import (
+        classify,
+        coverage,
+        history_text,
+        history_totals,
+        junit_xml,
+        to_json,
+        write_failures,
+    )
 
-    failures = write_failures(rep, args.out) if args.out and rep.rejected else []
+    failures = (
+        write_failures(rep, args.out) if args.out and (rep.rejected or rep.undecided) else []
+    )
     spec_name = user_protocol(args) or args.protocol
     cov = coverage(rep, spec_name)
     missing = _missing(cov, args.require_coverage)
@@ -240,7 +321,16 @@ def _report(args, rep) -> int:
             c = classify(v)
             tag = f" [{c.get('property') or c.get('kind')}]" if c else ""
             print(f"{v.verdict:12} {n}{tag}" + (f"  ({v.reason})" if v.reason else ""))
+            h = rep.histories.get(n)
+            if h is not None and any(h["counts"].values()):
+                print(f"             {history_text(h)}")
+                for k, exs in h["examples"].items():
+                    print(f"               {k}: {json.dumps(exs[0], separators=(',', ':'))}")
         print(f"verdicts: {_counts(rep)} in {rep.seconds:.1f}s")
+        tot = history_totals(rep)
+        if tot is not None:
+            nz = ", ".join(f"{k} {n}" for k, n in tot["counts"].items() if n) or "no anomaly"
+            print(f"client histories: {tot['checked']} checked, {tot['invalid']} invalid; {nz}")
         print(
             f"spec actions covered: {len(cov['actions'])}/{len(cov['actions']) + len(cov['actions_missing'])}"
         )
@@ -267,11 +357,15 @@ def _report(args, rep) -> int:
         for f in failures:
             if "revalidate" in f:
                 print(f"failing trace {f['name']}: {f['revalidate']}")
+            if "recheck_history" in f:
+                print(f"its client history: {f['recheck_history']}")
         if rep.stderr_path and Path(rep.stderr_path).exists():  # (an empty temp file is removed)
             print(f"adapter stderr: {rep.stderr_path}")
         for m in missing:
             print(f"required coverage not met: {m}")
-    return VIOLATION if rep.rejected or missing else OK
+    if rep.rejected or missing:
+        return VIOLATION
+    return INCOMPLETE if rep.undecided else OK  # undecided is never a pass
 
 
 def _report_mutants(args, base, rows, mutants, seconds: float) -> int:

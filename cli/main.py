@@ -23,6 +23,7 @@ COMMANDS = [
     "isr.cli.explain",
     "isr.cli.validate",
     "isr.cli.conform",
+    "isr.cli.history",
     "isr.cli.cluster",
     "isr.cli.chaos",
 ]

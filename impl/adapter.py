@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from .config import DEFAULT_PROTOCOL
+from .core import messages as m
 from .mutants import KRAFT_MUTANTS
 from .mutants import MUTANTS as _MUTANTS
 from .sim.world import Net, Unsupported, World, sim_config
@@ -37,11 +38,117 @@ KRAFT_REFUSED = {
 }
 
 
+# A producer's answer that proves nothing was appended (a definite failure, ``fail`` in the
+# history); any other outcome of an attempt (a time-out, NotEnoughReplicasAfterAppend) may
+# have appended the record: if the send then fails it is indeterminate (``info``).
+NOT_APPENDED = {m.NOT_LEADER, m.NOT_ENOUGH_REPLICAS}
+
+
+class HistoryRecorder:
+    """The client history of a run (traces/FORMAT.md, "Client history"; checked by
+    traces/history.py): every record sent by the World's producer (process ``producer``) and
+    every poll of its consumer (process ``consumer``) as an invoke and its completion, with the
+    simulation's virtual time in seconds. It wraps the two clients' methods of this World only.
+
+    * a send is ``ok`` with its offset when acknowledged; when the producer gives up it is
+      ``fail`` if every attempt was answered with an error that appends nothing (NOT_LEADER,
+      NOT_ENOUGH_REPLICAS), else ``info`` (a time-out or NotEnoughReplicasAfterAppend may have
+      appended it, R6, R15);
+    * a poll is ``ok`` with the records, the HW and the offset it read from, or ``fail`` with
+      the error; a poll still unanswered when the next poll of its partition starts is closed
+      as ``info`` and its late answer is dropped (the consumer reads that offset again)."""
+
+    def __init__(self, w: World, acks: str) -> None:
+        self.w = w
+        self.acks = acks
+        self.ops: list[dict[str, Any]] = []
+        self.maybe_appended: dict[int, bool] = {}  # producer correlation id -> some attempt may
+        self.polls: dict[Any, tuple[int, int]] = {}  # tp -> (correlation id, from offset) open
+        prod, cons = w.producer, w.consumer
+        send, on_resp, retry = prod.send, prod.on_response, prod._retry
+        poll, on_cons = cons.poll, cons.on_response
+
+        def send_(tp: Any, records: list[tuple[str, str]]) -> list[Any]:
+            for rid, _v in records:
+                self._op("producer", "invoke", "send", tp, value=rid, acks=self.acks)
+            return send(tp, records)
+
+        def on_response_(resp: m.ProduceResponse) -> list[Any]:
+            p = prod.pending.get(resp.correlation_id)
+            if p is not None and resp.error not in NOT_APPENDED:
+                self.maybe_appended[resp.correlation_id] = True
+            out = on_resp(resp)
+            if p is not None and resp.error == m.NONE:
+                for k, (rid, _v) in enumerate(p.records):
+                    self._op(
+                        "producer", "ok", "send", p.tp, value=rid, offset=resp.base_offset + k,
+                        acks=self.acks,
+                    )  # fmt: skip
+            return out
+
+        def retry_(corr: int, err: str) -> list[Any]:
+            p = prod.pending.get(corr)
+            if err not in NOT_APPENDED:
+                self.maybe_appended[corr] = True
+            out = retry(corr, err)
+            if p is not None and corr not in prod.pending:  # the producer gave up
+                ty = "info" if self.maybe_appended.get(corr) else "fail"
+                for rid, _v in p.records:
+                    self._op("producer", ty, "send", p.tp, value=rid, error=err, acks=self.acks)
+            return out
+
+        def poll_(tp: Any) -> list[Any]:
+            out = poll(tp)
+            if out:
+                old = self.polls.pop(tp, None)
+                if old is not None:
+                    self._op("consumer", "info", "poll", tp, error="no answer")
+                start = cons.positions.get(tp, 0)
+                self.polls[tp] = (cons._corr, start)
+                self._op("consumer", "invoke", "poll", tp, from_offset=start)
+            return out
+
+        def on_cons_(resp: m.ConsumeResponse) -> int:
+            tp = (resp.topic, resp.partition)
+            mine = self.polls.get(tp)
+            if mine is None or mine[0] != resp.correlation_id:
+                return 0  # the answer to a poll given up (closed as info)
+            del self.polls[tp]
+            if resp.error != m.NONE or resp.base_offset != mine[1]:
+                self._op("consumer", "fail", "poll", tp, error=resp.error, from_offset=mine[1])
+                return on_cons(resp)
+            recs = [[resp.base_offset + k, e[1], e[0]] for k, e in enumerate(resp.entries)]
+            self._op(
+                "consumer", "ok", "poll", tp, records=recs, hw=resp.high_watermark,
+                from_offset=mine[1],
+            )  # fmt: skip
+            return on_cons(resp)
+
+        prod.send, prod.on_response, prod._retry = send_, on_response_, retry_  # type: ignore[method-assign]
+        cons.poll, cons.on_response = poll_, on_cons_  # type: ignore[method-assign]
+
+    def _op(self, process: str, ty: str, f: str, tp: Any, **kw: Any) -> None:
+        self.ops.append(
+            {"process": process, "type": ty, "f": f, "partition": tp[1], "time": self.w.now / 1000}
+            | kw
+        )
+
+    def header(self) -> dict[str, Any]:
+        return {
+            "format": "isr-history",
+            "version": 1,
+            "acks": self.acks,
+            "idempotent": self.w.producer.producer_id >= 0,
+            "source": "isr.impl.adapter",
+        }
+
+
 class Session:
     def __init__(self, mutant: str | None) -> None:
         self.mutant = MUTANTS[mutant] if mutant else None
         self.w: World | None = None
         self.sent = 0
+        self.history: HistoryRecorder | None = None
 
     def handle(self, cmd: dict[str, Any]) -> dict[str, Any]:
         op = cmd.get("op")
@@ -95,6 +202,7 @@ class Session:
         )
         self.sent = 0
         self.world.producer.acks = -1 if acks == "all" else 1
+        self.history = HistoryRecorder(self.world, acks)
         self.world.run_until(100)
         w = self.world
         header = {
@@ -244,6 +352,12 @@ class Session:
 
     def op_trace(self, c: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "events": self.world.trace}
+
+    def op_history(self, c: dict[str, Any]) -> dict[str, Any]:
+        """The client history since ``start`` (optional command, traces/ADAPTER.md): the
+        header's settings and every send and poll as ops (traces/FORMAT.md, "Client history")."""
+        assert self.history is not None
+        return {"ok": True, "header": self.history.header(), "ops": self.history.ops}
 
     def op_stop(self, c: dict[str, Any]) -> dict[str, Any]:
         self.w = None

@@ -84,8 +84,9 @@ class TypeOk:
         c = s.coord
         if not (0 <= c.leader < n and 1 <= c.epoch <= epochs and 0 < c.isr <= self.full):
             return False
+        lo = 0 if s.kraft is NO_KRAFT else -1  # kraft: leader -1 (an unmovable shutdown)
         for q in s.requests:
-            if not (0 <= q.dest < n and 0 <= q.leader < n and 1 <= q.epoch <= epochs):
+            if not (0 <= q.dest < n and lo <= q.leader < n and 1 <= q.epoch <= epochs):
                 return False
         h = s.history
         if not (0 <= h.next_record <= self.records and 0 <= h.crashes <= self.crashes):
@@ -170,8 +171,8 @@ class TypeOk:
             return False
         if f.expired & ~alive_mask(s) or f.expired.bit_count() > f.expiries:
             return False  # only a running broker's session can be expired
-        if f.lead_renewed and not f.expiries:
-            return False
+        if f.lead_renewed and not f.expiries and s.kraft is NO_KRAFT:
+            return False  # (kraft: also a leader -1 the controller recorded, see fence_batch)
         return all(1 <= x <= f.ctrl_epoch for x in f.ctrl_seen)
 
 

@@ -22,6 +22,8 @@ RETRIABLE = {
     m.REQUEST_TIMED_OUT,
     "DISCONNECTED",
 }
+# answers proving the leader appended nothing (any other failed attempt may have appended)
+NOT_APPENDED = {m.NOT_LEADER, m.NOT_ENOUGH_REPLICAS}
 _ids = itertools.count()
 
 
@@ -31,6 +33,10 @@ class ProduceResult:
     base_offset: int
     attempts: int
     latency_s: float
+    # a failed send's records may have been appended all the same: an attempt timed out, lost
+    # its connection or was answered NotEnoughReplicasAfterAppend (R6, R15); False: every
+    # attempt was refused before the append (the client history's "fail", else "info")
+    maybe_appended: bool = False
 
 
 class _Conn:
@@ -122,6 +128,7 @@ class ClusterClient:
     ) -> ProduceResult:
         t0 = time.perf_counter()
         err = m.NOT_LEADER
+        maybe = False
         seq = -1
         if self.producer_id >= 0 and acks != 0:
             seq = self.sequences.get(tp, 0)
@@ -156,11 +163,12 @@ class ClusterClient:
                         )
                 except (TimeoutError, ConnectionError, OSError):
                     err = "DISCONNECTED"
+                maybe = maybe or err not in NOT_APPENDED
             if err not in RETRIABLE:
                 break
             await asyncio.sleep(backoff_s)
             await self.refresh()
-        return ProduceResult(err, -1, retries + 1, time.perf_counter() - t0)
+        return ProduceResult(err, -1, retries + 1, time.perf_counter() - t0, maybe)
 
     async def consume(self, tp: TP, offset: int, max_records: int = 500) -> m.ConsumeResponse:
         leader = self.leaders.get(tp, -1)

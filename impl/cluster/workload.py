@@ -21,11 +21,21 @@ FAULT_KINDS = ("kill", "shutdown", "elect", "preferred")
 
 @dataclass
 class Ledger:
-    """What the producers were told: acknowledged record ids at their offsets, and failures."""
+    """What the producers were told: acknowledged record ids at their offsets, and failures;
+    and the client history of the run (traces/FORMAT.md, "Client history": every send and poll
+    as an invoke and its completion, seconds since the ledger was made)."""
 
     acked: dict[str, tuple[TP, int]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    t0: float = field(default_factory=time.monotonic)
+
+    def op(self, process: str, ty: str, f: str, tp: TP, **kw: Any) -> None:
+        t = round(time.monotonic() - self.t0, 6)
+        self.history.append(
+            {"process": process, "type": ty, "f": f, "partition": tp[1], "time": t, **kw}
+        )
 
 
 async def produce_stream(
@@ -46,14 +56,74 @@ async def produce_stream(
         tp = tps[i % len(tps)]
         recs = [(f"{prefix}-{i + k}", value) for k in range(batch)]
         i += batch
+        a = "all" if acks == -1 else str(acks)
+        for rid, _v in recs:
+            ledger.op(prefix, "invoke", "send", tp, value=rid, acks=a)
         res = await client.produce(tp, recs, acks=acks, retries=retries, backoff_s=0.25)
         if res.error == m.NONE:
             ledger.latencies.append(res.latency_s)
             for k, (rid, _v) in enumerate(recs):
                 ledger.acked[rid] = (tp, res.base_offset + k)
+                ledger.op(prefix, "ok", "send", tp, value=rid, offset=res.base_offset + k, acks=a)
         else:
+            ty = "info" if getattr(res, "maybe_appended", True) else "fail"
             for rid, _v in recs:
                 ledger.failed[rid] = res.error
+                ledger.op(prefix, ty, "send", tp, value=rid, error=res.error, acks=a)
+
+
+async def consume_recorded(
+    client: ClusterClient, tps: list[TP], ledger: Ledger, idle_rounds: int = 3
+) -> dict[tuple[TP, int], str]:
+    """``ClusterClient.consume_all`` with every poll in the ledger's history (process
+    ``consumer``): ok with its records, the HW it reported and the offset it read from; a
+    poll answered with an error, or not at all, fails (it read nothing)."""
+    seen: dict[tuple[TP, int], str] = {}
+    pos = dict.fromkeys(tps, 0)
+    idle = 0
+    for _ in range(100_000):
+        got = 0
+        for tp in tps:
+            ledger.op("consumer", "invoke", "poll", tp, from_offset=pos[tp])
+            try:
+                resp = await client.consume(tp, pos[tp])
+            except (TimeoutError, ConnectionError, OSError) as e:
+                ledger.op("consumer", "fail", "poll", tp, error=type(e).__name__)
+                await asyncio.sleep(0.2)
+                await client.refresh()
+                continue
+            if resp.error != m.NONE:
+                ledger.op("consumer", "fail", "poll", tp, error=resp.error)
+                if resp.error == m.NOT_LEADER:
+                    await client.refresh()
+                continue
+            recs = [[resp.base_offset + k, e[1], e[0]] for k, e in enumerate(resp.entries)]
+            ledger.op(
+                "consumer", "ok", "poll", tp, records=recs, hw=resp.high_watermark,
+                from_offset=pos[tp],
+            )  # fmt: skip
+            for k, e in enumerate(resp.entries):
+                seen[(tp, resp.base_offset + k)] = e[1]
+            pos[tp] += len(resp.entries)
+            got += len(resp.entries)
+        idle = idle + 1 if got == 0 else 0
+        if idle >= idle_rounds:
+            break
+        if got == 0:
+            await asyncio.sleep(0.1)
+    return seen
+
+
+def history_doc(ledger: Ledger, idempotent: bool) -> dict[str, Any]:
+    """The run's client history as one document (traces/FORMAT.md, "Client history")."""
+    return {
+        "format": "isr-history",
+        "version": 1,
+        "acks": "all",
+        "idempotent": idempotent,
+        "source": "isr chaos",
+        "ops": ledger.history,
+    }
 
 
 def verdict(ledger: Ledger, seen: dict[tuple[TP, int], str]) -> dict[str, Any]:
@@ -155,11 +225,12 @@ async def chaos(
         await asyncio.gather(*tasks)
         await loop.run_in_executor(None, cluster.wait_ready, 90.0)
         await client.refresh()
-        seen = await client.consume_all(tps)
+        seen = await consume_recorded(client, tps, ledger)
     finally:
         client.close()
     out = verdict(ledger, seen)
     out["faults"] = events
+    out["history"] = history_doc(ledger, idempotence)
     return out
 
 

@@ -673,8 +673,21 @@ class World:
         trace header's ``protocol_flags``, traces/FORMAT.md). kraft: the leader-epoch cache is
         derived from the log (impl/core/log.py: no epoch without a record, no checkpoint file of
         its own), where the spec's kraft keeps it as its own state, as Kafka does; the
-        validator checks such a trace against kraft with ``epoch_cache`` off."""
-        return {"epoch_cache": False} if self.config.protocol == "kraft" else {}
+        validator checks such a trace against kraft with ``epoch_cache`` off. Its controller
+        also does what the spec's kraft did before issue 25 read Kafka 4.x: the fence apart from
+        the ISR removal and the election (``atomic_fence``), a paused broker restarted rather
+        than unfenced (``unfence_on_heartbeat``), the unclean-shutdown handling only after a
+        power failure (``unclean_shutdown_on_register``), no election of the last known leader
+        (``elect_last_known_leader``)."""
+        if self.config.protocol != "kraft":
+            return {}
+        return {
+            "epoch_cache": False,
+            "atomic_fence": False,
+            "unfence_on_heartbeat": False,
+            "unclean_shutdown_on_register": False,
+            "elect_last_known_leader": False,
+        }
 
     def trace_header(self, **extra: Any) -> dict[str, Any]:
         """The header line of this run's trace (traces/FORMAT.md): protocol, configuration,

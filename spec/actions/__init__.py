@@ -27,6 +27,7 @@ from .broker import (
 from .common import Ctx
 from .consumer import consumer_fetch, consumer_fetch_from_replica, consumer_reset_offset
 from .controller import (
+    broker_unfence,
     controller_elect_leader,
     controller_fence_broker,
     controller_move_leader,
@@ -203,6 +204,7 @@ ACTIONS: tuple[ActionDef, ...] = (
     ActionDef(
         "ControllerFenceBroker", ("replica",), controller_fence_broker, "R8, R9", when=_split_fetch
     ),
+    ActionDef("BrokerUnfence", ("replica",), broker_unfence, "R8, R9", when=_split_fetch),
     ActionDef(
         "CoordinationExpireSession",
         ("replica",),

@@ -15,6 +15,7 @@ from .common import (
     stale_alters,
     with_stale_versions,
 )
+from .controller import fence_batch
 from .fetch import with_epoch_cache
 
 # NamedTuples built with tuple.__new__ (fields in their declared order): NamedTuple's own
@@ -287,11 +288,11 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
                     cache = truncate_from_end(t.kraft.epoch_ckpt[i], len(log))
                     t = with_epoch_cache(t, i, cache, ctx.protocol.sync_truncation_ckpt)
                 k = t.kraft  # KIP-841: fenced (its heartbeats stop), its shutdown over
-                t = t._replace(
-                    kraft=k._replace(
-                        fenced=k.fenced | 1 << i, shutting_down=k.shutting_down & ~(1 << i)
-                    )
-                )
+                t = t._replace(kraft=k._replace(shutting_down=k.shutting_down & ~(1 << i)))
+                if not k.fenced >> i & 1:  # the fence's batch (fence_batch)
+                    for u in fence_batch(ctx, t, i):
+                        out.append(((kind, (i,)), _new(State, (u[0], u[1], u[2], h2, u[4], u[5]))))
+                    continue
             f = t.faults
             if f.expired >> i & 1:  # session expiry: the crash ends the session too
                 t = t._replace(faults=f._replace(expired=f.expired & ~(1 << i)))
@@ -351,7 +352,7 @@ def broker_register(ctx: Ctx, s: State, kind: int, out: list) -> None:
     of the ISR unless it is the last member or the recorded leader, a partition change the
     leader is told of). Unless it is the recorded (lost) leader, which the controller must elect
     first, it is sent the current partition state."""
-    unclean = ctx.elr and ctx.config.lose_unflushed
+    unclean = (ctx.elr and ctx.config.lose_unflushed) or ctx.protocol.unclean_shutdown_on_register
     k0 = s.kraft
     for i, r in enumerate(s.replicas):
         if not (r.alive and k0.fenced >> i & 1 and r.epoch == NO_EPOCH and r.leader == NO_LEADER):
@@ -372,7 +373,9 @@ def _registered(ctx: Ctx, t: State, i: int, unclean: bool) -> State:
         t = _register_unclean(ctx, t, i)
     c = t.coord
     if c.leader != i:
-        req = Request(i, c.leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+        # (kraft with leader -1 recorded, ``Faults.lead_renewed``: told there is no leader)
+        leader = NO_LEADER if ctx.split_fetch and t.faults.lead_renewed else c.leader
+        req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
         if req not in t.requests:
             t = t._replace(requests=tuple(sorted((*t.requests, req))))
     return t
@@ -429,7 +432,8 @@ def _register_unclean(ctx: Ctx, s: State, i: int) -> State:
     it when its next ISR write failed)."""
     f = s.faults
     b = 1 << i
-    faults = f._replace(unclean=f.unclean | b, elr=f.elr & ~b)
+    # (kraft without ELR: out of the ISR unless the last member, never barred)
+    faults = f._replace(unclean=f.unclean | b, elr=f.elr & ~b) if ctx.elr else f
     c = s.coord
     if c.isr & b and c.isr != b and c.leader != i:
         if ctx.split_fetch:

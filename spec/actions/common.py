@@ -82,7 +82,7 @@ class Ctx:
             quorum=proto.majority_quorum,
             majority=n // 2 + 1,
             elr=proto.eligible_leader_replicas,
-            hw_needs_min_isr=proto.eligible_leader_replicas,
+            hw_needs_min_isr=proto.hw_needs_min_isr,
             clamp=config.lose_unflushed or config.retention,
             initial_faults=faults,
             become_follower=proto.become_follower,
@@ -301,7 +301,9 @@ def partition_change(ctx: Ctx, s: State, new_isr: int, live: int) -> State:
     c = s.coord
     if not ctx.split_fetch:
         return controller_write(s, Coord(c.leader, c.epoch + 1, new_isr), live)
-    return controller_write(s, Coord(c.leader, c.epoch, new_isr), live & (1 << c.leader))
+    # (with leader -1 recorded, ``Faults.lead_renewed``, there is no leader to tell)
+    tell = 0 if s.faults.lead_renewed else live & (1 << c.leader)
+    return controller_write(s, Coord(c.leader, c.epoch, new_isr), tell)
 
 
 def stale_alters(k: Kraft) -> Kraft:
@@ -331,7 +333,9 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
 
     kraft: while the leader's AlterPartition is in flight the HW counts the *maximal* ISR, its
     ISR with the proposed one (KIP-497's rule, Vanlightly's MaximalIsr); ``maximal_isr=False``
-    counts the proposed ISR alone. min.insync.replicas is checked on the ISR itself."""
+    counts the proposed ISR alone. min.insync.replicas is checked on the ISR itself for the HW
+    (``Partition.maybeIncrementLeaderHW``: ``isUnderMinIsr`` reads the committed ISR) and on the
+    maximal ISR for the acks=all answer (``checkEnoughReplicasReachOffset``)."""
     r = s.replicas[leader]
     hw = r.hw
     isr = r.isr
@@ -367,7 +371,10 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
         if done:
             pending = tuple(o for o in pending if o >= new_hw)
             log = r.log
-            if isr.bit_count() >= ctx.config.min_isr:
+            # acks=all: min ISR against the ISR; kraft with the maximal ISR, against that
+            # (Kafka's ``Partition.checkEnoughReplicasReachOffset``: ``curMaximalIsr.size``)
+            acks_isr = counted if ctx.split_fetch and ctx.protocol.maximal_isr else isr
+            if acks_isr.bit_count() >= ctx.config.min_isr:
                 history = history._replace(
                     acked=sorted_add(history.acked, [(o, log[o][0]) for o in done])
                 )

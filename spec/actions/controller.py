@@ -9,8 +9,17 @@ it exactly as a crashed one, though the process runs on."""
 from __future__ import annotations
 
 from ..log import last_epoch
-from ..state import Coord, State
-from .common import Ctx, controller_write, ineligible, live_mask, partition_change, pick_leaders
+from ..state import NO_EPOCH, NO_LEADER, Coord, Request, State
+from .common import (
+    Ctx,
+    controller_write,
+    ineligible,
+    live_mask,
+    partition_change,
+    pick_leaders,
+    stale_alters,
+    with_stale_versions,
+)
 
 
 def _leader_lost(s: State) -> bool:
@@ -37,7 +46,11 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
 
     ISR versions (R9): any live ISR member, with ISR = the live ISR members. kip-966 never picks a
     replica back from an unclean shutdown, and with no such ISR member falls back to a live
-    eligible leader replica (ISR = {it}). With none of those the partition is offline, unless
+    eligible leader replica (ISR = {it}); kraft (``elect_last_known_leader``) then to the last
+    known leader when ISR and ELR are empty, live, even back from an unclean shutdown (Kafka
+    4.x's ``PartitionChangeBuilder.canElectLastKnownLeader``, with
+    ``useLastKnownLeaderInBalancedRecovery`` true by default: the pre-4.0 availability when
+    every replica was offline). With none of those the partition is offline, unless
     unclean election is on: then any live replica may lead with ISR = {it} (data may be lost).
     majority-quorum (R17): needs a live majority; elects a live replica at least as up to date
     (last epoch, then LEO) as a majority of the replicas, with the ISR left at every replica."""
@@ -70,6 +83,21 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
         return [
             (cand, 1 << cand, f.elr & ~(1 << cand)) for cand in range(ctx.n) if picked >> cand & 1
         ]
+    if (
+        ctx.elr
+        and ctx.split_fetch
+        and ctx.protocol.elect_last_known_leader
+        and not f.elr
+        and c.isr == 1 << c.leader
+        and live >> c.leader & 1
+        and not ineligible(s) >> c.leader & 1
+    ):
+        # kraft with ELR (Kafka 4.x, KIP-966's balanced recovery): ISR and ELR empty (the
+        # spec keeps the last member in the ISR, barred), so the last known leader is elected,
+        # unclean shutdown or not (PartitionChangeBuilder.canElectLastKnownLeader)
+        picked = pick_leaders(ctx, s, 1 << c.leader, "unclean")
+        if picked:
+            return [(c.leader, 1 << c.leader, 0)]
     if ctx.config.unclean and (eligible := live & ~ineligible(s)):
         picked = pick_leaders(ctx, s, eligible, "unclean")
         return [(cand, 1 << cand, 0) for cand in range(ctx.n) if picked >> cand & 1]
@@ -177,8 +205,9 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     broker) or removes it from the ISR if it follows (``leader`` names the leader after the
     write); either way the leader epoch is bumped (the ZooKeeper controller's rule) and
     LeaderAndIsr goes to the live replicas. A leader with no other live ISR member cannot be
-    moved: Kafka then retries and finally shuts down uncleanly, which is BrokerCrash here; a
-    follower outside the ISR needs no write.
+    moved: the ZooKeeper controller then retries and the broker finally shuts down uncleanly,
+    which is BrokerCrash here (kraft: leader -1, below); a follower outside the ISR needs no
+    write.
 
     The broker process runs on after this step: it may stop later (BrokerCrash, within
     --crashes) or act on as a zombie until it applies the request (a slow shutdown, or a lost
@@ -192,8 +221,10 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     controller neither elects it nor lets an AlterPartition put it back in the ISR
     (ControllerHandleAlterPartition); a follower outside the ISR is marked with no write. The
     leader epoch moves only with the leadership; a follower's removal bumps only the partition
-    epoch (``partition_change``). Not modelled: a leader that cannot be moved entering the
-    shutting-down state anyway (it keeps leading until it stops, as here)."""
+    epoch (``partition_change``). A leader no other ISR member can replace enters the
+    shutting-down state anyway and the partition gets leader -1 with a new leader epoch
+    (``leader`` = -1; Kafka's ``handleBrokerInControlledShutdown``, issue 25: before, the step
+    did not exist and the broker kept leading until it stopped)."""
     c = s.coord
     kraft = ctx.split_fetch
     at_bound = c.epoch >= ctx.config.epochs
@@ -225,23 +256,99 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
                 if eligible >> cand & 1:
                     coord = Coord(cand, c.epoch + 1, new_isr)
                     out.append(((kind, (j, cand)), controller_write(t, coord, live)))
+            if kraft and not eligible:
+                out.append(((kind, (j, NO_LEADER)), _leaderless(s, t, live)))
         elif not leader_lost:
             # (with the leader lost, offline or a past incarnation: an election comes first)
             out.append(((kind, (j, c.leader)), partition_change(ctx, t, new_isr, live)))
 
 
+def fence_batch(ctx: Ctx, s: State, i: int) -> list[State]:
+    """kraft: the controller fences broker ``i`` (KIP-841): the states after the fence's one
+    batch of metadata records. With ``atomic_fence`` (Kafka's
+    ``ReplicationControlManager.handleBrokerFenced``: ``generateLeaderAndIsrUpdates`` with the
+    broker to remove, then the fence record, appended together) the broker leaves the ISR in the
+    same step and, if it led, the PartitionChangeBuilder elects another leader in it
+    (``electAnyLeader``: a live ISR member not barred, else with ELR a live eligible leader
+    replica; kip-966's ELR rule applies to the ISR left) or, with none, records leader -1
+    (``Faults.lead_renewed`` marks the recorded leader as lost until an election; Kafka keeps
+    the ISR as it is when it would be empty without ELR, and with ELR moves the broker to the
+    ELR, which elects it the same way). At the --epochs bound no election is listed and the
+    leader is lost likewise. Without ``atomic_fence`` (the spec before Kafka 4.x was read) only
+    the fence is recorded; ControllerShrinkIsr and ControllerElectLeader follow as their own
+    steps."""
+    k = s.kraft
+    t = s._replace(kraft=k._replace(fenced=k.fenced | 1 << i))
+    if not ctx.protocol.atomic_fence:
+        return [t]
+    c = t.coord
+    b = 1 << i
+    live = live_mask(t)
+    if c.leader == i:
+        f = t.faults
+        if c.epoch < ctx.config.epochs:
+            out = []
+            for cand, isr, elr in elections(ctx, t):
+                u = t
+                if elr != f.elr or f.unclean >> cand & 1 or f.lead_renewed:
+                    u = t._replace(
+                        faults=f._replace(
+                            elr=elr, unclean=f.unclean & ~(1 << cand), lead_renewed=False
+                        )
+                    )
+                if ctx.elr and c.isr >> cand & 1:  # a clean election: the ISR left
+                    u = elr_after_shrink(ctx, u, c.isr, isr)
+                out.append(controller_write(u, Coord(cand, c.epoch + 1, isr), live))
+            if out:
+                return out
+        if f.lead_renewed:
+            return [t]
+        return [t._replace(faults=f._replace(lead_renewed=True))]  # leader -1
+    if not c.isr & b:
+        return [t]
+    new_isr = c.isr & ~b
+    u = elr_after_shrink(ctx, t, c.isr, new_isr) if ctx.elr else t
+    return [partition_change(ctx, u, new_isr, live)]
+
+
+def _leaderless(s: State, t: State, live: int) -> State:
+    """kraft: the controlled shutdown of a leader no other ISR member can replace
+    (``handleBrokerInControlledShutdown``: ``generateLeaderAndIsrUpdates`` with the broker to
+    remove finds no acceptable leader, so PartitionChangeBuilder records leader -1 with a new
+    leader epoch; without ELR the ISR, which would be empty, stays as it is; with ELR the broker
+    moves to the ELR, which elects it the same way). ``t`` is ``s`` with the broker marked
+    shutting down. The recorded leader stays in ``Coord`` with the new epoch and is marked lost
+    (``Faults.lead_renewed``) until an election; the live replicas are told leader -1 (they stop
+    leading and fetching: a LeaderAndIsr naming no leader)."""
+    c = s.coord
+    reps, reqs = with_stale_versions(t, writer=-1)
+    epoch = c.epoch + 1
+    new = [
+        Request(d, NO_LEADER, epoch, c.isr, True, t.faults.ctrl_epoch)
+        for d in range(len(reps))
+        if live >> d & 1
+    ]
+    f = t.faults._replace(lead_renewed=True)
+    return State(
+        reps,
+        Coord(c.leader, epoch, c.isr),
+        tuple(sorted(set(reqs).union(new))),
+        t.history,
+        f,
+        stale_alters(t.kraft),
+    )
+
+
 def controller_fence_broker(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerFenceBroker(replica): kraft only (KIP-841). A running broker's heartbeats stop
-    reaching the controller (a pause, a network partition): the controller fences it. It is no
-    longer live to the controller: ControllerShrinkIsr removes it from the ISR where that is
-    allowed and ControllerElectLeader replaces it as leader, as for a crashed broker (Kafka does
-    these in the same batch of records; here they may follow later, which is more behaviours,
-    not fewer), and an AlterPartition naming it is refused. The broker itself runs on, a zombie
-    acting on what it last knew, until it stops (BrokerCrash) and registers again
-    (BrokerRegister). Each fence counts as one of the --crashes (the bound Vanlightly's spec
-    puts on fences), so the default bounds stay finite and small. Not modelled: a fenced broker
-    that heartbeats again unfenced with its old broker epoch (here it must restart and
-    register)."""
+    reaching the controller (a pause past broker.session.timeout.ms, a network partition): the
+    controller fences it (``maybeFenceOneStaleBroker`` → ``handleBrokerFenced``), and with
+    ``atomic_fence`` takes it out of the ISR and of leadership in the same batch
+    (``fence_batch``). The broker itself runs on, a zombie acting on what it last knew, until
+    it stops (BrokerCrash) and registers again (BrokerRegister), or its heartbeats get through
+    again and it is unfenced with its old broker epoch (BrokerUnfence, the end of a pause).
+    Each fence counts as one of the --crashes (the bound Vanlightly's spec puts on fences), so
+    the default bounds stay finite and small."""
     h = s.history
     if h.crashes >= ctx.config.crashes:
         return
@@ -249,5 +356,39 @@ def controller_fence_broker(ctx: Ctx, s: State, kind: int, out: list) -> None:
     h2 = h._replace(crashes=h.crashes + 1)
     for i, r in enumerate(s.replicas):
         if r.alive and not k.fenced >> i & 1:
-            t = s._replace(kraft=k._replace(fenced=k.fenced | 1 << i), history=h2)
-            out.append(((kind, (i,)), t))
+            for t in fence_batch(ctx, s._replace(history=h2), i):
+                out.append(((kind, (i,)), t))
+
+
+def _paused(r, i: int, k) -> bool:
+    """A running broker the controller fenced while its process went on (a pause, lost
+    heartbeats), as opposed to a restarted one not yet registered (no leader, no epoch)."""
+    return r.alive and k.fenced >> i & 1 and not (r.epoch == NO_EPOCH and r.leader == NO_LEADER)
+
+
+def broker_unfence(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """BrokerUnfence(replica): kraft with ``unfence_on_heartbeat`` (KIP-841). A fenced broker
+    whose process ran on (SIGSTOP past the session timeout, then SIGCONT; heartbeats lost, then
+    through again) heartbeats with its *old* broker epoch, catches up with the metadata log and
+    is unfenced (``BrokerHeartbeatManager``, ``ReplicationControlManager.handleBrokerUnfenced``):
+    no restart, no new incarnation, so no registration and no unclean-shutdown handling. It
+    learns the partition state it missed (a LeaderAndIsr with the current state: it follows the
+    leader elected meanwhile and truncates by asking it) unless it is itself the recorded
+    leader, lost since its fence: Kafka elects it again in the unfence's batch when it is an
+    acceptable leader; here ControllerElectLeader does, as a later step (a new leader epoch)."""
+    if not ctx.protocol.unfence_on_heartbeat:
+        return
+    k = s.kraft
+    if not k.fenced:
+        return
+    c = s.coord
+    for i, r in enumerate(s.replicas):
+        if not _paused(r, i, k):
+            continue
+        t = s._replace(kraft=k._replace(fenced=k.fenced & ~(1 << i)))
+        if c.leader != i:  # (leader -1 recorded: told so)
+            leader = NO_LEADER if t.faults.lead_renewed else c.leader
+            req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+            if req not in t.requests:
+                t = t._replace(requests=tuple(sorted((*t.requests, req))))
+        out.append(((kind, (i,)), t))

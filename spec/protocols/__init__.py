@@ -3,7 +3,7 @@ modules do (``Kip320.tla`` EXTENDS ``Kip279.tla``), and the one registry every o
 names is derived from or tested against (spec.config, spec.symbolic, impl.core.truncation, cli).
 
     hw_truncation ─┬─ original_design
-                   └─ kip_101 ── kip_279 ─┬─ kip_320 ─┬─ kip_966 ── kraft
+                   └─ kip_101 ── kip_279 ─┬─ kip_320 ─┬─ kip_966 ── kraft ── kraft-4.0 ── kraft-3.7
                                           │           └─ majority_quorum
                                           └─ kip_320_first_try
 
@@ -22,6 +22,8 @@ from .kip_320 import KIP_320, Kip320
 from .kip_320_first_try import KIP_320_FIRST_TRY, Kip320FirstTry
 from .kip_966 import KIP_966, Kip966
 from .kraft import KRAFT, Kraft
+from .kraft_3_7 import KRAFT_3_7, Kraft37
+from .kraft_4_0 import KRAFT_4_0, Kraft40
 from .majority_quorum import MAJORITY_QUORUM, MajorityQuorum
 from .original_design import ORIGINAL_DESIGN, OriginalDesign
 
@@ -37,6 +39,8 @@ BUILTIN: tuple[ProtocolVersion, ...] = (
     KIP_966,
     MAJORITY_QUORUM,
     KRAFT,
+    KRAFT_4_0,
+    KRAFT_3_7,
 )
 BUILTIN_NAMES: tuple[str, ...] = tuple(p.name for p in BUILTIN)
 
@@ -91,6 +95,8 @@ __all__ = [
     "KIP_320_FIRST_TRY",
     "KIP_966",
     "KRAFT",
+    "KRAFT_3_7",
+    "KRAFT_4_0",
     "MAJORITY_QUORUM",
     "ORIGINAL_DESIGN",
     "PROTOCOLS",
@@ -101,6 +107,8 @@ __all__ = [
     "Kip320FirstTry",
     "Kip966",
     "Kraft",
+    "Kraft37",
+    "Kraft40",
     "MajorityQuorum",
     "OriginalDesign",
     "ProtocolFileError",

@@ -50,7 +50,10 @@ class ProtocolVersion:
     isr_join_needs_epoch_start: ClassVar[bool] = False  # KAFKA-7128
     new_leader_hw_is_leo: ClassVar[bool] = False  # R16 original design: new leader's HW := LEO
     majority_quorum: ClassVar[bool] = False  # R17: commit at a majority, elect most up-to-date
-    eligible_leader_replicas: ClassVar[bool] = False  # KIP-966: ELR, HW needs min ISR
+    eligible_leader_replicas: ClassVar[bool] = False  # KIP-966: eligible leader replicas
+    hw_needs_min_isr: ClassVar[bool] = False  # KIP-966 / KAFKA-15583: the HW advances only
+    # while the ISR has min.insync.replicas members (unconditional in Kafka since 3.7, apart
+    # from the ELR flag, which 4.0 ships off)
     broker_epoch_fencing: ClassVar[bool] = False  # KIP-380: a previous incarnation is fenced
     truncate_on_divergence: ClassVar[bool] = False  # KIP-320's first design: no truncation
     # phase; the leader answers LOG_TRUNCATION to a fetch whose last epoch disagrees

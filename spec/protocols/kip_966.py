@@ -23,6 +23,7 @@ class Kip966(Kip320):
         " makes a replica ineligible; broker epochs fence requests to a previous incarnation)"
     )
     eligible_leader_replicas = True
+    hw_needs_min_isr = True
     broker_epoch_fencing = True
 
 

@@ -26,7 +26,18 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
 * KIP-392: the one consumer reads at its position from the leader or a follower, below that
   replica's HW (ConsumerFetch(replica)); an out-of-range position at the leader resets it
   (ConsumerResetOffset), which MonotonicReads reports.
-Not yet: the epoch cache with its own checkpoint, lost fetches and AlterPartitions.
+* Kafka 4.x as read in its source (issue 25; apache/kafka trunk 1eb7644, 4.0.0-SNAPSHOT,
+  with later commits named): the fence is one batch with the ISR removal and the election
+  (``atomic_fence``), a paused broker is unfenced with its old broker epoch
+  (``unfence_on_heartbeat``), every registration of a new incarnation is handled as an unclean
+  shutdown (``unclean_shutdown_on_register``), with ELR the last known leader is elected when
+  ISR and ELR are empty (``elect_last_known_leader``), the controlled shutdown of a leader no
+  other ISR member can replace leaves leader -1, and the HW needs min ISR apart from the ELR
+  flag (``hw_needs_min_isr``). Release presets: ``kraft`` is the newest (4.1+: ELR on for new
+  clusters), ``kraft-4.0`` (ELR off) and ``kraft-3.7`` (ELR off, no unclean-shutdown handling,
+  the epoch checkpoint written with the truncation): spec/protocols/kraft_4_0.py, kraft_3_7.py.
+Not yet: lost fetches and AlterPartitions, DelayedFetch and the fetch timeout, the
+AlterPartition error handling of ``Partition.handleAlterPartitionError``.
 
 Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
 """
@@ -39,10 +50,12 @@ from .kip_966 import Kip966
 class Kraft(Kip966):
     name = "kraft"
     description = (
-        "Kafka 3.7+/4.x (issue 18, steps 1-2): kip-966's election rules with the fetch split into"
-        " request and delayed response, DivergingEpoch truncation, broker epochs, asynchronous"
-        " AlterPartition with the maximal ISR, the partition epoch apart from the leader epoch,"
-        " KIP-841 fenced and shutting-down brokers, and KIP-392 follower reads"
+        "Kafka 4.1+ (the newest release defaults; kraft-4.0 and kraft-3.7 are the older ones):"
+        " the fetch split into request and delayed response, DivergingEpoch truncation, broker"
+        " epochs, asynchronous AlterPartition with the maximal ISR, the partition epoch apart"
+        " from the leader epoch, KIP-841 (fence and ISR removal in one batch, pauses unfenced),"
+        " every new incarnation handled as an unclean shutdown, ELR on, the HW needs min ISR,"
+        " the asynchronous epoch-checkpoint write, KIP-392 follower reads"
     )
     split_fetch = True
     response_guard = True  # a response is applied only if the follower's fetch offset and
@@ -68,10 +81,30 @@ class Kraft(Kip966):
     epoch_cache = True  # the leader-epoch cache is its own state with a checkpoint file
     # (spec.epoch_cache; epochs without records are kept); False: derived from the log
     # (spec/log.py's epoch_starts, as the older versions do)
-    sync_truncation_ckpt = True  # the checkpoint is written with a truncation of the cache
-    # (Kafka before 3.7); False: later, by BrokerCheckpointEpochCache (KAFKA-15046 dropped the
-    # fsync, KAFKA-16541's fix writes it asynchronously): a crash in between restores epochs
-    # the truncation had removed
+    sync_truncation_ckpt = False  # False (Kafka 3.8+, KAFKA-16541's fix #15993:
+    # ``LeaderEpochFileCache.truncateFromEndAsyncFlush``): the checkpoint is written after a
+    # truncation of the cache, by BrokerCheckpointEpochCache (a crash in between restores
+    # epochs the truncation had removed); True: with the truncation (Kafka 3.7 and before)
+    atomic_fence = True  # KIP-841 as Kafka does it (``ReplicationControlManager.
+    # handleBrokerFenced``): the fence, the broker's removal from the ISR and, if it led, the
+    # election of another leader (or leader -1) are one batch of records, one step here
+    # (``controller.fence_batch``); False: the fence alone, ControllerShrinkIsr and
+    # ControllerElectLeader later (the spec before Kafka 4.x was read)
+    unfence_on_heartbeat = True  # a fenced broker whose process ran on (a pause past the
+    # session timeout) is unfenced by its heartbeats with its old broker epoch (BrokerUnfence,
+    # ``handleBrokerUnfenced``); False: it must stop, restart and register
+    elect_last_known_leader = True  # with ELR, a partition whose ISR and ELR are empty
+    # elects its last known leader once it is live again, even after an unclean shutdown
+    # (``PartitionChangeBuilder.canElectLastKnownLeader``: ``useLastKnownLeaderInBalancedRecovery``
+    # is true unless set otherwise, ``lastKnownElr`` set by ``maybeUpdateLastKnownLeader`` when
+    # the ISR first empties; Kafka's "Eligible Leader Replicas" page: "Select the last known
+    # leader if it is unfenced"); False: kip-966's rule, such a replica is never elected cleanly
+    unclean_shutdown_on_register = True  # every new incarnation's registration is handled as
+    # an unclean shutdown (``ClusterControlManager.registerBroker`` → ``ReplicationControlManager
+    # .handleBrokerUncleanShutdown``: out of the ISR, unless the last member, and of the ELR;
+    # with ELR never elected cleanly until back in the ISR), Kafka 3.9+ at metadata version
+    # 4.0-IV1 and later (KAFKA-15586, KAFKA-16952, KAFKA-18106); False: only with
+    # --lose-unflushed and ELR (kip-966's rule, the broker reporting its own unclean shutdown)
 
 
 KRAFT = Kraft()

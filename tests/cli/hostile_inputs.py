@@ -31,6 +31,7 @@ DOCUMENTED = {
     "validate": {0, 1, 2, 3},
     "replay": {0, 1, 2, 4},
     "explain": {0, 2},
+    "history": {0, 1, 2},
 }
 
 DEEP = 100_000  # brackets: far beyond any parser's recursion limit

@@ -249,6 +249,9 @@ TABLE = [
         ["conform", "--adapter", "sleep 100", "--adapter-timeout", "0.5"],
         one_scenario,
     ),
+    ("history", 0, ["history", str(ROOT / "examples/history/valid.ndjson")], None),
+    ("history", 1, ["history", str(ROOT / "examples/history/lost-write.ndjson")], None),
+    ("history", 2, ["history", "{bad}"], None),
     ("cluster", 0, ["cluster", "down", "--dir", "{dir}/c"], fake_cluster),
     ("cluster", 0, ["cluster", "produce", "--count", "3", "--dir", "{dir}/c"], fake_cluster),
     (

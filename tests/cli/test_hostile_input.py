@@ -153,6 +153,18 @@ def test_counterexample_readers_are_total(tmp_path_factory, cx_files, data, comm
     assert problem(command, o) is None, (what, problem(command, o))
 
 
+@QUICK
+@given(st.data())
+def test_history_reader_is_total(tmp_path_factory, data):
+    """`isr history` (traces/history.py) on a mutated example history: a verdict or one line."""
+    root = Path(__file__).resolve().parents[2] / "examples" / "history"
+    src = data.draw(st.sampled_from(sorted(root.glob("*.ndjson"))))
+    what, mutated = mutate(src.read_bytes(), data.draw)
+    p = _case(tmp_path_factory.mktemp("h"), src.name, mutated)
+    o = run_cli(["history", str(p)], timeout=30)
+    assert problem("history", o) is None, (what, problem("history", o))
+
+
 @pytest.fixture(scope="module")
 def answers() -> tuple[list, list[bytes]]:
     """The reference adapter's answers to a short scenario, as it would write them."""
@@ -163,6 +175,7 @@ def answers() -> tuple[list, list[bytes]]:
     s = Session(None)
     raw = [json.dumps(s.handle(json.loads(json.dumps(c)))).encode() for c in [start, *sc]]
     raw.append(json.dumps(s.handle({"op": "trace"})).encode())
+    raw.append(json.dumps(s.handle({"op": "history"})).encode())  # the kit asks after trace
     return sc, raw
 
 
@@ -327,7 +340,7 @@ def test_a_broken_cluster_state_file_is_one_line(tmp_path, state, argv):
     assert len(o.err.strip().splitlines()) == 1 and "cluster.json" in o.err, o.err
 
 
-@pytest.mark.parametrize("command", ["replay", "explain"])
+@pytest.mark.parametrize("command", ["replay", "explain", "history"])
 @pytest.mark.parametrize(
     "text",
     [

@@ -9,8 +9,15 @@ import time
 
 import pytest
 from isr.impl.cluster.client import ClusterClient
-from isr.impl.cluster.workload import Ledger, produce_stream, verdict
+from isr.impl.cluster.workload import (
+    Ledger,
+    consume_recorded,
+    history_doc,
+    produce_stream,
+    verdict,
+)
 from isr.traces import format as tf
+from isr.traces import history as th
 
 pytestmark = pytest.mark.zookeeper
 TP = ("t", 0)
@@ -40,7 +47,7 @@ def test_sigkill_leader_during_acks_all_stream_loses_nothing(cluster):
             await asyncio.get_running_loop().run_in_executor(None, cluster.restart, old)
             await asyncio.get_running_loop().run_in_executor(None, cluster.wait_ready, 60.0)
             await client.refresh()
-            seen = await client.consume_all([TP])
+            seen = await consume_recorded(client, [TP], ledger)
             return ledger, seen, old, before
         finally:
             client.close()
@@ -48,6 +55,12 @@ def test_sigkill_leader_during_acks_all_stream_loses_nothing(cluster):
     ledger, seen, old, before = asyncio.run(scenario())
     rep = verdict(ledger, seen)
     assert rep["lost"] == 0, rep
+    # the client history of the same run (traces/history.py): valid, every ack read at its offset
+    doc = history_doc(ledger, idempotent=True)
+    h = th.check(th.parse({k: v for k, v in doc.items() if k != "ops"}, doc["ops"], "run"))
+    assert h.valid, h.summary()
+    assert h.stats["sends_ok"] == len(ledger.acked) and h.stats["acked_unseen"] == 0
+    assert h.stats["distinct_values_read"] == len(seen)
     assert len(ledger.acked) >= before + 200, "no failover: nothing acknowledged after the kill"
     d = cluster.describe()
     assert (
@@ -64,3 +77,17 @@ def test_sigkill_leader_during_acks_all_stream_loses_nothing(cluster):
     assert {"BrokerCrash", "ControllerElectLeader", "BrokerBecomeLeader", "ProduceAcked"} <= actions
     crash = next(e for e in events if e["action"] == "BrokerCrash")
     assert crash["node"] == old
+
+
+def test_chaos_history_is_valid(cluster):
+    """`isr chaos`'s workload (kills and restarts under an acks=all stream) returns its client
+    history; checked as `isr history` does, it is valid and agrees with the run's own count."""
+    from isr.impl.cluster.workload import chaos
+
+    rep = asyncio.run(chaos(cluster, 5.0, seed=1, kill_every_s=1.5, down_for_s=1.0))
+    assert rep["lost"] == 0, rep
+    doc = rep["history"]
+    h = th.check(th.parse({k: v for k, v in doc.items() if k != "ops"}, doc["ops"], "chaos"))
+    assert h.valid, h.summary()
+    assert h.stats["sends_ok"] == rep["acknowledged"] > 0
+    assert h.stats["acked_unseen"] == 0 and h.anomalies["lost"].count == 0

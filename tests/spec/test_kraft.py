@@ -27,8 +27,9 @@ SAFETY = [
 # kraft at 2 replicas, 1 record, 2 epochs, 1 crash with lose-unflushed (symmetry on): 289,269
 # states before the partition epoch was apart, 731,420 before KIP-841's fencing and registration,
 # 1,119,222 before KIP-392's consumer (x1.21), 1,359,182 before the epoch cache was its own
-# state (x1.03)
-LOSE_UNFLUSHED_STATES = 1_404_608
+# state (x1.03), 1,404,608 before issue 25's Kafka 4.x rules (x1.91: every registration an
+# unclean shutdown, the fence's batch, unfenced pauses, the asynchronous checkpoint write)
+LOSE_UNFLUSHED_STATES = 2_682_532
 
 
 def kraft(variant=None, **bounds) -> IsrSpec:
@@ -37,6 +38,22 @@ def kraft(variant=None, **bounds) -> IsrSpec:
 
 def without(**flags):
     return KRAFT.variant(**flags)
+
+
+# The kraft version before issue 25 read Kafka 4.x: the fence apart from the ISR removal and the
+# election, no unfence of a paused broker, unclean-shutdown handling only with --lose-unflushed,
+# the truncation's epoch checkpoint written with it. The scripted stories below that walk those
+# separate steps run on it (the mechanism each shows is unchanged).
+LEGACY = dict(
+    atomic_fence=False,
+    unfence_on_heartbeat=False,
+    unclean_shutdown_on_register=False,
+    sync_truncation_ckpt=True,
+)
+
+
+def legacy(**flags):
+    return KRAFT.variant(**{**LEGACY, **flags})
 
 
 def verdicts(res) -> dict:
@@ -50,7 +67,7 @@ def test_other_versions_keep_the_constant_and_the_atomic_fetch():
     for name in PROTOCOLS:
         m = IsrSpec(Config(protocol=name, replicas=2, records=1))
         s = m.init_states()[0]
-        if name == "kraft":
+        if PROTOCOLS[name].split_fetch:  # kraft and its release presets
             assert s.kraft != NO_KRAFT and s.kraft.broker_epoch == (1, 1)
             assert "FollowerFetch" not in m.action_names
             assert "FollowerTruncate" not in m.action_names
@@ -150,10 +167,10 @@ def test_a_stale_response_is_ignored():
         ("BrokerBecomeFollower", 1, 0, 2),
     ]
     bounds = dict(replicas=2, records=1, crashes=1)
-    m = kraft(**bounds)
+    m = kraft(legacy(), **bounds)
     t = step(m, run(m, *script), "FollowerHandleFetchResponse", 1, 0)
     assert t.replicas[1].log == () and t.kraft.fetch_responses == ()
-    m = kraft(without(response_guard=False), **bounds)
+    m = kraft(legacy(response_guard=False), **bounds)
     t = step(m, run(m, *script), "FollowerHandleFetchResponse", 1, 0)
     assert t.replicas[1].log == ((1, 1),)
 
@@ -231,36 +248,83 @@ def test_a_fetch_from_a_previous_incarnation_is_fenced():
 
 
 def test_registration_is_apart_from_restart():
-    """KIP-841: a crash fences the broker at once; the restarted process stays fenced, with its
-    old broker epoch and no partition state, until BrokerRegister gives it a new broker epoch,
-    unfences it and sends it the partition state."""
+    """KIP-841: a crash fences the broker at once, and the fence's batch takes it out of the ISR
+    (``handleBrokerFenced``); the restarted process stays fenced, with its old broker epoch and
+    no partition state, until BrokerRegister gives it a new broker epoch, unfences it, handles
+    the new incarnation as an unclean shutdown (Kafka 4.x: with ELR never elected cleanly until
+    back in the ISR) and sends it the partition state."""
     m = kraft(replicas=2, records=1, crashes=1)
+    s = run(m, ("BrokerCrash", 1))
+    assert s.kraft.fenced == 0b10 and s.coord.isr == 0b01 and s.coord.epoch == 1
+    assert moves(m, s, "ControllerShrinkIsr") == []
+    assert [(q.dest, q.leader, q.isr) for q in s.requests] == [(0, 0, 0b01)]  # the leader's
+    s = step(m, s, "BrokerRestart", 1)
+    assert s.kraft.fenced == 0b10 and s.kraft.broker_epoch == (1, 1)
+    assert moves(m, s, "FollowerSendFetch") == []
+    s = step(m, s, "BrokerRegister", 1)
+    assert s.kraft.fenced == 0 and s.kraft.broker_epoch == (1, 2) and s.faults.unclean == 0b10
+    assert (1, 0, 1) in [(q.dest, q.leader, q.epoch) for q in s.requests]
+    assert moves(m, s, "BrokerRegister") == []
+    # before (the fence alone): the ISR shrink is a later step, and a registration first leaves
+    # the restarted broker in the ISR
+    m = kraft(legacy(), replicas=2, records=1, crashes=1)
     s = run(m, ("BrokerCrash", 1))
     assert s.kraft.fenced == 0b10 and s.coord.isr == 0b11
     assert [a for a, _ in moves(m, s, "ControllerShrinkIsr")] == [(1,)]
-    s = step(m, s, "BrokerRestart", 1)
-    assert s.kraft.fenced == 0b10 and s.kraft.broker_epoch == (1, 1) and s.requests == ()
-    assert moves(m, s, "FollowerSendFetch") == []
-    s = step(m, s, "BrokerRegister", 1)
-    assert s.kraft.fenced == 0 and s.kraft.broker_epoch == (1, 2)
-    assert [(q.dest, q.leader, q.epoch) for q in s.requests] == [(1, 0, 1)]
-    assert moves(m, s, "BrokerRegister") == []
+    s = run(m, ("BrokerCrash", 1), ("BrokerRestart", 1), ("BrokerRegister", 1))
+    assert s.coord.isr == 0b11 and moves(m, s, "ControllerShrinkIsr") == []
 
 
 def test_a_fenced_broker_loses_leadership_and_isr_and_runs_on():
     """ControllerFenceBroker (KIP-841): heartbeats lost while the process runs on. A fenced
-    leader is replaced (a new leader epoch) and, a zombie, still takes writes; a fenced follower
-    is removed from the ISR (the partition epoch only). A fence counts as one of the --crashes."""
+    leader is replaced in the fence's batch (a new leader epoch) and, a zombie, still takes
+    writes; a fenced follower is removed from the ISR in it (the partition epoch only). A fence
+    counts as one of the --crashes."""
     m = kraft(replicas=2, records=1, crashes=1)
     s = step(m, m.init_states()[0], "ControllerFenceBroker", 0)
     assert s.kraft.fenced == 0b01 and s.history.crashes == 1 and s.replicas[0].alive
+    assert (s.coord.leader, s.coord.epoch, s.coord.isr) == (1, 2, 0b10)
     assert moves(m, s, "ControllerFenceBroker") == [] and moves(m, s, "BrokerCrash") == []
-    assert [a for a, _ in moves(m, s, "ControllerElectLeader")] == [(1,)]
-    assert [a for a, _ in moves(m, s, "ProducerSend")] == [(0, 1)]  # the zombie leader
-    s = step(m, m.init_states()[0], "ControllerFenceBroker", 1)
-    t = step(m, s, "ControllerShrinkIsr", 1)
-    assert (t.coord.leader, t.coord.epoch, t.coord.isr) == (0, 1, 0b01)
     assert moves(m, s, "ControllerElectLeader") == []
+    assert [a for a, _ in moves(m, s, "ProducerSend")] == [(0, 1)]  # the zombie leader
+    t = step(m, m.init_states()[0], "ControllerFenceBroker", 1)
+    assert (t.coord.leader, t.coord.epoch, t.coord.isr) == (0, 1, 0b01)
+    assert moves(m, t, "ControllerShrinkIsr") == [] and moves(m, t, "ControllerElectLeader") == []
+
+
+def test_a_paused_broker_is_unfenced_with_its_old_broker_epoch():
+    """A pause past the session timeout (SIGSTOP, then SIGCONT): fenced, then unfenced by its
+    heartbeats with its old broker epoch (BrokerUnfence), no restart and no registration; it
+    learns the leader elected meanwhile and follows it. The sole ISR member paused leaves the
+    partition with leader -1 until it is back; then it is elected again in a new epoch."""
+    m = kraft(replicas=2, records=1, crashes=1)
+    s = run(m, ("ControllerFenceBroker", 0), ("BrokerUnfence", 0))
+    assert s.kraft.fenced == 0 and s.kraft.broker_epoch == (1, 1) and s.replicas[0].alive
+    assert (0, 1, 2) in [(q.dest, q.leader, q.epoch) for q in s.requests]
+    assert moves(m, s, "BrokerRegister") == []
+    # the sole ISR member: leader -1, then re-elected
+    s = run(m, ("ControllerShutdownBroker", 1, 0), ("ControllerFenceBroker", 0))
+    assert s.coord.isr == 0b01 and s.faults.lead_renewed and s.coord.leader == 0
+    assert moves(m, s, "ControllerElectLeader") == []
+    s = step(m, s, "BrokerUnfence", 0)
+    assert [a for a, _ in moves(m, s, "ControllerElectLeader")] == [(0,)]
+    s = step(m, s, "ControllerElectLeader", 0)
+    assert (s.coord.leader, s.coord.epoch) == (0, 2) and not s.faults.lead_renewed
+
+
+def test_the_last_isr_members_controlled_shutdown_leaves_leader_minus_one():
+    """KIP-841 as Kafka does it (``handleBrokerInControlledShutdown``, PartitionChangeBuilder):
+    the controlled shutdown of a leader no other ISR member can replace records leader -1 with
+    a new leader epoch; the replicas are told (they stop leading and fetching) and the broker
+    is elected again only when it is back (not shutting down)."""
+    m = kraft(replicas=2, records=1, epochs=3, crashes=1)
+    s = run(m, ("ControllerShutdownBroker", 1, 0), ("BrokerApplyPartitionChange", 0))
+    assert s.coord.isr == 0b01
+    s = step(m, s, "ControllerShutdownBroker", 0, -1)
+    assert s.faults.lead_renewed and s.coord.epoch == 2 and s.kraft.shutting_down == 0b11
+    assert moves(m, s, "ControllerElectLeader") == []
+    s = step(m, s, "BrokerBecomeFollower", 0, -1, 2)
+    assert s.replicas[0].leader == -1 and moves(m, s, "ProducerSend") == []
 
 
 def _shut_down_and_caught_up():
@@ -374,8 +438,8 @@ def test_a_follower_serving_up_to_its_leo_shows_what_is_lost():
 def test_an_unclean_election_resets_the_consumer():
     """Kafka's documented price of unclean leader election, seen by the consumer: record 1 is
     committed and read, the leader crashes, the out-of-sync follower is elected (--unclean) with
-    an empty log, and the consumer, past its end, is reset to its HW: MonotonicReads in 8
-    steps. Not a bug of kraft (the built-in version without --unclean holds it)."""
+    an empty log, and the consumer, past its end, is reset to its HW: MonotonicReads in 7
+    steps (8 before the fence's batch elected). Not a bug of kraft (the built-in version without --unclean holds it)."""
     res = check_bfs(
         kraft(replicas=2, records=1, epochs=2, crashes=1, unclean=True),
         properties=["MonotonicReads"],
@@ -387,8 +451,7 @@ def test_an_unclean_election_resets_the_consumer():
         "LeaderSendAlterPartition",
         "ControllerHandleAlterPartition",
         "ConsumerFetch",
-        "BrokerCrash",
-        "ControllerElectLeader",
+        "BrokerCrash",  # the fence's batch elects the follower (unclean)
         "BrokerBecomeLeader",
         "ConsumerResetOffset",
     ]
@@ -437,32 +500,40 @@ def test_the_epoch_cache_keeps_an_epoch_without_records():
     epoch, not its last record's; the cache is truncated with the log, even past the log end
     (KAFKA-10706). With ``epoch_cache=False`` (derived from the log) the epoch is forgotten."""
     bounds = dict(replicas=2, records=2, epochs=3, crashes=1)
-    m = kraft(**bounds)
+    m = kraft(without(sync_truncation_ckpt=True), **bounds)
     s = run(m, *_stale_epoch_checkpoint()[:11])
     assert s.kraft.epoch_cache[1] == ((1, 0), (2, 1)) and s.replicas[1].log == ((1, 1),)
     (q,) = s.kraft.fetch_requests
     assert (q.fetch_offset, q.last_fetched_epoch) == (1, 2)
     s = run(m, *_stale_epoch_checkpoint()[:13])
     assert s.replicas[1].log == ((1, 1),) and s.kraft.epoch_cache[1] == ((1, 0),)
-    assert s.kraft.epoch_ckpt[1] == ((1, 0),)  # written with the truncation (the default)
+    assert s.kraft.epoch_ckpt[1] == ((1, 0),)  # written with the truncation (Kafka 3.7)
     assert s.kraft.epoch_cache[0] == ((1, 0), (3, 2))
     m = kraft(without(epoch_cache=False), **bounds)
     s = run(m, *_stale_epoch_checkpoint()[:11])
     assert s.kraft.epoch_cache == () and s.kraft.fetch_requests[0].last_fetched_epoch == 1
 
 
-def test_a_stale_epoch_checkpoint_truncates_a_committed_record():
-    """KAFKA-15046 / KAFKA-16541: Kafka 3.7+ writes the epoch checkpoint after a truncation
+def test_a_stale_epoch_checkpoint_truncates_a_committed_record_only_in_the_old_spec():
+    """KAFKA-16541's fix (#15993, Kafka 3.8+) writes the epoch checkpoint after a truncation
     asynchronously (``sync_truncation_ckpt=False``). A crash before the write restores the
     epoch the truncation removed, (2, 1), which starts below the recovered log end and so
     survives the restart's truncation of the cache; the follower's fetch carries epoch 2 again,
     the leader's answer diverges at 2, and the follower truncates to its own (stale) end of
-    epoch 1, 1: record 2, committed, is cut from an ISR member (StrongIsr, 25 steps at 2
-    replicas, 2 records, 3 epochs, 1 crash: beyond the exhaustive search here). With the write
-    in the truncation (the default, Kafka before 3.7) the follower keeps it."""
+    epoch 1, 1: record 2, committed, is cut from the restarted follower.
+
+    In the spec before issue 25 (the fence apart from the ISR removal, ``legacy``) the follower
+    registered again before the controller removed it, so it was still an ISR member: StrongIsr
+    broken in 25 steps. A false alarm: Kafka fences the crashed broker and removes it from the
+    ISR in one batch (``handleBrokerFenced``) before it can register again (``registerBroker``
+    refuses a second registration while the old session is valid), and at metadata version
+    4.0-IV1+ the registration is handled as an unclean shutdown. In ``kraft`` (4.1+) and
+    ``kraft-4.0`` the same story leaves the follower out of the ISR, so the cut record is not an
+    ISR member's loss (StrongIsr holds); in ``kraft-3.7`` the write is synchronous and the
+    record is kept."""
     bounds = dict(replicas=2, records=2, epochs=3, crashes=1)
     strong = next(p for p in kraft(**bounds).properties if p.name == "StrongIsr").check
-    m = kraft(without(sync_truncation_ckpt=False), **bounds)
+    m = kraft(legacy(sync_truncation_ckpt=False), **bounds)
     story = _stale_epoch_checkpoint()
     s = run(m, *story[:13])
     assert s.kraft.epoch_cache[1] == ((1, 0),) and s.kraft.epoch_ckpt[1] == ((1, 0), (2, 1))
@@ -472,9 +543,13 @@ def test_a_stale_epoch_checkpoint_truncates_a_committed_record():
     assert s.kraft.epoch_cache[1] == ((1, 0), (2, 1))  # restored from the stale file
     t = step(m, s, *story[-1])
     assert t.replicas[1].log == ((1, 1),) and not strong(t)
-    m = kraft(**bounds)
+    for name in ("kraft", "kraft-4.0"):  # Kafka 4.x: the follower is out of the ISR
+        m = IsrSpec(Config(protocol=name, **bounds))
+        t = run(m, *story)
+        assert t.replicas[1].log == ((1, 1),) and t.coord.isr == 0b01 and strong(t)
+    m = IsrSpec(Config(protocol="kraft-3.7", **bounds))  # the write with the truncation
     t = run(m, *story)
-    assert t.replicas[1].log == ((1, 1), (2, 1)) and strong(t)
+    assert t.replicas[1].log == ((1, 1), (2, 1)) and t.coord.isr == 0b01 and strong(t)
     assert moves(m, t, "BrokerCheckpointEpochCache") == []
 
 
@@ -492,11 +567,13 @@ def test_pinned_counts_and_every_safety_property_holds():
     ISR; with no crash there is no fence nor registration): 27,459; KIP-392's consumer x1.18
     (32,323: its position and leader epoch are state, x1.15 with leader reads only, 31,491;
     follower reads x1.03 more); the epoch cache as its own state x1.04 (33,633: epochs without
-    records are remembered)."""
+    records are remembered); issue 25's Kafka 4.x rules x1.25 (41,968): with no crash only the
+    leader -1 of the last ISR member's controlled shutdown (x1.15, 38,574: kraft-3.7) and the
+    asynchronous checkpoint write after a truncation (x1.09) apply."""
     on = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=0), symmetry=True)
     off = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=0), symmetry=False)
     assert on.complete and off.complete
-    assert (on.distinct_states, off.distinct_states) == (33633, 33633)
+    assert (on.distinct_states, off.distinct_states) == (41968, 41968)
     for res in (on, off):
         v = verdicts(res)
         assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
@@ -504,14 +581,16 @@ def test_pinned_counts_and_every_safety_property_holds():
 
 
 def test_two_records_and_a_crash_hold():
-    """A larger small config: two replicas, one record, two epochs, one crash (523,921 states;
-    503,415 before the epoch cache was its own state, x1.04; 422,128 before KIP-392's consumer
-    with follower reads, x1.19; 357,957 before KIP-841's
+    """A larger small config: two replicas, one record, two epochs, one crash (781,691 states;
+    523,921 before issue 25's Kafka 4.x rules (the fence's batch, unfenced pauses, every
+    registration an unclean shutdown, the last known leader elected, the asynchronous
+    checkpoint write), x1.49; 503,415 before the epoch cache was its own state, x1.04; 422,128
+    before KIP-392's consumer with follower reads, x1.19; 357,957 before KIP-841's
     fencing and registration, x1.18; 126,750 before the partition epoch
     was apart from the leader epoch; 41,312 with step 1's atomic ISR changes; kip-966: 4,454,
     kip-320: 5,626)."""
     res = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=1), symmetry=True)
-    assert res.complete and res.distinct_states == 523921
+    assert res.complete and res.distinct_states == 781691
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
 
@@ -565,10 +644,11 @@ def test_counting_a_diverging_fetch_loses_a_committed_record():
     """KAFKA-13141: the leader counts a diverging follower's fetch offset; the HW passes an entry
     the follower does not have (StrongIsr, 7 steps at 2 replicas, 2 records, 2 epochs, no
     crash), and a leader move back to that follower loses it (NoCommittedLoss, 9 steps with a
-    third epoch). The default holds at the first bounds (329,638 states; 325,898 before the
+    third epoch). The default holds at the first bounds (375,601 states; 329,638 before issue
+    25's Kafka 4.x rules; 325,898 before the
     epoch cache was its own state, x1.01; 268,898 before KIP-392's consumer, x1.21)."""
     res = check_bfs(kraft(replicas=2, records=2, epochs=2, crashes=0), symmetry=True)
-    assert res.complete and res.distinct_states == 329638
+    assert res.complete and res.distinct_states == 375601
     assert all(p.holds for p in res.properties if p.name in SAFETY)
     bug = without(count_diverging_fetch=True)
     res = check_bfs(kraft(bug, replicas=2, records=2, epochs=2, crashes=0), symmetry=True)
@@ -587,24 +667,28 @@ def test_counting_a_diverging_fetch_loses_a_committed_record():
 
 def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     """KIP-903 (the controller accepts an expansion only with the added follower's current
-    broker epoch) removed: a follower fetches the record (the leader counts its LEO), crashes
-    losing its unflushed log, restarts and registers with a new broker epoch; the controller
-    takes it out of the ISR for its unclean shutdown (a partition change the leader applies);
-    the leader, from the previous incarnation's fetch, proposes to add it back, the controller
-    accepts and moves leadership to it: the acknowledged record is gone (KAFKA-14139's story,
-    14 steps; the yardstick's `broker-epoch` drop takes 13; 14 before KIP-841's registration
-    step too, with the AlterPartition in flight across the restart). The default holds
-    NoCommittedLoss at these bounds. (StrongIsr and WeakIsr fail in both: a follower that
+    broker epoch) removed: a follower fetches the record (the leader counts its LEO) and
+    crashes losing its unflushed log; the crash's fence takes it out of the ISR in the same
+    batch (Kafka's ``handleBrokerFenced``; a partition change the leader applies); the leader,
+    from the previous incarnation's fetch, proposes to add it back; the follower restarts and
+    registers with a new broker epoch; the controller accepts and moves leadership to it: the
+    acknowledged record is gone (KAFKA-14139's story, 14 steps; the yardstick's `broker-epoch`
+    drop takes 13; 14 before issue 25 too, when the ISR removal was the registration's, and
+    before KIP-841's registration step, with the AlterPartition in flight across the restart). With kip-966's
+    election rule (``elect_last_known_leader=False``) NoCommittedLoss holds at these bounds;
+    the built-in kraft loses the record of the last replica standing (8 steps, elected as the
+    last known leader: test_last_replica_standing_at_kafka_4_x_defaults). (StrongIsr and WeakIsr fail in both: a follower that
     acknowledged a record before flushing it loses it in a crash, as in kip-966 with
     lose-unflushed.)"""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
     res = check_bfs(
-        kraft(**bounds), properties=["NoCommittedLoss", "NoPhantomRead", "MonotonicReads"]
+        kraft(without(elect_last_known_leader=False), **bounds),
+        properties=["NoCommittedLoss", "NoPhantomRead", "MonotonicReads"],
     )
     assert res.complete and res.distinct_states == LOSE_UNFLUSHED_STATES
     assert all(p.holds for p in res.properties)
-    res = check_bfs(
-        kraft(without(broker_epoch_check=False), **bounds),
+    res = check_bfs(  # (with the last known leader elected, the 8-step last replica standing)
+        kraft(without(broker_epoch_check=False, elect_last_known_leader=False), **bounds),
         properties=["NoCommittedLoss"],
         stop_at_first_violation=True,
     )
@@ -612,8 +696,11 @@ def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     assert cx.length == 14
     actions = [s.action for s in cx.steps]
     i = actions.index("BrokerRestart")
-    assert actions[i - 1 : i + 2] == ["BrokerCrash", "BrokerRestart", "BrokerRegister"]
-    assert actions.index("ControllerHandleAlterPartition") > i
+    # the crash's fence takes the follower out of the ISR at once; the leader's proposal to
+    # re-add it (from the old incarnation's fetch) is handled after the new one registered
+    assert actions.index("BrokerCrash") < actions.index("LeaderSendAlterPartition") < i
+    assert actions[i + 1] == "BrokerRegister"
+    assert actions.index("ControllerHandleAlterPartition") > i + 1
     assert actions[-2:] == ["ControllerMoveLeader", "BrokerBecomeLeader"]
 
 
@@ -671,8 +758,9 @@ def test_fresh_hw_is_not_a_safety_bug():
     res = check_bfs(
         kraft(without(fresh_hw_in_response=True), replicas=2, records=1, epochs=2, crashes=1)
     )
-    # 318,620 before KIP-392's consumer, 367,439 before the epoch cache was its own state
-    assert res.complete and res.distinct_states == 386337
+    # 318,620 before KIP-392's consumer, 367,439 before the epoch cache was its own state,
+    # 386,337 before issue 25's Kafka 4.x rules
+    assert res.complete and res.distinct_states == 591437
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY)
 
@@ -684,10 +772,10 @@ def test_cli_checks_and_lists_kraft(capsys):
     argv = ["check", "--protocol", "kraft", "--replicas", "2", "--records", "1", "--epochs", "2"]
     assert main([*argv, "--crashes", "0", "--workers", "1", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["model"] == "isr/kraft" and out["distinct_states"] == 33633
+    assert out["model"] == "isr/kraft" and out["distinct_states"] == 41968
     assert main(["protocols", "--format", "json"]) == 0
     names = [p["name"] for p in json.loads(capsys.readouterr().out)["protocols"]]
-    assert "kraft" in names
+    assert {"kraft", "kraft-4.0", "kraft-3.7"} <= set(names)
 
 
 def test_the_validator_refuses_kraft_traces(tmp_path, capsys):
@@ -727,9 +815,11 @@ def test_last_replica_standing_needs_kip_966():
     its unflushed log in a crash, restarts, registers, and is elected again as the sole ISR
     member with an empty log: the committed record is gone, in 8 steps (7 before registration
     was its own step; TLC's story has 7 too: there the controller elects while it handles the
-    registration). With
-    ELR (the kraft version as built) a replica back from an unclean shutdown is not elected
-    cleanly, and no committed record is lost: the search completes."""
+    registration). With kip-966's ELR rule alone (``elect_last_known_leader=False``) a replica
+    back from an unclean shutdown is not elected cleanly, and no committed record is lost: the
+    search completes (test_without_kip_903_...). Kafka 4.x's ELR elects the last known leader
+    once ISR and ELR are empty, so the built-in kraft tells the same story
+    (test_last_replica_standing_at_kafka_4_x_defaults)."""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
     res = check_bfs(
         kraft(without(eligible_leader_replicas=False), **bounds), properties=["NoCommittedLoss"]
@@ -748,3 +838,82 @@ def test_last_replica_standing_needs_kip_966():
     ]
     # with ELR the search completes and NoCommittedLoss holds at these bounds: pinned by
     # test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record
+
+
+# --- release presets (issue 25) ------------------------------------------------------------------
+
+
+def test_release_presets_differ_in_their_defaults_only():
+    """``kraft`` is Kafka 4.1+'s defaults, ``kraft-4.0`` turns ELR off, ``kraft-3.7`` also drops
+    the unclean-shutdown handling at registration and writes the epoch checkpoint with a
+    truncation; the HW needs min ISR in all three (KAFKA-15583, apart from ELR). At 2/1/2/0
+    every safety property holds in each: 41,968 states for kraft and kraft-4.0 (no crash: ELR
+    and the registration change nothing), 38,574 for kraft-3.7 (no asynchronous checkpoint
+    write)."""
+    from isr.spec.protocols import KRAFT_3_7, KRAFT_4_0
+
+    flags = (
+        "eligible_leader_replicas",
+        "hw_needs_min_isr",
+        "unclean_shutdown_on_register",
+        "sync_truncation_ckpt",
+        "atomic_fence",
+        "unfence_on_heartbeat",
+    )
+    rows = {p.name: tuple(getattr(p, f) for f in flags) for p in (KRAFT, KRAFT_4_0, KRAFT_3_7)}
+    T, F = True, False
+    assert rows == {
+        "kraft": (T, T, T, F, T, T),
+        "kraft-4.0": (F, T, T, F, T, T),
+        "kraft-3.7": (F, T, F, T, T, T),
+    }
+    for name, states in (("kraft", 41968), ("kraft-4.0", 41968), ("kraft-3.7", 38574)):
+        res = check_bfs(IsrSpec(Config(protocol=name, replicas=2, records=1, epochs=2, crashes=0)))
+        assert res.complete and res.distinct_states == states, name
+        v = verdicts(res)
+        assert all(v[p].holds for p in SAFETY), (name, [p for p in SAFETY if not v[p].holds])
+
+
+def test_last_replica_standing_at_kafka_4_x_defaults():
+    """ "Last replica standing" is Kafka's own behaviour at min.insync.replicas 1 and a power
+    failure, at each release's defaults: NoCommittedLoss in 8 steps. The sole ISR member's
+    fence leaves leader -1; it restarts and registers (an unclean shutdown) and is elected
+    again, empty: without ELR (kraft-4.0, kraft-3.7) as the last ISR member, which the builder
+    never removes; with ELR (kraft, 4.1's default for new clusters) as the last known leader,
+    ISR and ELR being empty (``PartitionChangeBuilder.canElectLastKnownLeader``). kip-966's rule
+    (``elect_last_known_leader=False``) holds, pinned by test_without_kip_903_...."""
+    bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
+    for name in ("kraft", "kraft-4.0", "kraft-3.7"):
+        res = check_bfs(
+            IsrSpec(Config(protocol=name, **bounds)),
+            properties=["NoCommittedLoss"],
+            stop_at_first_violation=True,
+        )
+        cx = verdicts(res)["NoCommittedLoss"].counterexample
+        assert [s.action for s in cx.steps] == [
+            "ControllerShutdownBroker",
+            "BrokerApplyPartitionChange",
+            "ProducerSend",
+            "BrokerCrash",
+            "BrokerRestart",
+            "BrokerRegister",
+            "ControllerElectLeader",
+            "BrokerBecomeLeader",
+        ], name
+
+
+def test_cli_checks_a_release_preset(capsys):
+    argv = [
+        "check",
+        "--protocol",
+        "kraft-4.0",
+        "--replicas",
+        "2",
+        "--records",
+        "1",
+        "--epochs",
+        "2",
+    ]
+    assert main([*argv, "--crashes", "0", "--workers", "1", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "isr/kraft-4.0" and out["distinct_states"] == 41968

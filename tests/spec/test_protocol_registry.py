@@ -34,6 +34,8 @@ PARENT = {
     "kip-966": "kip-320",
     "majority-quorum": "kip-320",
     "kraft": "kip-966",
+    "kraft-4.0": "kraft",
+    "kraft-3.7": "kraft-4.0",
 }
 
 
@@ -61,7 +63,7 @@ def test_each_version_extends_its_predecessor():
 def test_one_module_per_version_whose_docstring_says_what_it_changed():
     for p in BUILTIN:
         mod = importlib.import_module(type(p).__module__)
-        assert mod.__name__ == "isr.spec.protocols." + p.name.replace("-", "_")
+        assert mod.__name__ == "isr.spec.protocols." + p.name.replace("-", "_").replace(".", "_")
         assert mod.__doc__ and p.name in mod.__doc__.splitlines()[0]
         if PARENT[p.name]:
             assert "changes from " + PARENT[p.name] in " ".join(mod.__doc__.split()), p.name
@@ -83,20 +85,23 @@ def test_the_flags_each_version_declares():
             p.truncate_on_divergence,
             p.walks_back,
             p.split_fetch,
+            p.hw_needs_min_isr,
         )
         for p in BUILTIN
     }
     T, F = True, False
     assert rows == {
-        "hw-truncation": (T, T, F, F, F, F, F, F, F, F, F),
-        "original-design": (T, T, F, F, T, F, F, F, F, F, F),
-        "kip-101": (F, F, F, F, F, F, F, F, F, F, F),
-        "kip-279": (F, F, F, F, F, F, F, F, F, T, F),
-        "kip-320-first-try": (F, F, F, T, F, F, F, F, T, T, F),
-        "kip-320": (F, F, T, T, F, F, F, F, F, T, F),
-        "kip-966": (F, F, T, T, F, F, T, T, F, T, F),
-        "majority-quorum": (F, F, T, F, F, T, F, F, F, T, F),
-        "kraft": (F, F, T, T, F, F, T, T, F, T, T),
+        "hw-truncation": (T, T, F, F, F, F, F, F, F, F, F, F),
+        "original-design": (T, T, F, F, T, F, F, F, F, F, F, F),
+        "kip-101": (F, F, F, F, F, F, F, F, F, F, F, F),
+        "kip-279": (F, F, F, F, F, F, F, F, F, T, F, F),
+        "kip-320-first-try": (F, F, F, T, F, F, F, F, T, T, F, F),
+        "kip-320": (F, F, T, T, F, F, F, F, F, T, F, F),
+        "kip-966": (F, F, T, T, F, F, T, T, F, T, F, T),
+        "majority-quorum": (F, F, T, F, F, T, F, F, F, T, F, F),
+        "kraft": (F, F, T, T, F, F, T, T, F, T, T, T),
+        "kraft-4.0": (F, F, T, T, F, F, F, T, F, T, T, T),
+        "kraft-3.7": (F, F, T, T, F, F, F, T, F, T, T, T),
     }
 
 

@@ -241,10 +241,19 @@ def test_the_declared_epoch_cache_difference_is_what_lets_the_trace_pass() -> No
 
     w = run_random("kraft", [Fault(50, "elect", 1)], seed=1, records=0)  # nothing written
     head = w.trace_header()
-    assert head["protocol_flags"] == {"epoch_cache": False}
+    assert head["protocol_flags"] == {
+        "epoch_cache": False,
+        "atomic_fence": False,
+        "unfence_on_heartbeat": False,
+        "unclean_shutdown_on_register": False,
+        "elect_last_known_leader": False,
+    }
     events = [dict(e) for e in w.trace]
     assert validate_events(head, events).verdict == "accepted"
-    undeclared = {k: v for k, v in head.items() if k != "protocol_flags"}
+    undeclared = {
+        **head,
+        "protocol_flags": {k: v for k, v in head["protocol_flags"].items() if k != "epoch_cache"},
+    }
     v = validate_events(undeclared, events)
     assert v.verdict == "rejected" and "FollowerSendFetch" in v.reason, v.reason
 

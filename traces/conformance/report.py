@@ -7,7 +7,8 @@
   an unsupported command is a **coverage gap**, never a pass;
 * coverage per spec action and per role transition, and what was never exercised;
 * ``write_failures``: each failing trace as NDJSON in ``--out DIR`` with the exact command that
-  re-validates it (``isr validate FILE``) and the scenario's commands;
+  re-validates it (``isr validate FILE``) and the scenario's commands, and its client history
+  (``NAME.history.ndjson``, ``isr history FILE``) when the adapter returned one;
 * ``to_json`` (``--format json``) and ``junit_xml`` (``--junit FILE``).
 """
 
@@ -20,9 +21,10 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from ..validator.validate import ACCEPTED, BAD_INPUT, REJECTED, UNSUPPORTED, Verdict
-from .runner import ConformReport
+from .runner import HISTORY_REASON, ConformReport
 
 PROPERTY, STEP, ENCODING, GAP = "property", "step", "encoding", "coverage-gap"
+HISTORY = "history"  # the client history has an anomaly (traces/history.py, R5, R6, R17)
 
 # The rejected event's action -> the property (docs/PROTOCOL.md names) a client-visible step breaks.
 _PROPERTY_OF = {
@@ -65,6 +67,12 @@ def classify(v: Verdict) -> dict[str, Any]:
         if v.reason.startswith("adapter does not support"):
             return {"kind": GAP, "detail": v.reason}
         return {"kind": "unsupported", "detail": v.reason}
+    if v.verdict == REJECTED and v.event is None and v.reason.startswith(HISTORY_REASON):
+        return {
+            "kind": HISTORY,
+            "detail": v.reason,
+            "requirements": "R5, R6, R17 (the client history: traces/history.py)",
+        }
     ev = v.event or {}
     action = ev.get("action", "")
     args = ev.get("args") or {}
@@ -127,7 +135,7 @@ def write_failures(rep: ConformReport, out_dir: str | Path) -> list[dict[str, An
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     rows = []
-    failing = list(rep.rejected)
+    failing = list(rep.rejected) + list(rep.undecided)
     if rep.shortest_failing is not None and all(r[0] != rep.shortest_failing[0] for r in failing):
         failing.append(rep.shortest_failing)
     for name, sc, _v in failing:
@@ -147,6 +155,16 @@ def write_failures(rep: ConformReport, out_dir: str | Path) -> list[dict[str, An
                     f.write(json.dumps(ev, separators=(",", ":")) + "\n")
             row["trace"] = str(tr)
             row["revalidate"] = f"isr validate {tr}"
+        hd = out.history_doc if out is not None else None
+        if hd is not None and isinstance(hd["header"], dict) and isinstance(hd["ops"], list):
+            hf = base.with_suffix(".history.ndjson")
+            with hf.open("w", encoding="utf-8") as f:
+                head = {"format": "isr-history", "version": 1, **hd["header"]}
+                f.write(json.dumps(head, separators=(",", ":")) + "\n")
+                for op in hd["ops"]:
+                    f.write(json.dumps(op, separators=(",", ":")) + "\n")
+            row["history"] = str(hf)
+            row["recheck_history"] = f"isr history {hf}"
         rows.append(row)
     return rows
 
@@ -185,6 +203,8 @@ def to_json(
             row["detail"] = v.to_json()
             if n in files:
                 row["files"] = files[n]
+        if n in rep.histories:
+            row["history"] = rep.histories[n]
         scen.append(row)
     sf = rep.shortest_failing
     return {
@@ -201,11 +221,37 @@ def to_json(
             "verdict": sf[2].to_json(),
             "files": files.get(sf[0]),
         },
+        "histories": history_totals(rep),
         "adapter_stderr": rep.stderr_path
         if rep.stderr_path and Path(rep.stderr_path).exists()
         else None,
         "seconds": round(rep.seconds, 3),
     }
+
+
+def history_totals(rep: ConformReport) -> dict[str, Any] | None:
+    """The client histories over every scenario: how many were checked, how many invalid, and
+    each anomaly class's total (None when the adapter returned no history)."""
+    if not rep.histories:
+        return None
+    totals: dict[str, int] = {}
+    for h in rep.histories.values():
+        for k, n in h["counts"].items():
+            totals[k] = totals.get(k, 0) + n
+    return {
+        "checked": len(rep.histories),
+        "invalid": sum(1 for h in rep.histories.values() if not h["valid"]),
+        "counts": totals,
+    }
+
+
+def history_text(h: dict[str, Any]) -> str:
+    """A scenario's history check on one line: ``history: valid, 12 sends ok, 30 records
+    read; duplicates 2``."""
+    nonzero = [f"{k} {n}" for k, n in h["counts"].items() if n]
+    head = "valid" if h["valid"] else "INVALID"
+    tail = f"; {', '.join(nonzero)}" if nonzero else ""
+    return f"history: {head}, {h['sends_ok']} sends ok, {h['records_read']} records read{tail}"
 
 
 def junit_xml(rep: ConformReport, suite: str = "isr-conform") -> str:
@@ -218,6 +264,8 @@ def junit_xml(rep: ConformReport, suite: str = "isr-conform") -> str:
         attrs = (
             f"classname={quoteattr(suite)} name={quoteattr(n)} time={quoteattr(f'{v.seconds:.3f}')}"
         )
+        h = rep.histories.get(n)
+        out = f"<system-out>{escape(history_text(h))}</system-out>" if h else ""
         if v.verdict in (REJECTED, BAD_INPUT):
             c = classify(v)
             what = c.get("property") or c.get("kind", "")
@@ -225,10 +273,12 @@ def junit_xml(rep: ConformReport, suite: str = "isr-conform") -> str:
             cases.append(
                 f"  <testcase {attrs}><failure type={quoteattr(c.get('kind', ''))} "
                 f"message={quoteattr(f'{what}: {v.reason}'[:500])}>{escape(body)}</failure>"
-                "</testcase>"
+                f"{out}</testcase>"
             )
         elif v.verdict == UNSUPPORTED:
             cases.append(f"  <testcase {attrs}><skipped message={quoteattr(v.reason)}/></testcase>")
+        elif out:
+            cases.append(f"  <testcase {attrs}>{out}</testcase>")
         else:
             cases.append(f"  <testcase {attrs}/>")
     head = (

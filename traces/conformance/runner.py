@@ -22,9 +22,11 @@ from typing import Any
 from isr.spec.protocols import DEFAULT_PROTOCOL
 
 from .. import format as tformat
+from .. import history as thistory
 from ..validator.validate import (
     ACCEPTED,
     BAD_INPUT,
+    INCOMPLETE,
     REJECTED,
     UNSUPPORTED,
     Verdict,
@@ -46,6 +48,13 @@ class AdapterError(Exception):
 
 class CommandUnsupported(AdapterError):
     """The adapter answered ``{"ok": false, "unsupported": true}``: a coverage gap, not a pass."""
+
+
+GREYBOX_SCHEMA = Path(__file__).resolve().parent.parent / "schema" / "greybox.schema.json"
+
+
+class CommandRefused(AdapterError):
+    """The adapter answered ``{"ok": false, "error": ...}`` (without ``unsupported``)."""
 
 
 DEFAULT_TIMEOUT = 30.0  # seconds an adapter may take to answer one command (--adapter-timeout)
@@ -173,7 +182,7 @@ def _check_answer(cmd: dict[str, Any], resp: Any) -> None:
         return
     if resp.get("unsupported"):
         raise CommandUnsupported(f"{cmd.get('op')}: {resp.get('error') or 'unsupported'}")
-    raise AdapterError(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
+    raise CommandRefused(f"adapter refused {cmd.get('op')}: {resp.get('error')}")
 
 
 def _field(prefix: str, err: str) -> str:
@@ -198,13 +207,20 @@ def decode_answer(raw: bytes, cmd: dict[str, Any], command: str = "adapter") -> 
     _check_answer(cmd, resp)
     if op == "start":
         head = resp.get("header")
-        errs = tformat.line_errors(head, "header")
+        grey = isinstance(head, dict) and head.get("observation") == "grey-box"
+        errs = (
+            tformat.line_errors(head, "header", GREYBOX_SCHEMA)
+            if grey
+            else tformat.line_errors(head, "header")
+        )
         if errs:
             raise AdapterError(f"{where}: {_field('header', errs[0])}")
         if not isinstance((head.get("cluster") or {}).get("assignments"), dict):
             raise AdapterError(f"{where}: header.cluster.assignments: missing")
     if op == "trace" and not isinstance(resp.get("events"), list):
         raise AdapterError(f"{where}: events: not a list")
+    if op == "history" and not isinstance(resp.get("ops"), list):
+        raise AdapterError(f"{where}: ops: not a list")
     return resp
 
 
@@ -235,6 +251,33 @@ class Outcome:
     events: list[dict[str, Any]] | None = None
     unsupported: str = ""
     supported: set[str] = field(default_factory=set)  # commands the adapter answered ok
+    history: thistory.HistoryResult | None = None  # the client history's check, if any
+    history_doc: dict[str, Any] | None = None  # the history itself: {"header", "ops"}
+
+
+# A scenario whose trace the validator accepted but whose client history has an anomaly is
+# rejected with a reason starting so (report.classify: a failure of kind "history").
+HISTORY_REASON = "client history: "
+
+
+def check_history(adapter: Any, name: str, out: Outcome | None = None) -> Any:
+    """The adapter's client history (the optional ``history`` command, ADAPTER.md) checked by
+    traces/history.py (a HistoryResult): None when the adapter does not support the command
+    (answered unsupported, or refused it: an adapter written before the command existed),
+    the problem (a str) when the history breaks its format (an encoding failure of the
+    scenario). ``out`` keeps the history itself (``history_doc``), to be written with --out."""
+    try:
+        resp = adapter.request({"op": "history"})
+    except (CommandUnsupported, CommandRefused):
+        return None
+    head = resp.get("header") or {}
+    if out is not None:
+        out.history_doc = {"header": head, "ops": resp.get("ops")}
+    try:
+        h = thistory.parse(head, resp.get("ops"), f"{name} history")
+    except thistory.HistoryError as e:
+        return str(e)
+    return thistory.check(h)
 
 
 def run_scenario(
@@ -275,13 +318,62 @@ def run_scenario_full(
     if not isinstance(head, dict):
         raise AdapterError("start: 'header' is not an object")
     out.header, out.events = head, events
+    hist = check_history(adapter, name, out)
+    if isinstance(hist, str):
+        return Verdict(name, BAD_INPUT, events=len(events), reason=hist), out
+    out.history = hist
+    if isinstance(head, dict) and head.get("observation") == "grey-box":
+        # an implementation seen from outside (Apache Kafka): traces/validator/greybox.py
+        from ..validator.greybox import validate_run
+
+        for k, ev in enumerate(events):
+            errs = tformat.line_errors(ev, "event", GREYBOX_SCHEMA)
+            if errs:
+                return Verdict(
+                    name, BAD_INPUT, events=len(events), reason=f"event {k}: {errs[0]}"
+                ), out
+        return _with_history(validate_run(head, events, name), hist), out
     bad = schema_problem(head, events)
     if bad:
         return Verdict(name, BAD_INPUT, events=len(events), reason=bad), out
     v = validate_events(
         head if spec_protocol is None else {**head, "protocol": spec_protocol}, events, name
     )
-    return v, out
+    return _with_history(v, hist), out
+
+
+def _with_history(v: Verdict, hist: Any) -> Verdict:
+    """An accepted trace whose client history has an anomaly fails, of kind history."""
+    if v.verdict == ACCEPTED and hist is not None and not hist.valid:
+        v.verdict = REJECTED
+        v.reason = HISTORY_REASON + history_line(hist)
+        v.mismatches = [
+            f"{k}: {a.count}, first {a.examples[0]}"
+            for k, a in hist.anomalies.items()
+            if k in hist.violations and a.examples
+        ]
+    return v
+
+
+def history_line(h: thistory.HistoryResult) -> str:
+    """``lost 1, gaps 2`` (violations), or the counts reported as allowed."""
+    viol = h.violations
+    if viol:
+        return ", ".join(f"{k} {n}" for k, n in viol.items())
+    allowed = [f"{k} {a.count} (allowed)" for k, a in h.anomalies.items() if a.count]
+    return ", ".join(allowed) or "no anomaly"
+
+
+def history_json(h: thistory.HistoryResult) -> dict[str, Any]:
+    """A scenario's history check in the conform report: counts, violations, first examples."""
+    return {
+        "valid": h.valid,
+        "violations": h.violations,
+        "counts": h.counts(),
+        "examples": {k: a.examples[:2] for k, a in h.anomalies.items() if a.examples},
+        "sends_ok": h.stats.get("sends_ok", 0),
+        "records_read": h.stats.get("records_read", 0),
+    }
 
 
 def schema_problem(head: dict[str, Any], events: list[Any]) -> str:
@@ -312,6 +404,12 @@ class ConformReport:
     gaps: dict[str, int] = field(default_factory=dict)  # unsupported command -> scenarios
     supported: set[str] = field(default_factory=set)  # commands some scenario ran
     stderr_path: str = ""
+    histories: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> history_json
+
+    @property
+    def undecided(self) -> list[tuple[str, Scenario, Verdict]]:
+        """Scenarios the validator could not decide (over its cap): never a pass."""
+        return [r for r in self.results if r[2].verdict == INCOMPLETE]
 
     @property
     def rejected(self) -> list[tuple[str, Scenario, Verdict]]:
@@ -337,8 +435,10 @@ def conform(
     swarm: bool = True,
     max_ops: int = 24,
     spec_protocol: str | None = None,
+    scenarios: dict[str, Scenario] | None = None,
 ) -> ConformReport:
-    """Run the spec-derived and directed scenarios, then ``random_examples`` random fault
+    """Run the spec-derived and directed scenarios (or ``scenarios`` instead, e.g. Apache
+    Kafka's, whose timing is seconds), then ``random_examples`` random fault
     schedules (swarm testing: each draws a subset of the fault kinds the adapter supports,
     ``scenarios.ops_strategy``). ``spec_protocol``: the registered version the traces are
     validated against and the scenarios derived from (default: ``protocol``, which the adapter
@@ -348,17 +448,22 @@ def conform(
 
     def record(name: str, sc: Scenario, v: Verdict, out: Outcome) -> None:
         rep.results.append((name, sc, v))
+        if out.history is not None:
+            rep.histories[name] = history_json(out.history)
         if v.verdict == ACCEPTED:  # coverage counts only what an accepted trace exercised
             rep.actions |= v.fired
             rep.transitions |= v.transitions
-        if v.verdict in FAILED:
+        if v.verdict in FAILED or v.verdict == INCOMPLETE:
             rep.outcomes[name] = out
         if out.unsupported:
             rep.gaps[out.unsupported] = rep.gaps.get(out.unsupported, 0) + 1
         rep.supported |= out.supported
 
-    if spec_paths:
-        for name, sc in spec_scenarios(3, spec_protocol or protocol).items():
+    if spec_paths or scenarios is not None:
+        chosen = (
+            scenarios if scenarios is not None else spec_scenarios(3, spec_protocol or protocol)
+        )
+        for name, sc in chosen.items():
             v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol)
             record(name, sc, v, out)
             if stop_at_first and v.verdict in FAILED:
@@ -438,6 +543,8 @@ def _random(
         name, sc, v, out = failing[-1]
         rep.shortest_failing = (f"shrunk:{name}", sc, v)
         rep.outcomes[f"shrunk:{name}"] = out
+        if out.history is not None:
+            rep.histories[f"shrunk:{name}"] = history_json(out.history)
 
 
 def mutation_score(
@@ -475,16 +582,20 @@ def mutation_score(
 __all__ = [
     "ACCEPTED",
     "DEFAULT_TIMEOUT",
+    "HISTORY_REASON",
     "REJECTED",
     "UNSUPPORTED",
     "Adapter",
     "AdapterError",
+    "CommandRefused",
     "CommandUnsupported",
     "ConformReport",
     "InProcess",
     "Outcome",
+    "check_history",
     "conform",
     "decode_answer",
+    "history_json",
     "mutation_score",
     "run_scenario",
     "run_scenario_full",

@@ -1,0 +1,610 @@
+"""Grey-box validation: a run of an implementation that reports no fetches and has no Lamport
+clocks (Apache Kafka) checked against the spec's `kraft` version through what can be seen from
+outside (traces/FORMAT.md, "Grey-box traces"; VALIDATION.md, "Grey-box mode").
+
+What is checked against the spec, and how. The controller's decisions are observed exactly: the
+metadata log gives, batch by batch, each partition's leader, leader epoch, ISR and ELR, and each
+broker's fencing and registrations (its incarnations). The **projection** of a spec state onto
+those variables must pass through exactly the sequence the log shows. The validator keeps the set
+of spec states consistent with the run so far (its candidates) and, for each observation:
+- between observations, every spec step that leaves the projection unchanged may happen any
+  number of times (the hidden steps: fetches, AlterPartition requests in flight, a leader applying
+  a partition change, checkpoints ...), except the environment's steps;
+- a metadata batch (one atomic append of the controller) must be reached by one or more steps that
+  change the projection, ending exactly at the batch's projection (more than one only because the
+  spec may split what Kafka writes in one batch);
+- the environment's steps happen only inside the window of the fault that causes them: BrokerCrash
+  for a SIGKILL (and for the process stop that ends a controlled shutdown), BrokerRestart for a
+  restart, ControllerShutdownBroker for a SIGTERM, ControllerMoveLeader for an Admin election; a
+  window's required step is forced when the window closes.
+The data path is abstracted away here (the spec runs with no records): what clients were told and
+what the logs hold are checked by the history checker and the at-rest checks, beside this.
+
+A run whose candidate set (or the states one search visits) exceeds the cap is **undecided**
+(INCOMPLETE, exit 3), never accepted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from isr.spec.config import Config
+from isr.spec.model import IsrSpec
+from isr.spec.protocols import PROTOCOLS
+from isr.spec.state import NO_LEADER, State
+
+from .validate import ACCEPTED, BAD_INPUT, INCOMPLETE, REJECTED, Verdict
+
+DEFAULT_CAP = 400_000  # candidate states, and states visited by one search
+
+# Steps the environment causes: only inside the window of the fault that causes them.
+# fault op -> [(spec action, required by the window's end)]
+WINDOW_STEPS: dict[str, list[tuple[str, bool]]] = {
+    "crash": [("BrokerCrash", True)],
+    "restart": [("BrokerRestart", True)],
+    "controlled_shutdown": [("ControllerShutdownBroker", False), ("BrokerCrash", True)],
+    "elect_leader": [("ControllerMoveLeader", False)],
+}
+ENV_ACTIONS = {a for steps in WINDOW_STEPS.values() for a, _ in steps}
+# Steps a broker takes itself (its replica is the action's first argument); the controller's
+# and the network's are not.
+BROKER_ACTORS = ("Broker", "Follower", "Leader", "Producer", "Consumer")
+
+
+class GreyBoxError(ValueError):
+    """The trace is not a grey-box trace the validator can read (bad input, exit 2)."""
+
+
+Proj = tuple[
+    int, int, int, int, int, tuple[int, ...]
+]  # leader, epoch, isr, elr, fenced, incarnations
+
+
+def projection(s: State) -> Proj:
+    """What the metadata log shows of a spec state (R9, KIP-841, KIP-966): the recorded leader,
+    leader epoch (the spec's epoch - 1: Kafka's first is 0), ISR and ELR, the fenced brokers and
+    each broker's incarnation (the spec's broker epoch; Kafka's own broker epochs are metadata
+    offsets, so incarnations are compared by rank).
+
+    A fenced broker's incarnation is not compared (shown as 0): Kafka writes a registration
+    (RegisterBrokerRecord, fenced) and its unfencing (BrokerRegistrationChangeRecord, once the
+    broker has caught up with the metadata log: BrokerHeartbeatManager) in two batches, which
+    the spec folds into one step (BrokerRegister, spec/actions/broker.py); while fenced, a
+    broker is neither elected nor let into the ISR, so no decision reads its incarnation."""
+    c = s.coord
+    k = s.kraft
+    return (
+        c.leader,
+        c.epoch - 1,
+        c.isr,
+        s.faults.elr,
+        k.fenced,
+        _live_incarnations(k.broker_epoch, k.fenced),
+    )
+
+
+def _live_incarnations(inc: Iterable[int], fenced: int) -> tuple[int, ...]:
+    return tuple(0 if fenced >> j & 1 else e for j, e in enumerate(inc))
+
+
+def describe(p: Proj, brokers: list[int]) -> str:
+    lead, epoch, isr, elr, fenced, inc = p
+
+    def names(mask: int) -> list[int]:
+        return [b for j, b in enumerate(brokers) if mask >> j & 1]
+
+    leader = brokers[lead] if lead >= 0 else -1
+    return (
+        f"leader {leader} epoch {epoch} ISR {names(isr)} ELR {names(elr)} fenced {names(fenced)}"
+        f" incarnations {dict(zip(brokers, inc, strict=True))}"
+    )
+
+
+@dataclass
+class Window:
+    """A fault as the kit applied it: [start, end] on the one clock, and its spec steps."""
+
+    wid: int
+    op: str
+    replica: int  # the spec's replica index of the broker
+    start: float
+    end: float
+    index: int  # position in the trace
+
+    def steps(self) -> list[tuple[str, bool]]:
+        return WINDOW_STEPS.get(self.op, [])
+
+
+@dataclass
+class Batch:
+    """One metadata batch's effect on one partition's projection."""
+
+    offset: int
+    time: float
+    proj: Proj
+    records: int
+    index: int
+    text: str
+
+
+@dataclass
+class Candidate:
+    state: State
+    done: frozenset[tuple[int, str]]  # (window, action) steps already taken
+
+
+@dataclass
+class PartitionRun:
+    key: str
+    brokers: list[int]
+    windows: list[Window] = field(default_factory=list)
+    batches: list[Batch] = field(default_factory=list)
+    init: Proj | None = None
+    start_time: float = 0.0
+    pauses: list[tuple[int, float, float]] = field(default_factory=list)  # replica, stop, resume
+
+    def stopped(self, t0: float, t1: float) -> frozenset[int]:
+        """Replicas whose process was stopped (SIGSTOP) throughout [t0, t1]: they took no step."""
+        return frozenset(r for r, a, b in self.pauses if a <= t0 and t1 <= b)
+
+
+def _mask(ids: Iterable[int], brokers: list[int]) -> int:
+    m = 0
+    for b in ids:
+        if b in brokers:
+            m |= 1 << brokers.index(b)
+    return m
+
+
+def build_runs(header: dict[str, Any], events: list[dict[str, Any]]) -> list[PartitionRun]:
+    """Per partition: its initial projection, its metadata batches and the fault windows, from
+    the trace's `metadata` and `fault` events."""
+    assignments = (header.get("cluster") or {}).get("assignments")
+    if not isinstance(assignments, dict) or not assignments:
+        raise GreyBoxError("header: cluster.assignments is missing")
+    runs = []
+    for key, reps in sorted(assignments.items()):
+        try:
+            part = int(str(key).rsplit("-", 1)[1])
+            brokers = [int(b) for b in reps]
+        except (ValueError, IndexError, TypeError):
+            raise GreyBoxError(f"header: bad assignment {key!r}: {reps!r}") from None
+        run = PartitionRun(key, brokers)
+        _read_batches(run, part, events)
+        if run.init is None:
+            raise GreyBoxError(f"no PartitionRecord for {key} in the metadata log")
+        _read_windows(run, events)
+        runs.append(run)
+    return runs
+
+
+class _Replay:
+    """The partition's metadata as Kafka's controller wrote it, replayed batch by batch."""
+
+    def __init__(self, run: PartitionRun, part: int) -> None:
+        self.run, self.part = run, part
+        self.inc = dict.fromkeys(run.brokers, 0)  # registrations per broker
+        self.fenced: set[int] = set()
+        self.state: dict[str, Any] | None = None
+        self.batch: int | None = None
+        self.meta = (0.0, 0, 0, 0)  # time, first offset, records that touched us, trace index
+
+    def record(self, idx: int, ev: dict[str, Any]) -> None:
+        b = ev.get("batch", ev.get("offset"))
+        if b != self.batch:
+            self.close()
+            self.batch = b
+            self.meta = (float(ev.get("time", 0.0)), int(ev.get("offset", 0)), 0, idx)
+        rec, who = ev.get("record"), ev.get("broker")
+        if rec == "RegisterBroker" and who in self.inc:
+            self.inc[who] += 1
+            self._fence(who, bool(ev.get("fenced", True)))
+        elif rec == "BrokerChange" and who in self.inc and "fenced" in ev:
+            self._fence(who, bool(ev["fenced"]))
+        elif rec in ("Partition", "PartitionChange") and ev.get("partition") == self.part:
+            self.state = ev
+        else:
+            return
+        t, off, n, i0 = self.meta
+        self.meta = (t, off, n + 1, i0)
+
+    def _fence(self, who: int, fenced: bool) -> None:
+        if fenced:
+            self.fenced.add(who)
+        else:
+            self.fenced.discard(who)
+
+    def close(self) -> None:
+        if self.batch is None or self.state is None:
+            return
+        run = self.run
+        t, off, nrec, idx = self.meta
+        p = _kafka_proj(self.state, self.fenced, self.inc, run.brokers)
+        if run.init is None:
+            run.init, run.start_time = p, t
+        elif (run.batches[-1].proj if run.batches else run.init) != p:
+            run.batches.append(Batch(off, t, p, nrec, idx, describe(p, run.brokers)))
+
+
+def _read_batches(run: PartitionRun, part: int, events: list[dict[str, Any]]) -> None:
+    rp = _Replay(run, part)
+    for idx, ev in enumerate(events):
+        if ev.get("kind") == "metadata":
+            rp.record(idx, ev)
+    rp.close()
+
+
+def _read_pauses(run: PartitionRun, events: list[dict[str, Any]]) -> None:
+    """A pause lasts from its SIGSTOP to the next SIGCONT of that broker (a resume, a heal, or
+    the crash or controlled shutdown that continues it first)."""
+    stopped: dict[int, float] = {}
+    for ev in events:
+        b = ev.get("broker")
+        if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
+            continue
+        t = float(ev.get("started", ev.get("time", 0.0)))
+        if ev.get("op") == "pause":
+            stopped.setdefault(b, float(ev.get("time", 0.0)))
+        elif b in stopped and ev.get("op") in ("resume", "crash", "controlled_shutdown", "restart"):
+            run.pauses.append((run.brokers.index(b), stopped.pop(b), t))
+    for b, t in stopped.items():
+        run.pauses.append((run.brokers.index(b), t, float("inf")))
+
+
+def _read_windows(run: PartitionRun, events: list[dict[str, Any]]) -> None:
+    _read_pauses(run, events)
+    for idx, ev in enumerate(events):
+        b = ev.get("broker")
+        if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
+            continue
+        if ev.get("op") not in WINDOW_STEPS:
+            continue
+        end = float(ev.get("time", 0.0))
+        start = float(ev.get("started", end))
+        if end >= run.start_time:
+            run.windows.append(
+                Window(len(run.windows), ev["op"], run.brokers.index(b), start, end, idx)
+            )
+
+
+def _kafka_proj(
+    st: dict[str, Any], fenced: set[int], inc: dict[int, int], brokers: list[int]
+) -> Proj:
+    lead = st.get("leader", -1)
+    return (
+        brokers.index(lead) if lead in brokers else NO_LEADER,
+        int(st.get("leader_epoch", 0)),
+        _mask(st.get("isr", []), brokers),
+        _mask(st.get("elr", []), brokers),
+        _mask(fenced, brokers),
+        _live_incarnations((max(1, inc[b]) for b in brokers), _mask(fenced, brokers)),
+    )
+
+
+class Undecided(Exception):
+    pass
+
+
+class Rejected(Exception):
+    def __init__(self, reason: str, index: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.index = index
+
+
+class GreyBoxValidator:
+    """One partition's run against one spec model (a `kraft` version with no records)."""
+
+    def __init__(self, run: PartitionRun, model: IsrSpec, cap: int = DEFAULT_CAP) -> None:
+        self.run = run
+        self.m = model
+        self.cap = cap
+        self.names = model.action_names
+        self.visited = 0
+        self.max_candidates = 0
+        self.fired: set[str] = set()
+        self.stopped: frozenset[int] = frozenset()
+
+    # the steps a candidate may take now: (action name, args, next state, window step or None)
+    def _steps(
+        self, c: Candidate, open_windows: list[Window]
+    ) -> list[tuple[str, State, tuple[int, str] | None]]:
+        out = []
+        stopped = self.stopped
+        for (kind, args), t in self.m.successors(c.state):
+            name = self.names[kind]
+            if stopped and args and name.startswith(BROKER_ACTORS) and args[0] in stopped:
+                continue  # a stopped process takes no step
+            if name in ENV_ACTIONS:
+                replica = args[0] if args else None
+                for w in open_windows:
+                    if w.replica != replica or (w.wid, name) in c.done:
+                        continue
+                    if any(a == name for a, _ in w.steps()):
+                        out.append((name, t, (w.wid, name)))
+                        break
+                continue
+            out.append((name, t, None))
+        return out
+
+    def _search(
+        self,
+        cands: list[Candidate],
+        target: Proj | None,
+        open_windows: list[Window],
+        max_visible: int,
+    ) -> list[Candidate]:
+        """States reachable from `cands` by hidden steps and at most `max_visible` projection-
+        changing steps. Without `target`: the hidden closure (the projection unchanged). With
+        `target`: the states where a projection-changing step lands on `target` (and the
+        candidates already there); their hidden successors are not kept, since the next search
+        starts with the hidden closure anyway: the candidate sets stay small."""
+        seen: set[tuple[State, frozenset, int]] = set()
+        frontier: list[tuple[Candidate, int]] = []
+        for c in cands:
+            key = (c.state, c.done, 0)
+            if key not in seen:
+                seen.add(key)
+                frontier.append((c, 0))
+        result: dict[tuple[State, frozenset], Candidate] = {}
+        base = {projection(c.state) for c in cands}
+        while frontier:
+            nxt: list[tuple[Candidate, int]] = []
+            for c, vis in frontier:
+                p = projection(c.state)
+                if target is None or (p == target and vis == 0):
+                    result[(c.state, c.done)] = c
+                for name, t, wstep in self._steps(c, open_windows):
+                    pt = projection(t)
+                    v2 = vis + (pt != p)
+                    if v2 > max_visible:
+                        continue
+                    if target is None and pt not in base:
+                        continue
+                    if target is not None and pt != p and not _between(pt, base, target):
+                        continue
+                    done = c.done | {wstep} if wstep else c.done
+                    key = (t, done, v2)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    self.visited += 1
+                    if len(seen) > self.cap:
+                        raise Undecided(f"a search visited more than {self.cap:,} states")
+                    if pt != p or wstep:  # coverage: the steps the log or a fault shows
+                        self.fired.add(name)
+                    nt = Candidate(t, done)
+                    if target is not None and pt == target and pt != p:
+                        result[(t, done)] = nt  # entered the batch's projection
+                    nxt.append((nt, v2))
+            frontier = nxt
+        return list(result.values())
+
+    def run_all(self) -> None:
+        run = self.run
+        s0 = self.m.init_states()[0]
+        if projection(s0) != run.init:
+            raise Rejected(
+                f"{run.key}: the first partition state ({describe(run.init, run.brokers)}) is not "  # type: ignore[arg-type]
+                f"the spec's initial state ({describe(projection(s0), run.brokers)})",
+                0,
+            )
+        cands = [Candidate(s0, frozenset())]
+        # the observations in time order: batches, and the ends of windows (a required step)
+        timeline: list[tuple[float, int, Any]] = [(b.time, 1, b) for b in run.batches]
+        timeline += [(w.end, 0, w) for w in run.windows]
+        timeline.sort(key=lambda x: (x[0], x[1]))
+        prev = run.start_time
+        for t, kind, obs in timeline:
+            self.stopped = run.stopped(prev, t)
+            prev = t
+            if kind == 1:
+                b: Batch = obs
+                open_w = [
+                    w for w in run.windows if w.start <= b.time and not self._closed(w, b.time)
+                ]
+                new = self._search(cands, b.proj, open_w, max(1, b.records))
+                if not new:
+                    before = sorted({describe(projection(c.state), run.brokers) for c in cands})
+                    raise Rejected(
+                        f"{run.key}: metadata batch at offset {b.offset} ({b.text}) is no spec step "
+                        f"from {len(cands)} candidate state(s) ({'; '.join(before[:3])})"
+                        + (
+                            f"; faults open: {[f'{w.op} {run.brokers[w.replica]}' for w in open_w]}"
+                            if open_w
+                            else ""
+                        ),
+                        b.index,
+                    )
+                cands = new
+            else:
+                w: Window = obs
+                cands = self._close_window(cands, w, run)
+            self.max_candidates = max(self.max_candidates, len(cands))
+            if len(cands) > self.cap:
+                raise Undecided(f"more than {self.cap:,} candidate states")
+
+    @staticmethod
+    def _closed(w: Window, t: float) -> bool:
+        return w.end < t
+
+    def _close_window(
+        self, cands: list[Candidate], w: Window, run: PartitionRun
+    ) -> list[Candidate]:
+        """At a window's end every required step has been taken: where a candidate has not, it
+        takes it now (after hidden steps), or drops out if the spec cannot."""
+        out: list[Candidate] = []
+        for name, required in w.steps():
+            if not required:
+                continue
+            keep = [c for c in cands if (w.wid, name) in c.done]
+            todo = [c for c in cands if (w.wid, name) not in c.done]
+            if todo:
+                hidden = self._search(todo, None, [], 0)
+                for c in hidden:
+                    p = projection(c.state)
+                    for n2, t, wstep in self._steps(c, [w]):
+                        if n2 == name and wstep is not None and projection(t) == p:
+                            keep.append(Candidate(t, c.done | {wstep}))
+                        elif n2 == name and wstep is not None:
+                            # the step changes what the log shows (e.g. the spec fences a crashed
+                            # broker at once): allowed only if a later batch shows it; keep it
+                            keep.append(Candidate(t, c.done | {wstep}))
+            if not keep:
+                raise Rejected(
+                    f"{run.key}: {w.op} of broker {run.brokers[w.replica]} needs the spec step "
+                    f"{name}, which no candidate state can take",
+                    w.index,
+                )
+            cands = _dedupe(keep)
+        out = cands
+        return out
+
+
+def _between(p: Proj, base: set[Proj], target: Proj) -> bool:
+    """Kafka appends a batch atomically; the spec may take it in several steps, each setting
+    some of what the batch changes to its new value. So every field of an intermediate
+    projection (every bit of a set, every broker's incarnation) is its value before the batch
+    or its value after it; a step anywhere else cannot be part of this batch."""
+    return any(
+        p[0] in (b[0], target[0])
+        and p[1] in (b[1], target[1])
+        and all(_bits_between(p[i], b[i], target[i]) for i in (2, 3, 4))
+        and all(x in (y, z) for x, y, z in zip(p[5], b[5], target[5], strict=True))
+        for b in base
+    )
+
+
+def _bits_between(x: int, a: int, b: int) -> bool:
+    """Every bit of x is that bit of a or that bit of b."""
+    return (x ^ a) & (x ^ b) == 0
+
+
+def _dedupe(cs: list[Candidate]) -> list[Candidate]:
+    d: dict[tuple[State, frozenset], Candidate] = {}
+    for c in cs:
+        d.setdefault((c.state, c.done), c)
+    return list(d.values())
+
+
+def spec_protocol_for(header: dict[str, Any]) -> str:
+    """The spec version that models the release the header names: `kraft-<major.minor>` when
+    such a preset exists, else `kraft`."""
+    impl = header.get("implementation") or {}
+    ver = str(impl.get("version", ""))
+    parts = ver.split(".")
+    if len(parts) >= 2:
+        name = f"kraft-{parts[0]}.{parts[1]}"
+        if name in PROTOCOLS:
+            return name
+    proto = str(header.get("protocol", "kraft"))
+    return proto if proto in PROTOCOLS else "kraft"
+
+
+def spec_config(header: dict[str, Any], run: PartitionRun, protocol: str) -> Config:
+    """The bounds the run needs: its replicas, no records (the data path is checked apart), the
+    highest leader epoch the log shows, and a crash for every crash, controlled shutdown and
+    fence the run has."""
+    epochs = max([run.init[1], *[b.proj[1] for b in run.batches]]) + 1  # type: ignore[index]
+    fences = sum(
+        1
+        for a, b in zip(
+            [run.init, *[x.proj for x in run.batches]], [x.proj for x in run.batches], strict=False
+        )
+        if a is not None and (b[4] & ~a[4])
+    )
+    crashes = sum(1 for w in run.windows if w.op in ("crash", "controlled_shutdown")) + fences
+    cfg = header.get("config") or {}
+    return Config(
+        replicas=len(run.brokers),
+        records=0,
+        epochs=max(1, epochs),
+        crashes=crashes,
+        acks="all",
+        min_isr=int(cfg.get("min_insync", 1)),
+        protocol=protocol,
+        unclean=bool(cfg.get("unclean_election", False)),
+    )
+
+
+def validate_greybox(
+    header: dict[str, Any],
+    events: list[dict[str, Any]],
+    name: str = "trace",
+    cap: int = DEFAULT_CAP,
+) -> Verdict:
+    t0 = time.perf_counter()
+    v = Verdict(name, ACCEPTED, events=len(events))
+    try:
+        runs = build_runs(header, events)
+        protocol = spec_protocol_for(header)
+        v.partitions = len(runs)
+        for run in runs:
+            model = IsrSpec(spec_config(header, run, protocol))
+            gv = GreyBoxValidator(run, model, cap)
+            try:
+                gv.run_all()
+            finally:
+                v.max_candidates = max(v.max_candidates, gv.max_candidates)
+                v.fired |= gv.fired
+    except GreyBoxError as e:
+        v.verdict, v.reason = BAD_INPUT, str(e)
+    except Rejected as e:
+        v.verdict, v.reason, v.index = REJECTED, e.reason, e.index
+        if 0 <= e.index < len(events):
+            v.event = events[e.index]
+    except Undecided as e:
+        v.verdict, v.reason = INCOMPLETE, f"undecided: {e}"
+    v.seconds = time.perf_counter() - t0
+    return v
+
+
+def validate_run(
+    header: dict[str, Any],
+    events: list[dict[str, Any]],
+    name: str = "trace",
+    cap: int = DEFAULT_CAP,
+) -> Verdict:
+    """The grey-box verdict of one run: the controller's decisions against the spec, then the
+    files at rest (at_rest.py). The first failure decides; undecided is never accepted."""
+    from .at_rest import check_at_rest
+
+    v = validate_greybox(header, events, name, cap)
+    if v.verdict != ACCEPTED:
+        return v
+    rest = check_at_rest(events)
+    if not rest.ok:
+        v.verdict = REJECTED
+        v.reason = f"at rest: {rest.violations[0]}"
+        v.mismatches = rest.violations
+    return v
+
+
+def read(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A grey-box trace file: the header line, then one event per line, each checked against
+    schema/greybox.schema.json (ValueError naming the line and field)."""
+    from .. import format as tformat
+
+    schema = Path(__file__).resolve().parent.parent / "schema" / "greybox.schema.json"
+    head: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            obj = tformat.load_json_line(raw, f"{path}:{n}")
+            kind = "header" if head is None else "event"
+            errs = tformat.line_errors(obj, kind, schema)
+            if errs:
+                raise ValueError(f"{path}:{n}: {errs[0]}")
+            if head is None:
+                head = obj
+            else:
+                events.append(obj)
+    if head is None:
+        raise ValueError(f"{path}: empty trace")
+    return head, events
