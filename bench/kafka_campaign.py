@@ -124,14 +124,14 @@ def _summary(h: dict[str, Any]) -> dict[str, Any]:
     return {k: h[k] for k in keep if k in h}
 
 
-def revalidate(out: Path) -> list[dict[str, Any]]:
+def revalidate(out: Path, cap: int = 300_000) -> list[dict[str, Any]]:
     rows = []
     for f in sorted(
         (out / "traces").glob("*.ndjson"),
         key=lambda p: (p.stem.rsplit("-", 1)[0], int(p.stem.rsplit("-", 1)[1])),
     ):
         head, evs = read(f)
-        v = validate_run(head, evs, f.stem)
+        v = validate_run(head, evs, f.stem, cap=cap)
         rows.append(
             {
                 "release": f.stem.rsplit("-", 1)[0],
@@ -185,9 +185,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("out/kafka-campaign"))
     ap.add_argument("--revalidate", type=Path, default=None, metavar="OUT")
+    ap.add_argument("--cap", type=int, default=300_000, help="validator cap per run (undecided past it)")
     args = ap.parse_args()
     if args.revalidate:
-        rows = revalidate(args.revalidate)
+        rows = revalidate(args.revalidate, args.cap)
         summ = summarize(rows)
         (args.revalidate / "revalidated.json").write_text(json.dumps(summ, indent=2))
         print(json.dumps(summ, indent=2))
@@ -213,7 +214,7 @@ def main() -> int:
             run_release(rel.strip(), scheds, args.out, log)
     except KeyboardInterrupt:
         print("stopped: partial results kept", file=sys.stderr)
-    judged = {(r["release"], r["run"]): r for r in revalidate(args.out)}
+    judged = {(r["release"], r["run"]): r for r in revalidate(args.out, args.cap)}
     for r in rows:  # the kept traces' verdicts replace "collected"
         j = judged.get((r["release"], r["run"]))
         if j is not None:

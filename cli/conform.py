@@ -294,9 +294,7 @@ def _report(args, rep) -> int:
         write_failures,
     )
 
-    failures = (
-        write_failures(rep, args.out) if args.out and (rep.rejected or rep.undecided) else []
-    )
+    failures = write_failures(rep, args.out) if args.out and (rep.rejected or rep.undecided) else []
     spec_name = user_protocol(args) or args.protocol
     cov = coverage(rep, spec_name)
     missing = _missing(cov, args.require_coverage)

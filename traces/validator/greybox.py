@@ -26,8 +26,9 @@ A run whose candidate set (or the states one search visits) exceeds the cap is *
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,8 @@ from isr.spec.state import NO_LEADER, State
 
 from .validate import ACCEPTED, BAD_INPUT, INCOMPLETE, REJECTED, Verdict
 
-DEFAULT_CAP = 400_000  # candidate states, and states visited by one search
+TOLERANCE = 0.05  # seconds: how far apart the adapter's and the controller's times may be read
+DEFAULT_CAP = 1_000_000  # candidate states, and states visited by one search
 
 # Steps the environment causes: only inside the window of the fault that causes them.
 # fault op -> [(spec action, required by the window's end)]
@@ -74,11 +76,16 @@ def projection(s: State) -> Proj:
     (RegisterBrokerRecord, fenced) and its unfencing (BrokerRegistrationChangeRecord, once the
     broker has caught up with the metadata log: BrokerHeartbeatManager) in two batches, which
     the spec folds into one step (BrokerRegister, spec/actions/broker.py); while fenced, a
-    broker is neither elected nor let into the ISR, so no decision reads its incarnation."""
+    broker is neither elected nor let into the ISR, so no decision reads its incarnation.
+
+    Leader -1: the spec records a partition left without a leader (a fence or a controlled
+    shutdown with no one to take over) as its last leader marked lost (``Faults.lead_renewed``,
+    spec/actions/controller.py ``fence_batch``/``_leaderless``); Kafka writes leader -1. Both
+    bump the leader epoch."""
     c = s.coord
     k = s.kraft
     return (
-        c.leader,
+        NO_LEADER if s.faults.lead_renewed else c.leader,
         c.epoch - 1,
         c.isr,
         s.faults.elr,
@@ -246,7 +253,9 @@ def _read_pauses(run: PartitionRun, events: list[dict[str, Any]]) -> None:
         b = ev.get("broker")
         if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
             continue
-        t = float(ev.get("started", ev.get("time", 0.0)))
+        # the process may run from the moment SIGCONT is sent: `started`, or the event's time
+        # less the tolerance (FORMAT.md) for traces that carry no `started`
+        t = float(ev.get("started", float(ev.get("time", 0.0)) - TOLERANCE))
         if ev.get("op") == "pause":
             stopped.setdefault(b, float(ev.get("time", 0.0)))
         elif b in stopped and ev.get("op") in ("resume", "crash", "controlled_shutdown", "restart"):
@@ -331,33 +340,28 @@ class GreyBoxValidator:
             out.append((name, t, None))
         return out
 
-    def _search(
+    def _explore(
         self,
-        cands: list[Candidate],
+        start: Candidate,
         target: Proj | None,
         open_windows: list[Window],
         max_visible: int,
-    ) -> list[Candidate]:
-        """States reachable from `cands` by hidden steps and at most `max_visible` projection-
-        changing steps. Without `target`: the hidden closure (the projection unchanged). With
-        `target`: the states where a projection-changing step lands on `target` (and the
-        candidates already there); their hidden successors are not kept, since the next search
-        starts with the hidden closure anyway: the candidate sets stay small."""
-        seen: set[tuple[State, frozenset, int]] = set()
-        frontier: list[tuple[Candidate, int]] = []
-        for c in cands:
-            key = (c.state, c.done, 0)
-            if key not in seen:
-                seen.add(key)
-                frontier.append((c, 0))
-        result: dict[tuple[State, frozenset], Candidate] = {}
-        base = {projection(c.state) for c in cands}
+    ) -> Iterator[Candidate]:
+        """Breadth first from `start`, lazily. Without `target`: every state of its hidden
+        closure (the projection unchanged), `start` first. With `target`: the states where a
+        projection-changing step lands on `target` (or `start` itself if already there), after
+        hidden steps and at most `max_visible` projection-changing steps whose intermediate
+        projections lie between the start's and the target's (`_between`)."""
+        base = {projection(start.state)}
+        p0 = next(iter(base))
+        if target is None or p0 == target:
+            yield start
+        seen: set[tuple[State, frozenset, int]] = {(start.state, start.done, 0)}
+        frontier: list[tuple[Candidate, int]] = [(start, 0)]
         while frontier:
             nxt: list[tuple[Candidate, int]] = []
             for c, vis in frontier:
                 p = projection(c.state)
-                if target is None or (p == target and vis == 0):
-                    result[(c.state, c.done)] = c
                 for name, t, wstep in self._steps(c, open_windows):
                     pt = projection(t)
                     v2 = vis + (pt != p)
@@ -373,18 +377,47 @@ class GreyBoxValidator:
                         continue
                     seen.add(key)
                     self.visited += 1
-                    if len(seen) > self.cap:
-                        raise Undecided(f"a search visited more than {self.cap:,} states")
+                    if self.visited > self.cap:
+                        raise Undecided(f"the search visited more than {self.cap:,} states")
                     if pt != p or wstep:  # coverage: the steps the log or a fault shows
                         self.fired.add(name)
                     nt = Candidate(t, done)
-                    if target is not None and pt == target and pt != p:
-                        result[(t, done)] = nt  # entered the batch's projection
+                    if target is None or (pt == target and pt != p):
+                        yield nt  # a closure state, or one that entered the batch's projection
                     nxt.append((nt, v2))
             frontier = nxt
-        return list(result.values())
+
+    def _options(self, c: Candidate, item: tuple[float, int, Any]) -> Iterator[Candidate]:
+        """The ways the spec can explain one observation from `c`, lazily."""
+        t, kind, obs = item
+        run = self.run
+        open_w = [w for w in run.windows if w.start <= t and not self._closed(w, t)]
+        if kind == 1:  # a metadata batch
+            yield from self._explore(c, obs.proj, open_w, max(1, obs.records))
+        elif kind == 2:  # a process stops: anything hidden it did before is done by now
+            yield from self._explore(c, None, open_w, 0)
+        else:  # a fault's window closes: its required steps must have happened
+            yield from self._close(c, obs, [name for name, req in obs.steps() if req])
+
+    def _close(self, c: Candidate, w: Window, names: list[str]) -> Iterator[Candidate]:
+        if not names:
+            yield c
+            return
+        name, rest = names[0], names[1:]
+        if (w.wid, name) in c.done:
+            yield from self._close(c, w, rest)
+            return
+        for h in self._explore(c, None, [], 0):
+            for n2, t, wstep in self._steps(h, [w]):
+                if n2 == name and wstep is not None:
+                    # (the step may change what the log shows, e.g. a crash the spec fences at
+                    # once: a later batch must then show it)
+                    yield from self._close(Candidate(t, h.done | {wstep}), w, rest)
 
     def run_all(self) -> None:
+        """Depth first over the observations: the first spec run that explains every one
+        decides (accepted); a failure is remembered per (observation, state), so a rejection
+        has tried every candidate run (or the cap made the run undecided)."""
         run = self.run
         s0 = self.m.init_states()[0]
         if projection(s0) != run.init:
@@ -393,76 +426,74 @@ class GreyBoxValidator:
                 f"the spec's initial state ({describe(projection(s0), run.brokers)})",
                 0,
             )
-        cands = [Candidate(s0, frozenset())]
-        # the observations in time order: batches, and the ends of windows (a required step)
+        # the observations in time order: batches, the ends of fault windows (a required step)
+        # and the stops of paused processes
         timeline: list[tuple[float, int, Any]] = [(b.time, 1, b) for b in run.batches]
         timeline += [(w.end, 0, w) for w in run.windows]
+        timeline += [(a, 2, r) for r, a, _b in run.pauses]
         timeline.sort(key=lambda x: (x[0], x[1]))
+        stopped = []
         prev = run.start_time
-        for t, kind, obs in timeline:
-            self.stopped = run.stopped(prev, t)
+        for t, _k, _o in timeline:
+            stopped.append(run.stopped(prev, t))
             prev = t
-            if kind == 1:
-                b: Batch = obs
-                open_w = [
-                    w for w in run.windows if w.start <= b.time and not self._closed(w, b.time)
-                ]
-                new = self._search(cands, b.proj, open_w, max(1, b.records))
-                if not new:
-                    before = sorted({describe(projection(c.state), run.brokers) for c in cands})
-                    raise Rejected(
-                        f"{run.key}: metadata batch at offset {b.offset} ({b.text}) is no spec step "
-                        f"from {len(cands)} candidate state(s) ({'; '.join(before[:3])})"
-                        + (
-                            f"; faults open: {[f'{w.op} {run.brokers[w.replica]}' for w in open_w]}"
-                            if open_w
-                            else ""
-                        ),
-                        b.index,
-                    )
-                cands = new
-            else:
-                w: Window = obs
-                cands = self._close_window(cands, w, run)
-            self.max_candidates = max(self.max_candidates, len(cands))
-            if len(cands) > self.cap:
-                raise Undecided(f"more than {self.cap:,} candidate states")
+        failed: set[tuple[int, State, frozenset]] = set()
+        furthest: list[Any] = [-1, None]  # the deepest observation no option explained, its state
+
+        def solve(i: int, c: Candidate) -> bool:
+            if i == len(timeline):
+                return True
+            key = (i, c.state, c.done)
+            if key in failed:
+                return False
+            self.stopped = stopped[i]
+            for nc in self._options(c, timeline[i]):
+                if solve(i + 1, nc):
+                    return True
+                self.stopped = stopped[i]
+            failed.add(key)
+            self.max_candidates = max(self.max_candidates, len(failed))
+            if i > furthest[0]:
+                furthest[0], furthest[1] = i, c
+            return False
+
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, 4 * len(timeline) + 1000))
+        try:
+            if solve(0, Candidate(s0, frozenset())):
+                return
+        finally:
+            sys.setrecursionlimit(old)
+        i, c = furthest
+        _t, kind, obs = timeline[i]
+        at = describe(projection(c.state), run.brokers)
+        if kind == 1:
+            open_w = [
+                w for w in run.windows if w.start <= obs.time and not self._closed(w, obs.time)
+            ]
+            raise Rejected(
+                f"{run.key}: metadata batch at offset {obs.offset} ({obs.text}) is no spec step "
+                f"from any spec run that explains the log before it (last projection: {at}; "
+                f"{len(failed):,} (observation, state) pairs tried)"
+                + (
+                    f"; faults open: {[f'{w.op} {run.brokers[w.replica]}' for w in open_w]}"
+                    if open_w
+                    else ""
+                ),
+                obs.index,
+            )
+        if kind == 0:
+            raise Rejected(
+                f"{run.key}: {obs.op} of broker {run.brokers[obs.replica]} needs spec steps "
+                f"{[n for n, r in obs.steps() if r]} that no spec run explaining the log so far "
+                f"can take (last projection: {at})",
+                obs.index,
+            )
+        raise Rejected(f"{run.key}: no spec run explains the stop of broker {run.brokers[obs]}", 0)
 
     @staticmethod
     def _closed(w: Window, t: float) -> bool:
         return w.end < t
-
-    def _close_window(
-        self, cands: list[Candidate], w: Window, run: PartitionRun
-    ) -> list[Candidate]:
-        """At a window's end every required step has been taken: where a candidate has not, it
-        takes it now (after hidden steps), or drops out if the spec cannot."""
-        out: list[Candidate] = []
-        for name, required in w.steps():
-            if not required:
-                continue
-            keep = [c for c in cands if (w.wid, name) in c.done]
-            todo = [c for c in cands if (w.wid, name) not in c.done]
-            if todo:
-                hidden = self._search(todo, None, [], 0)
-                for c in hidden:
-                    p = projection(c.state)
-                    for n2, t, wstep in self._steps(c, [w]):
-                        if n2 == name and wstep is not None and projection(t) == p:
-                            keep.append(Candidate(t, c.done | {wstep}))
-                        elif n2 == name and wstep is not None:
-                            # the step changes what the log shows (e.g. the spec fences a crashed
-                            # broker at once): allowed only if a later batch shows it; keep it
-                            keep.append(Candidate(t, c.done | {wstep}))
-            if not keep:
-                raise Rejected(
-                    f"{run.key}: {w.op} of broker {run.brokers[w.replica]} needs the spec step "
-                    f"{name}, which no candidate state can take",
-                    w.index,
-                )
-            cands = _dedupe(keep)
-        out = cands
-        return out
 
 
 def _between(p: Proj, base: set[Proj], target: Proj) -> bool:
@@ -482,13 +513,6 @@ def _between(p: Proj, base: set[Proj], target: Proj) -> bool:
 def _bits_between(x: int, a: int, b: int) -> bool:
     """Every bit of x is that bit of a or that bit of b."""
     return (x ^ a) & (x ^ b) == 0
-
-
-def _dedupe(cs: list[Candidate]) -> list[Candidate]:
-    d: dict[tuple[State, frozenset], Candidate] = {}
-    for c in cs:
-        d.setdefault((c.state, c.done), c)
-    return list(d.values())
 
 
 def spec_protocol_for(header: dict[str, Any]) -> str:
@@ -608,3 +632,24 @@ def read(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if head is None:
         raise ValueError(f"{path}: empty trace")
     return head, events
+
+
+def is_greybox_file(path: str | Path) -> bool:
+    """The file's first line is a grey-box trace header (FORMAT.md, "Grey-box traces")."""
+    import orjson
+
+    try:
+        with open(path, "rb") as f:
+            head = orjson.loads(f.readline(1 << 20))
+    except (OSError, ValueError):
+        return False
+    return isinstance(head, dict) and head.get("observation") == "grey-box"
+
+
+def validate_file(path: str | Path, name: str) -> Verdict:
+    """`isr validate` of one grey-box trace file: read (bad input is a verdict), then judged."""
+    try:
+        head, events = read(path)
+    except (OSError, ValueError) as e:
+        return Verdict(name, BAD_INPUT, reason=str(e).splitlines()[0])
+    return validate_run(head, events, name)

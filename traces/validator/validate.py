@@ -363,9 +363,6 @@ def validate_paths(
     """``protocol``: validate against this registered version instead of the one the header
     names (``isr validate --protocol-file``)."""
     nm = name or ",".join(str(p) for p in paths)
-    grey = _greybox_file(paths)
-    if grey is not None:
-        return grey(nm)
     try:
         head, events = read_trace_texts(paths)
         if protocol is not None:
@@ -373,34 +370,6 @@ def validate_paths(
     except (OSError, ValueError) as e:
         return Verdict(nm, BAD_INPUT, reason=str(e).splitlines()[0])
     return validate_events(head, events, nm, on_step)
-
-
-def _greybox_file(paths: list[str | Path]) -> Callable[[str], Verdict] | None:
-    """A single grey-box trace file (FORMAT.md, "Grey-box traces": Apache Kafka's adapter):
-    validated by greybox.py, not event by event; None for any other input."""
-    import orjson
-
-    if len(paths) != 1:
-        return None
-    try:
-        with open(paths[0], "rb") as f:
-            first = f.readline(1 << 20)
-        head = orjson.loads(first)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(head, dict) or head.get("observation") != "grey-box":
-        return None
-
-    def run(nm: str) -> Verdict:
-        from . import greybox
-
-        try:
-            head, events = greybox.read(paths[0])
-        except (OSError, ValueError) as e:
-            return Verdict(nm, BAD_INPUT, reason=str(e).splitlines()[0])
-        return greybox.validate_run(head, events, nm)
-
-    return run
 
 
 def replica_of(pv: PartitionValidator, broker: int) -> Replica:

@@ -282,6 +282,7 @@ class Session:
 
     def _auto_resume(self, b: int) -> None:
         c = self.cluster
+        t0 = time.time()  # before SIGCONT: the process may run from here
         if c is not None and c.resume(b):
             self.trace.append(
                 {
@@ -291,12 +292,14 @@ class Session:
                     "time": time.time(),
                     "broker": b,
                     "auto": True,
+                    "started": t0,
                 }
             )
 
     def op_resume(self, cmd: dict[str, Any]) -> None:
         b = int(cmd["broker"])
-        self._fault("resume", self._c().resume(b), broker=b)
+        t0 = time.time()  # before SIGCONT
+        self._fault("resume", self._c().resume(b), broker=b, started=t0)
 
     def op_controlled_shutdown(self, cmd: dict[str, Any]) -> None:
         b = int(cmd["broker"])
@@ -328,8 +331,9 @@ class Session:
     def op_heal(self, cmd: dict[str, Any]) -> None:
         c = self._c()
         for b in range(len(c.brokers)):
+            t0 = time.time()  # before SIGCONT
             if c.resume(b):
-                self._fault("resume", True, broker=b)
+                self._fault("resume", True, broker=b, started=t0)
         self._fault("heal", True)
 
     def op_observe(self, cmd: dict[str, Any]) -> None:
