@@ -185,7 +185,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("out/kafka-campaign"))
     ap.add_argument("--revalidate", type=Path, default=None, metavar="OUT")
-    ap.add_argument("--cap", type=int, default=300_000, help="validator cap per run (undecided past it)")
+    ap.add_argument(
+        "--cap", type=int, default=300_000, help="validator cap per run (undecided past it)"
+    )
     args = ap.parse_args()
     if args.revalidate:
         rows = revalidate(args.revalidate, args.cap)
