@@ -8,6 +8,7 @@ import asyncio
 import itertools
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,33 +179,14 @@ class ClusterClient:
         req = m.ConsumeRequest(self.client_id, next(self._corr), tp[0], tp[1], offset, max_records)
         return await self.request(leader, req)
 
-    async def consume_all(self, tps: list[TP], idle_rounds: int = 3) -> dict[tuple[TP, int], str]:
-        """Every record below HW of every partition, read from the leaders (R5)."""
-        seen: dict[tuple[TP, int], str] = {}
-        pos = dict.fromkeys(tps, 0)
-        idle = 0
-        for _ in range(100_000):
-            got = 0
-            for tp in tps:
-                try:
-                    resp = await self.consume(tp, pos[tp])
-                except (TimeoutError, ConnectionError, OSError):
-                    await asyncio.sleep(0.2)
-                    await self.refresh()
-                    continue
-                if resp.error == m.NOT_LEADER:
-                    await self.refresh()
-                    continue
-                for i, e in enumerate(resp.entries):
-                    seen[(tp, resp.base_offset + i)] = e[1]
-                pos[tp] += len(resp.entries)
-                got += len(resp.entries)
-            idle = idle + 1 if got == 0 else 0
-            if idle >= idle_rounds:
-                break
-            if got == 0:
-                await asyncio.sleep(0.1)
-        return seen
+    async def consume_all(
+        self,
+        tps: list[TP],
+        idle_rounds: int = 3,
+        observe: Callable[..., None] | None = None,
+    ) -> dict[tuple[TP, int], str]:
+        """Every record below HW of every partition, read from the leaders (R5): ``read_all``."""
+        return await read_all(self, tps, idle_rounds, observe)
 
     async def status(self, b: int) -> dict[str, Any]:
         c = await self._conn(b)
@@ -214,3 +196,51 @@ class ClusterClient:
         c.writer.write(wire.encode({"op": "status", "id": rid}))
         frame = await asyncio.wait_for(fut, self.timeout)
         return frame["status"]
+
+
+async def read_all(
+    client: Any,
+    tps: list[TP],
+    idle_rounds: int = 3,
+    observe: Callable[..., None] | None = None,
+) -> dict[tuple[TP, int], str]:
+    """Every record below HW of every partition, read from the leaders (R5) by ``client`` (a
+    ClusterClient, or anything with its ``consume`` and ``refresh``). ``observe``, if given, is
+    told each poll: ``("invoke", tp, from_offset=o)``, then ``("fail", tp, error=e)`` (an error
+    answer, or none: it read nothing) or ``("ok", tp, records=[[offset, id, value], ...],
+    hw=h, from_offset=o)`` (workload.consume_recorded keeps the client history this way)."""
+    seen: dict[tuple[TP, int], str] = {}
+    pos = dict.fromkeys(tps, 0)
+    idle = 0
+    for _ in range(100_000):
+        got = 0
+        for tp in tps:
+            if observe:
+                observe("invoke", tp, from_offset=pos[tp])
+            try:
+                resp = await client.consume(tp, pos[tp])
+            except (TimeoutError, ConnectionError, OSError) as e:
+                if observe:
+                    observe("fail", tp, error=type(e).__name__)
+                await asyncio.sleep(0.2)
+                await client.refresh()
+                continue
+            if resp.error != m.NONE:  # (an error answer carries no records)
+                if observe:
+                    observe("fail", tp, error=resp.error)
+                if resp.error == m.NOT_LEADER:
+                    await client.refresh()
+                continue
+            if observe:
+                recs = [[resp.base_offset + k, e[1], e[0]] for k, e in enumerate(resp.entries)]
+                observe("ok", tp, records=recs, hw=resp.high_watermark, from_offset=pos[tp])
+            for i, e in enumerate(resp.entries):
+                seen[(tp, resp.base_offset + i)] = e[1]
+            pos[tp] += len(resp.entries)
+            got += len(resp.entries)
+        idle = idle + 1 if got == 0 else 0
+        if idle >= idle_rounds:
+            break
+        if got == 0:
+            await asyncio.sleep(0.1)
+    return seen

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core import messages as m
 from ..core.messages import TP
-from .client import ClusterClient
+from .client import ClusterClient, read_all
 from .manager import Cluster, ClusterError
 
 FAULT_KINDS = ("kill", "shutdown", "elect", "preferred")
@@ -78,40 +78,11 @@ async def consume_recorded(
     """``ClusterClient.consume_all`` with every poll in the ledger's history (process
     ``consumer``): ok with its records, the HW it reported and the offset it read from; a
     poll answered with an error, or not at all, fails (it read nothing)."""
-    seen: dict[tuple[TP, int], str] = {}
-    pos = dict.fromkeys(tps, 0)
-    idle = 0
-    for _ in range(100_000):
-        got = 0
-        for tp in tps:
-            ledger.op("consumer", "invoke", "poll", tp, from_offset=pos[tp])
-            try:
-                resp = await client.consume(tp, pos[tp])
-            except (TimeoutError, ConnectionError, OSError) as e:
-                ledger.op("consumer", "fail", "poll", tp, error=type(e).__name__)
-                await asyncio.sleep(0.2)
-                await client.refresh()
-                continue
-            if resp.error != m.NONE:
-                ledger.op("consumer", "fail", "poll", tp, error=resp.error)
-                if resp.error == m.NOT_LEADER:
-                    await client.refresh()
-                continue
-            recs = [[resp.base_offset + k, e[1], e[0]] for k, e in enumerate(resp.entries)]
-            ledger.op(
-                "consumer", "ok", "poll", tp, records=recs, hw=resp.high_watermark,
-                from_offset=pos[tp],
-            )  # fmt: skip
-            for k, e in enumerate(resp.entries):
-                seen[(tp, resp.base_offset + k)] = e[1]
-            pos[tp] += len(resp.entries)
-            got += len(resp.entries)
-        idle = idle + 1 if got == 0 else 0
-        if idle >= idle_rounds:
-            break
-        if got == 0:
-            await asyncio.sleep(0.1)
-    return seen
+
+    def observe(ty: str, tp: TP, **kw: Any) -> None:
+        ledger.op("consumer", ty, "poll", tp, **kw)
+
+    return await read_all(client, tps, idle_rounds, observe)
 
 
 def history_doc(ledger: Ledger, idempotent: bool) -> dict[str, Any]:
