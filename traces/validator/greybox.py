@@ -154,6 +154,10 @@ class PartitionRun:
     start_time: float = 0.0
     pauses: list[tuple[int, float, float]] = field(default_factory=list)  # replica, stop, resume
 
+    def open_windows(self, t: float) -> list[Window]:
+        """The faults under way at time t: their spec steps may happen now."""
+        return [w for w in self.windows if w.start <= t <= w.end]
+
     def stopped(self, t0: float, t1: float) -> frozenset[int]:
         """Replicas whose process was stopped (SIGSTOP) throughout [t0, t1]: they took no step."""
         return frozenset(r for r, a, b in self.pauses if a <= t0 and t1 <= b)
@@ -316,14 +320,13 @@ class GreyBoxValidator:
         self.visited = 0
         self.max_candidates = 0
         self.fired: set[str] = set()
-        self.stopped: frozenset[int] = frozenset()
 
-    # the steps a candidate may take now: (action name, args, next state, window step or None)
+    # the steps a candidate may take now: (action name, next state, window step or None);
+    # `stopped`: replicas whose process is stopped (SIGSTOP) meanwhile
     def _steps(
-        self, c: Candidate, open_windows: list[Window]
+        self, c: Candidate, open_windows: list[Window], stopped: frozenset[int]
     ) -> list[tuple[str, State, tuple[int, str] | None]]:
         out = []
-        stopped = self.stopped
         for (kind, args), t in self.m.successors(c.state):
             name = self.names[kind]
             if stopped and args and name.startswith(BROKER_ACTORS) and args[0] in stopped:
@@ -346,6 +349,7 @@ class GreyBoxValidator:
         target: Proj | None,
         open_windows: list[Window],
         max_visible: int,
+        stopped: frozenset[int],
     ) -> Iterator[Candidate]:
         """Breadth first from `start`, lazily. Without `target`: every state of its hidden
         closure (the projection unchanged), `start` first. With `target`: the states where a
@@ -362,7 +366,7 @@ class GreyBoxValidator:
             nxt: list[tuple[Candidate, int]] = []
             for c, vis in frontier:
                 p = projection(c.state)
-                for name, t, wstep in self._steps(c, open_windows):
+                for name, t, wstep in self._steps(c, open_windows, stopped):
                     pt = projection(t)
                     v2 = vis + (pt != p)
                     if v2 > max_visible:
@@ -387,32 +391,35 @@ class GreyBoxValidator:
                     nxt.append((nt, v2))
             frontier = nxt
 
-    def _options(self, c: Candidate, item: tuple[float, int, Any]) -> Iterator[Candidate]:
+    def _options(
+        self, c: Candidate, item: tuple[float, int, Any], stopped: frozenset[int]
+    ) -> Iterator[Candidate]:
         """The ways the spec can explain one observation from `c`, lazily."""
         t, kind, obs = item
-        run = self.run
-        open_w = [w for w in run.windows if w.start <= t and not self._closed(w, t)]
+        open_w = self.run.open_windows(t)
         if kind == 1:  # a metadata batch
-            yield from self._explore(c, obs.proj, open_w, max(1, obs.records))
+            yield from self._explore(c, obs.proj, open_w, max(1, obs.records), stopped)
         elif kind == 2:  # a process stops: anything hidden it did before is done by now
-            yield from self._explore(c, None, open_w, 0)
+            yield from self._explore(c, None, open_w, 0, stopped)
         else:  # a fault's window closes: its required steps must have happened
-            yield from self._close(c, obs, [name for name, req in obs.steps() if req])
+            yield from self._close(c, obs, [n for n, req in obs.steps() if req], stopped)
 
-    def _close(self, c: Candidate, w: Window, names: list[str]) -> Iterator[Candidate]:
+    def _close(
+        self, c: Candidate, w: Window, names: list[str], stopped: frozenset[int]
+    ) -> Iterator[Candidate]:
         if not names:
             yield c
             return
         name, rest = names[0], names[1:]
         if (w.wid, name) in c.done:
-            yield from self._close(c, w, rest)
+            yield from self._close(c, w, rest, stopped)
             return
-        for h in self._explore(c, None, [], 0):
-            for n2, t, wstep in self._steps(h, [w]):
+        for h in self._explore(c, None, [], 0, stopped):
+            for n2, t, wstep in self._steps(h, [w], stopped):
                 if n2 == name and wstep is not None:
                     # (the step may change what the log shows, e.g. a crash the spec fences at
                     # once: a later batch must then show it)
-                    yield from self._close(Candidate(t, h.done | {wstep}), w, rest)
+                    yield from self._close(Candidate(t, h.done | {wstep}), w, rest, stopped)
 
     def run_all(self) -> None:
         """Depth first over the observations: the first spec run that explains every one
@@ -446,11 +453,9 @@ class GreyBoxValidator:
             key = (i, c.state, c.done)
             if key in failed:
                 return False
-            self.stopped = stopped[i]
-            for nc in self._options(c, timeline[i]):
+            for nc in self._options(c, timeline[i], stopped[i]):
                 if solve(i + 1, nc):
                     return True
-                self.stopped = stopped[i]
             failed.add(key)
             self.max_candidates = max(self.max_candidates, len(failed))
             if i > furthest[0]:
@@ -468,9 +473,7 @@ class GreyBoxValidator:
         _t, kind, obs = timeline[i]
         at = describe(projection(c.state), run.brokers)
         if kind == 1:
-            open_w = [
-                w for w in run.windows if w.start <= obs.time and not self._closed(w, obs.time)
-            ]
+            open_w = run.open_windows(obs.time)
             raise Rejected(
                 f"{run.key}: metadata batch at offset {obs.offset} ({obs.text}) is no spec step "
                 f"from any spec run that explains the log before it (last projection: {at}; "
@@ -490,10 +493,6 @@ class GreyBoxValidator:
                 obs.index,
             )
         raise Rejected(f"{run.key}: no spec run explains the stop of broker {run.brokers[obs]}", 0)
-
-    @staticmethod
-    def _closed(w: Window, t: float) -> bool:
-        return w.end < t
 
 
 def _between(p: Proj, base: set[Proj], target: Proj) -> bool:

@@ -256,6 +256,7 @@ class KRaftCluster:
         return self.ready_seconds
 
     def wait_started(self, n: Node, deadline: float) -> None:
+        """Until the node's log says "Kafka Server started" once per start of its process."""
         marker = b"Kafka Server started"
         while True:
             if not n.running:
@@ -263,16 +264,13 @@ class KRaftCluster:
                     f"node {n.node_id} exited while starting: {self.last_line(n)}"
                 )
             with contextlib.suppress(FileNotFoundError):
-                if marker in n.log.read_bytes()[-200_000:] and self._starts_seen(n) >= n.starts:
+                if n.log.read_bytes().count(marker) >= n.starts:
                     return
             if time.monotonic() > deadline:
                 raise KafkaSetupError(
                     f"node {n.node_id} did not start in time: {self.last_line(n)}"
                 )
             time.sleep(0.2)
-
-    def _starts_seen(self, n: Node) -> int:
-        return n.log.read_bytes().count(b"Kafka Server started")
 
     def last_line(self, n: Node) -> str:
         with contextlib.suppress(OSError):
