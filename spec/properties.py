@@ -42,6 +42,8 @@ class TypeOk:
         self.retention: bool = cfg.retention
         self.controller_failovers: int = cfg.controller_failovers
         self.session_expiries: int = cfg.session_expiries
+        # kraft: a broker that is down is fenced (at once), or not yet (at its session timeout)
+        self.fence_at_crash: bool = bool(getattr(ctx.protocol, "fence_at_crash", True))
         self.good_replicas: set = set()
 
     def __getstate__(self) -> dict:
@@ -101,8 +103,8 @@ class TypeOk:
     def kraft_ok(self, s: State, k) -> bool:
         """kraft: per-replica tuples of the right length, broker epochs within 1 + restarts, at
         most one fetch in flight per fetcher (follower, leader, broker epoch) and one
-        AlterPartition per leader, every id a replica; every broker that is down is fenced
-        (KIP-841)."""
+        AlterPartition per leader, every id a replica; with ``fence_at_crash``, every broker
+        that is down is fenced (KIP-841)."""
         n, full, max_len, epochs = self.n, self.full, self.max_len, self.epochs
         top_be = 1 + self.crashes
         if len(k.broker_epoch) != n or len(k.remote_epoch) != n:
@@ -132,7 +134,7 @@ class TypeOk:
                 )
             ):
                 return False
-        if full & ~alive_mask(s) & ~k.fenced:
+        if self.fence_at_crash and full & ~alive_mask(s) & ~k.fenced:
             return False  # KIP-841: a broker that is down is fenced
         leaders = [a.leader for a in k.alter_partition]
         if len(set(leaders)) != len(leaders):
@@ -309,11 +311,17 @@ class Available:
 
     def __call__(self, s: State) -> bool:
         c = s.coord
-        live = live_mask(s)  # alive, and (session expiry) holding a session
+        # alive, and (session expiry) holding a session (kraft: unfenced)
+        live = live_mask(s) & alive_mask(s)
         if live >> c.leader & 1:
             return True
         if not live:
             return False
+        k = s.kraft
+        if k.broker_epoch and self.ctx.full & ~alive_mask(s) & ~k.fenced:
+            # kraft: the brokers that are down as the controller sees them once their
+            # sessions time out (fenced), which is when it elects
+            s = s._replace(kraft=k._replace(fenced=k.fenced | self.ctx.full & ~alive_mask(s)))
         return bool(elections(self.ctx, s))
 
 

@@ -678,7 +678,8 @@ class World:
         the ISR removal and the election (``atomic_fence``), a paused broker restarted rather
         than unfenced (``unfence_on_heartbeat``), the unclean-shutdown handling only after a
         power failure (``unclean_shutdown_on_register``), no election of the last known leader
-        (``elect_last_known_leader``)."""
+        (``elect_last_known_leader``); and it learns of a crash at once, from the coordination
+        service, where Kafka's learns of it at the session timeout (``fence_at_crash``)."""
         if self.config.protocol != "kraft":
             return {}
         return {
@@ -687,6 +688,7 @@ class World:
             "unfence_on_heartbeat": False,
             "unclean_shutdown_on_register": False,
             "elect_last_known_leader": False,
+            "fence_at_crash": True,
         }
 
     def trace_header(self, **extra: Any) -> dict[str, Any]:

@@ -247,9 +247,10 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
     With lose-unflushed (R14) only the flushed prefix of the log survives (followers acknowledge
     before fsync, so this may drop committed records), and the HW checkpoint cannot exceed it.
     A broker whose session had expired (a zombie) is simply dead now (its restart registers
-    anew). kraft: the controller fences it at once (KIP-841; the heartbeat timeout is not
-    modelled as a delay, as the other versions' session timeout is not), and a controlled
-    shutdown in progress is over (this is the process stopping)."""
+    anew). kraft (Kafka): the controller does not know yet; it learns of the crash when the
+    broker's session times out (ControllerFenceBroker), and until then counts it live and, if
+    it was in controlled shutdown, shutting down. kraft with ``fence_at_crash``: the
+    controller fences it at once and a controlled shutdown in progress is over."""
     h = s.history
     if h.crashes >= ctx.config.crashes:
         return
@@ -287,12 +288,14 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 if t.kraft.epoch_cache:  # the restart rebuilds the cache from its file
                     cache = truncate_from_end(t.kraft.epoch_ckpt[i], len(log))
                     t = with_epoch_cache(t, i, cache, ctx.protocol.sync_truncation_ckpt)
-                k = t.kraft  # KIP-841: fenced (its heartbeats stop), its shutdown over
-                t = t._replace(kraft=k._replace(shutting_down=k.shutting_down & ~(1 << i)))
-                if not k.fenced >> i & 1:  # the fence's batch (fence_batch)
-                    for u in fence_batch(ctx, t, i):
-                        out.append(((kind, (i,)), _new(State, (u[0], u[1], u[2], h2, u[4], u[5]))))
-                    continue
+                k = t.kraft
+                if ctx.protocol.fence_at_crash:  # fenced at once, its shutdown over
+                    t = t._replace(kraft=k._replace(shutting_down=k.shutting_down & ~(1 << i)))
+                    if not k.fenced >> i & 1:  # the fence's batch (fence_batch)
+                        for u in fence_batch(ctx, t, i):
+                            u = _new(State, (u[0], u[1], u[2], h2, u[4], u[5]))
+                            out.append(((kind, (i,)), u))
+                        continue
             f = t.faults
             if f.expired >> i & 1:  # session expiry: the crash ends the session too
                 t = t._replace(faults=f._replace(expired=f.expired & ~(1 << i)))
@@ -311,17 +314,27 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     elects it cleanly until it is back in the ISR. With broker epochs (kip-966 here) nothing of
     its previous incarnation counts: requests still in flight to it are rejected (KIP-380), and
     a leader no longer counts the fetches it made (KIP-903: an ISR expansion carries the broker
-    epoch of the fetch that justified it). kraft: the restarted broker is fenced until it
-    registers (BrokerRegister), which is where its new broker epoch, the report of an unclean
-    shutdown and the partition state come from."""
+    epoch of the fetch that justified it). kraft: the broker restarts only once the controller
+    has fenced its previous incarnation (ControllerFenceBroker, or BrokerCrash with
+    ``fence_at_crash``): Kafka refuses a registration while the old session is valid
+    (``ClusterControlManager.registerBroker``: DuplicateBrokerRegistrationException), and a
+    process that has not registered takes no part in the partition. It is fenced until
+    BrokerRegister, which is where its new broker epoch and the partition state come from. In
+    Kafka (``fence_at_crash`` off) this step is the registration itself: its batch holds the
+    unclean-shutdown handling (``registerBroker`` → ``handleBrokerUncleanShutdown``: out of
+    the ISR, unless the last member, and of the ELR) and the fenced registration record;
+    with ``fence_at_crash`` that handling comes with BrokerRegister."""
     kraft = ctx.split_fetch
     unclean_restart = ctx.elr and ctx.config.lose_unflushed and not kraft
+    # kraft (Kafka): the registration's batch handles an unclean shutdown (see broker_register)
+    unclean_at_restart = kraft and not ctx.protocol.fence_at_crash and _unclean_register(ctx)
+    fenced = s.kraft.fenced
     fence = ctx.fence_incarnations
     on_restart = ctx.on_restart
     retention = ctx.config.retention
     for i, r in enumerate(s.replicas):
-        if r.alive:
-            continue
+        if r.alive or (kraft and not fenced >> i & 1):
+            continue  # (kraft: a restart waits for the fence of the previous incarnation)
         ckpt = r.hw_ckpt
         log = on_restart(r.log, ckpt)
         hw = ckpt
@@ -337,8 +350,8 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
         t = set_replica(s, i, nr)
         if fence:
             t = _fence_previous_incarnation(t, i, forget_fetches=not kraft)
-        if kraft:  # registration is its own step (BrokerRegister)
-            out.append(((kind, (i,)), t))
+        if kraft:  # the unfencing is its own step (BrokerRegister)
+            out.append(((kind, (i,)), _register_unclean(ctx, t, i) if unclean_at_restart else t))
             continue
         out.append(((kind, (i,)), _registered(ctx, t, i, unclean_restart)))
 
@@ -351,8 +364,10 @@ def broker_register(ctx: Ctx, s: State, kind: int, out: list) -> None:
     step). With lose-unflushed it reports its unclean shutdown (kip-966: out of the ELR, and out
     of the ISR unless it is the last member or the recorded leader, a partition change the
     leader is told of). Unless it is the recorded (lost) leader, which the controller must elect
-    first, it is sent the current partition state."""
-    unclean = (ctx.elr and ctx.config.lose_unflushed) or ctx.protocol.unclean_shutdown_on_register
+    first, it is sent the current partition state. In Kafka (``fence_at_crash`` off) the
+    registration record and the unclean-shutdown handling came with BrokerRestart: this step is
+    the unfencing (``handleBrokerUnfenced``) once the broker has caught up with the metadata log."""
+    unclean = ctx.protocol.fence_at_crash and _unclean_register(ctx)
     k0 = s.kraft
     for i, r in enumerate(s.replicas):
         if not (r.alive and k0.fenced >> i & 1 and r.epoch == NO_EPOCH and r.leader == NO_LEADER):
@@ -363,6 +378,13 @@ def broker_register(ctx: Ctx, s: State, kind: int, out: list) -> None:
             fenced=k0.fenced & ~(1 << i),
         )
         out.append(((kind, (i,)), _registered(ctx, s._replace(kraft=k), i, unclean)))
+
+
+def _unclean_register(ctx: Ctx) -> bool:
+    """kraft: whether the controller handles a new incarnation's registration as an unclean
+    shutdown: always at metadata version 4.0-IV1+ (``unclean_shutdown_on_register``), else
+    (kip-966's rule) when the broker reports one, after a power failure with ELR on."""
+    return (ctx.elr and ctx.config.lose_unflushed) or ctx.protocol.unclean_shutdown_on_register
 
 
 def _registered(ctx: Ctx, t: State, i: int, unclean: bool) -> State:

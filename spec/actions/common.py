@@ -197,8 +197,13 @@ def live_mask(s: State) -> int:
     """The brokers the controller counts as live (R9, R18): alive and holding a coordination
     session (/brokers/ids/[id]). Without session expiry, exactly the alive ones. kraft: alive
     and not fenced (KIP-841: registered and heartbeating); a broker in controlled shutdown is
-    live but not eligible (``ineligible``)."""
-    return alive_mask(s) & ~s.faults.expired & ~s.kraft.fenced
+    live but not eligible (``ineligible``). kraft counts a crashed broker live until it is
+    fenced (the controller learns of a crash at the session timeout, ControllerFenceBroker);
+    with ``fence_at_crash`` a crashed broker is fenced at once, so this is the same set."""
+    k = s.kraft
+    if k.broker_epoch:  # kraft: every broker is registered; the unfenced ones are live
+        return ((1 << len(s.replicas)) - 1) & ~k.fenced & ~s.faults.expired
+    return alive_mask(s) & ~s.faults.expired
 
 
 def ineligible(s: State) -> int:

@@ -31,11 +31,12 @@ def _leader_lost(s: State) -> bool:
     incarnation, which must be elected anew, never resume the old epoch)."""
     c = s.coord
     r = s.replicas[c.leader]
-    if not r.alive:
-        return True
     f = s.faults
     if f.expired >> c.leader & 1 or f.lead_renewed or s.kraft.fenced >> c.leader & 1:
         return True  # (kraft: a fenced leader is lost, as a crashed one: KIP-841)
+    if not r.alive:  # (kraft: a crashed leader is lost only once fenced; before, the
+        # controller does not know: see BrokerCrash)
+        return not s.kraft.broker_epoch
     if r.epoch == c.epoch:
         return False
     return not any(q.dest == c.leader and q.epoch == c.epoch for q in s.requests)
@@ -147,14 +148,14 @@ def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
     in majority-quorum, which has no ISR.) "Gone" is the controller's view: dead, or its session
     expired; a leader that is gone that way is replaced by an election, not kept."""
     c = s.coord
-    if (c.epoch >= ctx.config.epochs and not ctx.split_fetch) or not s.replicas[c.leader].alive:
+    live = live_mask(s)
+    if (c.epoch >= ctx.config.epochs and not ctx.split_fetch) or not live >> c.leader & 1:
         return  # (kraft: an ISR change takes no leader epoch, so --epochs does not bound it)
     f = s.faults
     if f.unclean >> c.leader & 1:
         return  # kip-966: a leader back from an unclean shutdown is replaced, not kept
-    if f.expired >> c.leader & 1 or f.lead_renewed or s.kraft.fenced >> c.leader & 1:
-        return  # session expiry (kraft: fencing): the leader is lost to the controller
-    live = live_mask(s)
+    if f.lead_renewed:
+        return  # (kraft: leader -1 recorded) the leader is lost to the controller
     for j in range(ctx.n):
         if j != c.leader and c.isr >> j & 1 and not live >> j & 1:
             new_isr = c.isr & ~(1 << j)
@@ -236,8 +237,8 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     in_place = _leader_in_place(ctx, s)
     leader_lost = not live >> c.leader & 1 or f.unclean >> c.leader & 1 or f.lead_renewed
     for j in range(ctx.n):
-        if not live >> j & 1 or shutting >> j & 1:
-            continue
+        if not live >> j & 1 or shutting >> j & 1 or not s.replicas[j].alive:
+            continue  # (kraft: a crashed broker not yet fenced is live, but asks nothing)
         t = s
         if kraft:
             t = s._replace(kraft=s.kraft._replace(shutting_down=shutting | 1 << j))
@@ -347,17 +348,27 @@ def controller_fence_broker(ctx: Ctx, s: State, kind: int, out: list) -> None:
     (``fence_batch``). The broker itself runs on, a zombie acting on what it last knew, until
     it stops (BrokerCrash) and registers again (BrokerRegister), or its heartbeats get through
     again and it is unfenced with its old broker epoch (BrokerUnfence, the end of a pause).
-    Each fence counts as one of the --crashes (the bound Vanlightly's spec puts on fences), so
-    the default bounds stay finite and small."""
+    Each fence of a running broker counts as one of the --crashes (the bound Vanlightly's spec
+    puts on fences), so the default bounds stay finite and small.
+
+    The same step fences a crashed broker whose session has timed out (kraft without
+    ``fence_at_crash``, Kafka: the controller learns of a crash only this way,
+    ``BrokerHeartbeatManager`` and ``maybeFenceOneStaleBroker``); its crash was counted, the
+    fence is not, and a controlled shutdown it was in is over."""
     h = s.history
-    if h.crashes >= ctx.config.crashes:
-        return
     k = s.kraft
-    h2 = h._replace(crashes=h.crashes + 1)
+    counted = s._replace(history=h._replace(crashes=h.crashes + 1))
     for i, r in enumerate(s.replicas):
-        if r.alive and not k.fenced >> i & 1:
-            for t in fence_batch(ctx, s._replace(history=h2), i):
-                out.append(((kind, (i,)), t))
+        if k.fenced >> i & 1:
+            continue
+        if r.alive:
+            if h.crashes >= ctx.config.crashes:
+                continue
+            base = counted
+        else:
+            base = s._replace(kraft=k._replace(shutting_down=k.shutting_down & ~(1 << i)))
+        for t in fence_batch(ctx, base, i):
+            out.append(((kind, (i,)), t))
 
 
 def _paused(r, i: int, k) -> bool:

@@ -99,6 +99,18 @@ class Kraft(Kip966):
     # is true unless set otherwise, ``lastKnownElr`` set by ``maybeUpdateLastKnownLeader`` when
     # the ISR first empties; Kafka's "Eligible Leader Replicas" page: "Select the last known
     # leader if it is unfenced"); False: kip-966's rule, such a replica is never elected cleanly
+    fence_at_crash = False  # False (Kafka): the controller learns of a crash only when the
+    # broker's session times out (``BrokerHeartbeatManager``: broker.session.timeout.ms with no
+    # heartbeat, then ``ReplicationControlManager.maybeFenceOneStaleBroker`` →
+    # ``handleBrokerFenced``): until then the crashed broker is live to the controller (it may
+    # stay leader, be elected or stay in the ISR), and it is fenced by ControllerFenceBroker,
+    # not counted as a crash a second time. Its new process registers only after that (a
+    # registration while the old session is valid fails, ``ClusterControlManager.
+    # registerBroker``: DuplicateBrokerRegistrationException): BrokerRestart is that
+    # registration (fenced, the unclean-shutdown handling in its batch) and BrokerRegister the
+    # unfencing once it has caught up. True: BrokerCrash fences at once and BrokerRegister does
+    # both (the spec before real Kafka runs were validated; the reference implementation's
+    # controller, which reads the crash from its coordination session, declares it)
     unclean_shutdown_on_register = True  # every new incarnation's registration is handled as
     # an unclean shutdown (``ClusterControlManager.registerBroker`` → ``ReplicationControlManager
     # .handleBrokerUncleanShutdown``: out of the ISR, unless the last member, and of the ELR;

@@ -28,8 +28,9 @@ SAFETY = [
 # states before the partition epoch was apart, 731,420 before KIP-841's fencing and registration,
 # 1,119,222 before KIP-392's consumer (x1.21), 1,359,182 before the epoch cache was its own
 # state (x1.03), 1,404,608 before issue 25's Kafka 4.x rules (x1.91: every registration an
-# unclean shutdown, the fence's batch, unfenced pauses, the asynchronous checkpoint write)
-LOSE_UNFLUSHED_STATES = 2_682_532
+# unclean shutdown, the fence's batch, unfenced pauses, the asynchronous checkpoint write),
+# 2,682,532 before a crash was fenced at its session timeout (x1.03)
+LOSE_UNFLUSHED_STATES = 2_752_872
 
 
 def kraft(variant=None, **bounds) -> IsrSpec:
@@ -42,13 +43,14 @@ def without(**flags):
 
 # The kraft version before issue 25 read Kafka 4.x: the fence apart from the ISR removal and the
 # election, no unfence of a paused broker, unclean-shutdown handling only with --lose-unflushed,
-# the truncation's epoch checkpoint written with it. The scripted stories below that walk those
+# the truncation's epoch checkpoint written with it, a crash fenced at once. The scripted stories below that walk those
 # separate steps run on it (the mechanism each shows is unchanged).
 LEGACY = dict(
     atomic_fence=False,
     unfence_on_heartbeat=False,
     unclean_shutdown_on_register=False,
     sync_truncation_ckpt=True,
+    fence_at_crash=True,
 )
 
 
@@ -221,6 +223,7 @@ def test_a_fetch_from_a_previous_incarnation_is_fenced():
         ("FollowerHandleFetchResponse", 1, 0),
         ("FollowerSendFetch", 1, 0),  # fetch offset 1: it has record 1, unflushed
         ("BrokerCrash", 1),  # loses the unflushed record; the fetch stays in the leader's queue
+        ("ControllerFenceBroker", 1),  # its session times out
         ("BrokerRestart", 1),
         ("BrokerRegister", 1),  # broker epoch 2
         ("BrokerBecomeFollower", 1, 0, 1),
@@ -248,19 +251,36 @@ def test_a_fetch_from_a_previous_incarnation_is_fenced():
 
 
 def test_registration_is_apart_from_restart():
-    """KIP-841: a crash fences the broker at once, and the fence's batch takes it out of the ISR
-    (``handleBrokerFenced``); the restarted process stays fenced, with its old broker epoch and
-    no partition state, until BrokerRegister gives it a new broker epoch, unfences it, handles
-    the new incarnation as an unclean shutdown (Kafka 4.x: with ELR never elected cleanly until
-    back in the ISR) and sends it the partition state."""
+    """KIP-841 in Kafka 4.x: the controller learns of a crash only when the broker's session
+    times out; until then the crashed broker is live to it (in the ISR, unfenced), and it may
+    not restart (register) yet. The fence's batch takes it out of the ISR
+    (``handleBrokerFenced``); the restart is the registration (fenced, with its batch's
+    unclean-shutdown handling: Kafka 4.x with ELR never elects it cleanly until back in the
+    ISR); BrokerRegister, the unfencing, gives it a new broker epoch and sends it the partition
+    state. With ``fence_at_crash`` the crash is fenced at once and the registration does the
+    unclean-shutdown handling."""
     m = kraft(replicas=2, records=1, crashes=1)
     s = run(m, ("BrokerCrash", 1))
+    assert s.kraft.fenced == 0 and s.coord.isr == 0b11 and not s.replicas[1].alive
+    assert moves(m, s, "BrokerRestart") == [] and moves(m, s, "ControllerShrinkIsr") == []
+    assert [a for a, _ in moves(m, s, "ControllerFenceBroker")] == [(1,)]
+    s = step(m, s, "ControllerFenceBroker", 1)
     assert s.kraft.fenced == 0b10 and s.coord.isr == 0b01 and s.coord.epoch == 1
+    assert s.history.crashes == 1  # the fence of a crashed broker is not counted again
     assert moves(m, s, "ControllerShrinkIsr") == []
     assert [(q.dest, q.leader, q.isr) for q in s.requests] == [(0, 0, 0b01)]  # the leader's
     s = step(m, s, "BrokerRestart", 1)
-    assert s.kraft.fenced == 0b10 and s.kraft.broker_epoch == (1, 1)
+    assert s.kraft.fenced == 0b10 and s.kraft.broker_epoch == (1, 1) and s.faults.unclean == 0b10
     assert moves(m, s, "FollowerSendFetch") == []
+    s = step(m, s, "BrokerRegister", 1)
+    assert s.kraft.fenced == 0 and s.kraft.broker_epoch == (1, 2) and s.faults.unclean == 0b10
+    assert (1, 0, 1) in [(q.dest, q.leader, q.epoch) for q in s.requests]
+    assert moves(m, s, "BrokerRegister") == []
+    m = kraft(KRAFT.variant(fence_at_crash=True), replicas=2, records=1, crashes=1)
+    s = run(m, ("BrokerCrash", 1))
+    assert s.kraft.fenced == 0b10 and s.coord.isr == 0b01 and s.coord.epoch == 1
+    s = run(m, ("BrokerCrash", 1), ("BrokerRestart", 1))
+    assert s.faults.unclean == 0
     s = step(m, s, "BrokerRegister", 1)
     assert s.kraft.fenced == 0 and s.kraft.broker_epoch == (1, 2) and s.faults.unclean == 0b10
     assert (1, 0, 1) in [(q.dest, q.leader, q.epoch) for q in s.requests]
@@ -404,6 +424,7 @@ def test_out_of_range_at_a_follower_is_no_reset():
         ("BrokerApplyPartitionChange", 0),
         ("ConsumerFetch", 0),
         ("BrokerCrash", 1),
+        ("ControllerFenceBroker", 1),
         ("BrokerRestart", 1),
         ("BrokerRegister", 1),
         ("BrokerBecomeFollower", 1, 0, 1),
@@ -439,7 +460,9 @@ def test_an_unclean_election_resets_the_consumer():
     """Kafka's documented price of unclean leader election, seen by the consumer: record 1 is
     committed and read, the leader crashes, the out-of-sync follower is elected (--unclean) with
     an empty log, and the consumer, past its end, is reset to its HW: MonotonicReads in 7
-    steps (8 before the fence's batch elected). Not a bug of kraft (the built-in version without --unclean holds it)."""
+    steps (8 before the fence's batch elected). The shortest story now fences the running
+    leader (lost heartbeats): a crash is fenced only at its session timeout, one step more.
+    Not a bug of kraft (the built-in version without --unclean holds it)."""
     res = check_bfs(
         kraft(replicas=2, records=1, epochs=2, crashes=1, unclean=True),
         properties=["MonotonicReads"],
@@ -451,7 +474,7 @@ def test_an_unclean_election_resets_the_consumer():
         "LeaderSendAlterPartition",
         "ControllerHandleAlterPartition",
         "ConsumerFetch",
-        "BrokerCrash",  # the fence's batch elects the follower (unclean)
+        "ControllerFenceBroker",  # the fence's batch elects the follower (unclean)
         "BrokerBecomeLeader",
         "ConsumerResetOffset",
     ]
@@ -485,6 +508,7 @@ def _stale_epoch_checkpoint():
         ("FollowerSendFetch", 1, 0),
         ("LeaderHandleFetch", 0, 1),
         ("BrokerCrash", 1),
+        ("ControllerFenceBroker", 1),  # (kraft; the legacy spec fenced at the crash)
         ("BrokerRestart", 1),
         ("BrokerRegister", 1),
         ("BrokerBecomeFollower", 1, 0, 3),
@@ -535,13 +559,14 @@ def test_a_stale_epoch_checkpoint_truncates_a_committed_record_only_in_the_old_s
     strong = next(p for p in kraft(**bounds).properties if p.name == "StrongIsr").check
     m = kraft(legacy(sync_truncation_ckpt=False), **bounds)
     story = _stale_epoch_checkpoint()
-    s = run(m, *story[:13])
+    old_story = [x for x in story if x[0] != "ControllerFenceBroker"]  # fenced at the crash
+    s = run(m, *old_story[:13])
     assert s.kraft.epoch_cache[1] == ((1, 0),) and s.kraft.epoch_ckpt[1] == ((1, 0), (2, 1))
     assert [a for a, _ in moves(m, s, "BrokerCheckpointEpochCache")] == [(1,)]
-    s = run(m, *story[:-1])
+    s = run(m, *old_story[:-1])
     assert s.replicas[0].hw == 2 and s.coord.isr == 0b11 and strong(s)
     assert s.kraft.epoch_cache[1] == ((1, 0), (2, 1))  # restored from the stale file
-    t = step(m, s, *story[-1])
+    t = step(m, s, *old_story[-1])
     assert t.replicas[1].log == ((1, 1),) and not strong(t)
     for name in ("kraft", "kraft-4.0"):  # Kafka 4.x: the follower is out of the ISR
         m = IsrSpec(Config(protocol=name, **bounds))
@@ -581,7 +606,8 @@ def test_pinned_counts_and_every_safety_property_holds():
 
 
 def test_two_records_and_a_crash_hold():
-    """A larger small config: two replicas, one record, two epochs, one crash (781,691 states;
+    """A larger small config: two replicas, one record, two epochs, one crash (809,151 states;
+    781,691 before a crash was fenced at its session timeout rather than at once, x1.035;
     523,921 before issue 25's Kafka 4.x rules (the fence's batch, unfenced pauses, every
     registration an unclean shutdown, the last known leader elected, the asynchronous
     checkpoint write), x1.49; 503,415 before the epoch cache was its own state, x1.04; 422,128
@@ -590,7 +616,7 @@ def test_two_records_and_a_crash_hold():
     was apart from the leader epoch; 41,312 with step 1's atomic ISR changes; kip-966: 4,454,
     kip-320: 5,626)."""
     res = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=1), symmetry=True)
-    assert res.complete and res.distinct_states == 781691
+    assert res.complete and res.distinct_states == 809151
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
 
@@ -672,11 +698,12 @@ def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     batch (Kafka's ``handleBrokerFenced``; a partition change the leader applies); the leader,
     from the previous incarnation's fetch, proposes to add it back; the follower restarts and
     registers with a new broker epoch; the controller accepts and moves leadership to it: the
-    acknowledged record is gone (KAFKA-14139's story, 14 steps; the yardstick's `broker-epoch`
-    drop takes 13; 14 before issue 25 too, when the ISR removal was the registration's, and
+    acknowledged record is gone (KAFKA-14139's story, 15 steps: the fence comes at the crash's
+    session timeout, a step of its own; the yardstick's `broker-epoch` drop takes 13; 14 before
+    Kafka's crash notice was modelled, and before issue 25 too, when the ISR removal was the registration's, and
     before KIP-841's registration step, with the AlterPartition in flight across the restart). With kip-966's
     election rule (``elect_last_known_leader=False``) NoCommittedLoss holds at these bounds;
-    the built-in kraft loses the record of the last replica standing (8 steps, elected as the
+    the built-in kraft loses the record of the last replica standing (9 steps, elected as the
     last known leader: test_last_replica_standing_at_kafka_4_x_defaults). (StrongIsr and WeakIsr fail in both: a follower that
     acknowledged a record before flushing it loses it in a crash, as in kip-966 with
     lose-unflushed.)"""
@@ -693,7 +720,7 @@ def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
         stop_at_first_violation=True,
     )
     cx = verdicts(res)["NoCommittedLoss"].counterexample
-    assert cx.length == 14
+    assert cx.length == 15
     actions = [s.action for s in cx.steps]
     i = actions.index("BrokerRestart")
     # the crash's fence takes the follower out of the ISR at once; the leader's proposal to
@@ -759,8 +786,9 @@ def test_fresh_hw_is_not_a_safety_bug():
         kraft(without(fresh_hw_in_response=True), replicas=2, records=1, epochs=2, crashes=1)
     )
     # 318,620 before KIP-392's consumer, 367,439 before the epoch cache was its own state,
-    # 386,337 before issue 25's Kafka 4.x rules
-    assert res.complete and res.distinct_states == 591437
+    # 386,337 before issue 25's Kafka 4.x rules, 591,437 before a crash was fenced at its
+    # session timeout
+    assert res.complete and res.distinct_states == 614869
     v = verdicts(res)
     assert all(v[p].holds for p in SAFETY)
 
@@ -813,7 +841,8 @@ def test_last_replica_standing_needs_kip_966():
     KIP-966's eligible leader replicas: the ISR shrinks to the leader (the follower's controlled
     shutdown, a partition change the leader applies), the leader takes a record alone, loses
     its unflushed log in a crash, restarts, registers, and is elected again as the sole ISR
-    member with an empty log: the committed record is gone, in 8 steps (7 before registration
+    member with an empty log: the committed record is gone, in 9 steps (8 before the fence came
+    at the session timeout, a step of its own; 7 before registration
     was its own step; TLC's story has 7 too: there the controller elects while it handles the
     registration). With kip-966's ELR rule alone (``elect_last_known_leader=False``) a replica
     back from an unclean shutdown is not elected cleanly, and no committed record is lost: the
@@ -825,12 +854,13 @@ def test_last_replica_standing_needs_kip_966():
         kraft(without(eligible_leader_replicas=False), **bounds), properties=["NoCommittedLoss"]
     )
     (p,) = res.properties
-    assert p.holds is False and p.counterexample.length == 8
+    assert p.holds is False and p.counterexample.length == 9
     assert [s.action for s in p.counterexample.steps] == [
         "ControllerShutdownBroker",
         "BrokerApplyPartitionChange",
         "ProducerSend",
         "BrokerCrash",
+        "ControllerFenceBroker",  # at the session timeout
         "BrokerRestart",
         "BrokerRegister",
         "ControllerElectLeader",
@@ -876,8 +906,8 @@ def test_release_presets_differ_in_their_defaults_only():
 
 def test_last_replica_standing_at_kafka_4_x_defaults():
     """ "Last replica standing" is Kafka's own behaviour at min.insync.replicas 1 and a power
-    failure, at each release's defaults: NoCommittedLoss in 8 steps. The sole ISR member's
-    fence leaves leader -1; it restarts and registers (an unclean shutdown) and is elected
+    failure, at each release's defaults: NoCommittedLoss in 9 steps. The sole ISR member crashes;
+    its fence, at the session timeout, leaves leader -1; it restarts and registers (an unclean shutdown) and is elected
     again, empty: without ELR (kraft-4.0, kraft-3.7) as the last ISR member, which the builder
     never removes; with ELR (kraft, 4.1's default for new clusters) as the last known leader,
     ISR and ELR being empty (``PartitionChangeBuilder.canElectLastKnownLeader``). kip-966's rule
@@ -895,6 +925,7 @@ def test_last_replica_standing_at_kafka_4_x_defaults():
             "BrokerApplyPartitionChange",
             "ProducerSend",
             "BrokerCrash",
+            "ControllerFenceBroker",  # at the session timeout
             "BrokerRestart",
             "BrokerRegister",
             "ControllerElectLeader",

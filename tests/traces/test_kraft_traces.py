@@ -247,6 +247,7 @@ def test_the_declared_epoch_cache_difference_is_what_lets_the_trace_pass() -> No
         "unfence_on_heartbeat": False,
         "unclean_shutdown_on_register": False,
         "elect_last_known_leader": False,
+        "fence_at_crash": True,
     }
     events = [dict(e) for e in w.trace]
     assert validate_events(head, events).verdict == "accepted"
