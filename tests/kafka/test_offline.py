@@ -170,6 +170,72 @@ def test_an_isr_expansion_with_a_fenced_broker_is_rejected():
     assert v.verdict == "rejected" and f"offset {fake['offset']}" in v.reason
 
 
+def test_leader_minus_one_without_a_new_leader_epoch_is_rejected():
+    """Mutation: the batch that fences the last ISR member (the leader) records leader -1 in the
+    same leader epoch. Kafka's PartitionChangeBuilder bumps the epoch with every leader change,
+    and so does the spec's fence (``fence_batch``); before it did, the real run was rejected and
+    this mutant would have passed."""
+    head, evs = sample("kafka-4.0.2-all-crash.ndjson")
+    evs = copy.deepcopy(evs)
+    ch = _first_change(evs, lambda e: e.get("leader") == -1)
+    ch["leader_epoch"] -= 1
+    v = validate_greybox(head, evs, "mutant")
+    assert v.verdict == "rejected" and f"offset {ch['batch']}" in v.reason, v.reason
+
+
+def test_with_elr_the_last_member_leaves_for_the_elr():
+    """Mutation (ELR on, Kafka 4.4): the controlled shutdown of the last ISR member empties the
+    ISR and puts the member in the ELR. A log that shows it dropped from both is no spec step
+    (the spec's barred last member is shown as ISR [], ELR [it]); without ELR (4.0.2's run) the
+    ISR keeps it, and the same projection rule must not apply there."""
+    head, evs = sample("kafka-4.4.0-last-replica-shutdown.ndjson")
+    evs = copy.deepcopy(evs)
+    ch = _first_change(evs, lambda e: e.get("leader") == -1)
+    assert ch["isr"] == [] and ch["elr"]  # what Kafka 4.4 wrote
+    ch["elr"] = []
+    v = validate_greybox(head, evs, "mutant")
+    assert v.verdict == "rejected" and f"offset {ch['batch']}" in v.reason, v.reason
+    head, evs = sample("kafka-4.0.2-last-replica-shutdown.ndjson")
+    evs = copy.deepcopy(evs)
+    ch = _first_change(evs, lambda e: e.get("leader") == -1)
+    assert ch["isr"] and not ch["elr"]  # 4.0.2 keeps the ISR
+    ch["isr"], ch["elr"] = [], ch["isr"]  # as if ELR were on
+    v = validate_greybox(head, evs, "mutant")
+    assert v.verdict == "rejected" and f"offset {ch['batch']}" in v.reason, v.reason
+
+
+def test_a_restart_registers_only_after_the_fence():
+    """Mutation: the restarted broker's registration (RegisterBroker) and unfencing are moved
+    before the controller fenced its previous incarnation. Kafka refuses a registration while
+    the old session is valid (DuplicateBrokerRegistrationException), and the spec's BrokerRestart
+    waits for the fence: rejected."""
+    head, evs = sample("kafka-4.0.2-all-crash.ndjson")
+    evs = copy.deepcopy(evs)
+    fence = next(
+        e for e in evs if e.get("record") == "BrokerChange" and e.get("fenced") and e["broker"] == 2
+    )
+    reg = [
+        e
+        for e in evs
+        if e.get("kind") == "metadata"
+        and e.get("broker") == 2
+        and e.get("record") in ("RegisterBroker", "BrokerChange")
+        and e["time"] > fence["time"]
+    ][:2]
+    for j, e in enumerate(reg):
+        evs.remove(e)
+        e["time"] = fence["time"] - 0.2 + 0.1 * j
+    k = evs.index(fence)
+    for j, e in enumerate(reg):
+        evs.insert(k + j, e)
+    restart = next(e for e in evs if e.get("op") == "restart" and e["broker"] == 2)
+    evs.remove(restart)
+    restart["time"] = restart["started"] = fence["time"] - 0.3
+    evs.insert(k - 1, restart)
+    v = validate_greybox(head, evs, "mutant")
+    assert v.verdict == "rejected", v.reason
+
+
 def test_too_many_candidates_is_undecided_never_accepted():
     head, evs = sample("kafka-4.4.0-faults.ndjson")
     v = validate_greybox(head, evs, "tiny-cap", cap=50)

@@ -15,8 +15,11 @@ of spec states consistent with the run so far (its candidates) and, for each obs
   spec may split what Kafka writes in one batch);
 - the environment's steps happen only inside the window of the fault that causes them: BrokerCrash
   for a SIGKILL (and for the process stop that ends a controlled shutdown), BrokerRestart for a
-  restart, ControllerShutdownBroker for a SIGTERM, ControllerMoveLeader for an Admin election; a
-  window's required step is forced when the window closes.
+  restart (until the new process's RegisterBroker record: Kafka refuses the registration while
+  the old session is valid, and the spec's BrokerRestart is that registration),
+  ControllerShutdownBroker for a SIGTERM, ControllerMoveLeader for an Admin election; a
+  window's required step is forced when the window closes. The controller's fence of a crashed
+  broker (at its session timeout) is its own, a hidden step the log shows.
 The data path is abstracted away here (the spec runs with no records): what clients were told and
 what the logs hold are checked by the history checker and the at-rest checks, beside this.
 
@@ -66,7 +69,7 @@ Proj = tuple[
 ]  # leader, epoch, isr, elr, fenced, incarnations
 
 
-def projection(s: State) -> Proj:
+def projection(s: State, elr: bool = False) -> Proj:
     """What the metadata log shows of a spec state (R9, KIP-841, KIP-966): the recorded leader,
     leader epoch (the spec's epoch - 1: Kafka's first is 0), ISR and ELR, the fenced brokers and
     each broker's incarnation (the spec's broker epoch; Kafka's own broker epochs are metadata
@@ -81,14 +84,27 @@ def projection(s: State) -> Proj:
     Leader -1: the spec records a partition left without a leader (a fence or a controlled
     shutdown with no one to take over) as its last leader marked lost (``Faults.lead_renewed``,
     spec/actions/controller.py ``fence_batch``/``_leaderless``); Kafka writes leader -1. Both
-    bump the leader epoch."""
+    bump the leader epoch.
+
+    The last ISR member, with ELR on (``elr``): Kafka 4.1+ lets the ISR become empty, the
+    removed broker moving to the ELR (``PartitionChangeBuilder`` with ELR enabled: the ISR is
+    not kept at its last member); the spec keeps that member in the ISR, barred from clean
+    election (fenced, in controlled shutdown, or back from an unclean shutdown), and elects it
+    exactly when Kafka elects it from the ELR or as the last known leader (spec/actions/
+    controller.py ``elections``). So an ISR of one barred member is shown as Kafka's empty ISR,
+    and that member in the ELR unless an unclean shutdown took it out of both
+    (``handleBrokerUncleanShutdown``)."""
     c = s.coord
     k = s.kraft
+    f = s.faults
+    isr, elr_set = c.isr, f.elr
+    if elr and isr and not isr & (isr - 1) and isr & (k.fenced | k.shutting_down | f.unclean):
+        isr, elr_set = 0, elr_set | (c.isr & ~f.unclean)
     return (
-        NO_LEADER if s.faults.lead_renewed else c.leader,
+        NO_LEADER if f.lead_renewed else c.leader,
         c.epoch - 1,
-        c.isr,
-        s.faults.elr,
+        isr,
+        elr_set,
         k.fenced,
         _live_incarnations(k.broker_epoch, k.fenced),
     )
@@ -278,10 +294,29 @@ def _read_windows(run: PartitionRun, events: list[dict[str, Any]]) -> None:
             continue
         end = float(ev.get("time", 0.0))
         start = float(ev.get("started", end))
+        if ev["op"] == "restart":
+            # the spec's BrokerRestart is the new process's registration, which Kafka takes
+            # only once the old session has timed out (DuplicateBrokerRegistrationException
+            # before): the window lasts until the broker's RegisterBroker record
+            end = max(end, _registered_after(events, b, start, end))
         if end >= run.start_time:
             run.windows.append(
                 Window(len(run.windows), ev["op"], run.brokers.index(b), start, end, idx)
             )
+
+
+def _registered_after(events: list[dict[str, Any]], broker: int, t0: float, end: float) -> float:
+    """The time of ``broker``'s first RegisterBroker record at or after ``t0``; ``end`` if the
+    log shows none (the run stopped before it registered)."""
+    for ev in events:
+        if (
+            ev.get("kind") == "metadata"
+            and ev.get("record") == "RegisterBroker"
+            and ev.get("broker") == broker
+            and float(ev.get("time", 0.0)) >= t0 - TOLERANCE
+        ):
+            return float(ev.get("time", 0.0))
+    return end
 
 
 def _kafka_proj(
@@ -320,6 +355,8 @@ class GreyBoxValidator:
         self.visited = 0
         self.max_candidates = 0
         self.fired: set[str] = set()
+        self.elr = model.ctx.elr  # the projection shows the ISR as Kafka's ELR rules do
+        self._memo: dict[tuple, set] = {}  # states expanded per observation (and window step)
 
     # the steps a candidate may take now: (action name, next state, window step or None);
     # `stopped`: replicas whose process is stopped (SIGSTOP) meanwhile
@@ -350,24 +387,35 @@ class GreyBoxValidator:
         open_windows: list[Window],
         max_visible: int,
         stopped: frozenset[int],
+        memo: set | None = None,
     ) -> Iterator[Candidate]:
         """Breadth first from `start`, lazily. Without `target`: every state of its hidden
         closure (the projection unchanged), `start` first. With `target`: the states where a
         projection-changing step lands on `target` (or `start` itself if already there), after
         hidden steps and at most `max_visible` projection-changing steps whose intermediate
-        projections lie between the start's and the target's (`_between`)."""
-        base = {projection(start.state)}
+        projections lie between the start's and the target's (`_between`).
+
+        `memo`: the states already expanded for this observation from the same projection by an
+        earlier start (shared across the starts of one observation). The search is depth first
+        over observations, so by the time another start is explored here, every state an
+        earlier one reached has been yielded and has failed: expanding it again would only
+        yield failures. (A rejection must try every run; without this, overlapping hidden
+        closures were walked once per start, quadratically.)"""
+        base = {projection(start.state, self.elr)}
         p0 = next(iter(base))
         if target is None or p0 == target:
             yield start
-        seen: set[tuple[State, frozenset, int]] = {(start.state, start.done, 0)}
+        seen: set[tuple[State, frozenset, int]] = set() if memo is None else memo
+        if (start.state, start.done, 0) in seen:
+            return
+        seen.add((start.state, start.done, 0))
         frontier: list[tuple[Candidate, int]] = [(start, 0)]
         while frontier:
             nxt: list[tuple[Candidate, int]] = []
             for c, vis in frontier:
-                p = projection(c.state)
+                p = projection(c.state, self.elr)
                 for name, t, wstep in self._steps(c, open_windows, stopped):
-                    pt = projection(t)
+                    pt = projection(t, self.elr)
                     v2 = vis + (pt != p)
                     if v2 > max_visible:
                         continue
@@ -392,34 +440,38 @@ class GreyBoxValidator:
             frontier = nxt
 
     def _options(
-        self, c: Candidate, item: tuple[float, int, Any], stopped: frozenset[int]
+        self, c: Candidate, item: tuple[float, int, Any], stopped: frozenset[int], i: int = -1
     ) -> Iterator[Candidate]:
-        """The ways the spec can explain one observation from `c`, lazily."""
+        """The ways the spec can explain one observation (the `i`-th) from `c`, lazily."""
         t, kind, obs = item
         open_w = self.run.open_windows(t)
+        memo = self._memo.setdefault((i, projection(c.state, self.elr)), set())
         if kind == 1:  # a metadata batch
-            yield from self._explore(c, obs.proj, open_w, max(1, obs.records), stopped)
+            yield from self._explore(c, obs.proj, open_w, max(1, obs.records), stopped, memo)
         elif kind == 2:  # a process stops: anything hidden it did before is done by now
-            yield from self._explore(c, None, open_w, 0, stopped)
+            yield from self._explore(c, None, open_w, 0, stopped, memo)
         else:  # a fault's window closes: its required steps must have happened
-            yield from self._close(c, obs, [n for n, req in obs.steps() if req], stopped)
+            yield from self._close(c, obs, [n for n, req in obs.steps() if req], stopped, i)
 
     def _close(
-        self, c: Candidate, w: Window, names: list[str], stopped: frozenset[int]
+        self, c: Candidate, w: Window, names: list[str], stopped: frozenset[int], i: int = -1
     ) -> Iterator[Candidate]:
+        """The states after window `w`'s required steps `names` (the `i`-th observation): the
+        hidden closure of `c`, then each step, in order (memo shared as in `_explore`)."""
         if not names:
             yield c
             return
         name, rest = names[0], names[1:]
         if (w.wid, name) in c.done:
-            yield from self._close(c, w, rest, stopped)
+            yield from self._close(c, w, rest, stopped, i)
             return
-        for h in self._explore(c, None, [], 0, stopped):
+        memo = self._memo.setdefault((i, projection(c.state, self.elr), name), set())
+        for h in self._explore(c, None, [], 0, stopped, memo):
             for n2, t, wstep in self._steps(h, [w], stopped):
                 if n2 == name and wstep is not None:
-                    # (the step may change what the log shows, e.g. a crash the spec fences at
-                    # once: a later batch must then show it)
-                    yield from self._close(Candidate(t, h.done | {wstep}), w, rest, stopped)
+                    # (the step may change what the log shows, e.g. a restart's registration
+                    # batch: a later batch must then show it)
+                    yield from self._close(Candidate(t, h.done | {wstep}), w, rest, stopped, i)
 
     def run_all(self) -> None:
         """Depth first over the observations: the first spec run that explains every one
@@ -427,10 +479,10 @@ class GreyBoxValidator:
         has tried every candidate run (or the cap made the run undecided)."""
         run = self.run
         s0 = self.m.init_states()[0]
-        if projection(s0) != run.init:
+        if projection(s0, self.elr) != run.init:
             raise Rejected(
                 f"{run.key}: the first partition state ({describe(run.init, run.brokers)}) is not "  # type: ignore[arg-type]
-                f"the spec's initial state ({describe(projection(s0), run.brokers)})",
+                f"the spec's initial state ({describe(projection(s0, self.elr), run.brokers)})",
                 0,
             )
         # the observations in time order: batches, the ends of fault windows (a required step)
@@ -453,7 +505,7 @@ class GreyBoxValidator:
             key = (i, c.state, c.done)
             if key in failed:
                 return False
-            for nc in self._options(c, timeline[i], stopped[i]):
+            for nc in self._options(c, timeline[i], stopped[i], i):
                 if solve(i + 1, nc):
                     return True
             failed.add(key)
@@ -471,7 +523,7 @@ class GreyBoxValidator:
             sys.setrecursionlimit(old)
         i, c = furthest
         _t, kind, obs = timeline[i]
-        at = describe(projection(c.state), run.brokers)
+        at = describe(projection(c.state, self.elr), run.brokers)
         if kind == 1:
             open_w = run.open_windows(obs.time)
             raise Rejected(
