@@ -15,7 +15,7 @@ from .common import (
     stale_alters,
     with_stale_versions,
 )
-from .controller import fence_batch
+from .controller import elr_after_shrink, fence_batch
 from .fetch import with_epoch_cache
 
 # NamedTuples built with tuple.__new__ (fields in their declared order): NamedTuple's own
@@ -296,10 +296,41 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
                             u = _new(State, (u[0], u[1], u[2], h2, u[4], u[5]))
                             out.append(((kind, (i,)), u))
                         continue
+                elif _stop_kind_matters(ctx):
+                    lost = bool(flushed) and flushed[i] < len(r.log)
+                    for u in _clean_or_not(t, i, lost):
+                        out.append(((kind, (i,)), _new(State, (u[0], u[1], u[2], h2, u[4], u[5]))))
+                    continue
             f = t.faults
             if f.expired >> i & 1:  # session expiry: the crash ends the session too
                 t = t._replace(faults=f._replace(expired=f.expired & ~(1 << i)))
             out.append(((kind, (i,)), _new(State, (t[0], t[1], t[2], h2, t[4], t[5]))))
+
+
+def _stop_kind_matters(ctx: Ctx) -> bool:
+    """kraft with ELR and the registration's shutdown handling (Kafka 4.1+): whether a stopped
+    broker stopped cleanly decides what its next registration does (see broker_restart)."""
+    return ctx.elr and ctx.protocol.unclean_shutdown_on_register
+
+
+def _clean_or_not(t: State, i: int, lost: bool) -> list[State]:
+    """kraft (Kafka): the two ways broker ``i``'s process may have ended, as its next
+    registration will tell the controller (``previousBrokerEpoch``, from the clean-shutdown
+    file a completed shutdown writes; -1 after a kill or a power failure). A clean exit needs
+    the controller's leave: a broker in controlled shutdown, or a fenced one (the controller
+    answers a fenced broker's shutdown request at once); and it flushes the log, so it loses
+    nothing (``lost``: a power failure dropped unflushed records). Both are marked on bits the
+    controller does not read for a broker that is already ineligible (shutting down) or
+    fenced: a clean stop is the shutting-down bit kept (or set, for a fenced broker), an
+    unclean one ``Faults.unclean`` (set at the registration otherwise)."""
+    b = 1 << i
+    k, f = t.kraft, t.faults
+    if k.shutting_down & b:
+        unclean = t._replace(faults=f._replace(unclean=f.unclean | b))
+        return [unclean] if lost else [t, unclean]
+    if k.fenced & b and not lost:
+        return [t, t._replace(kraft=k._replace(shutting_down=k.shutting_down | b))]
+    return [t]
 
 
 def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -323,7 +354,12 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     Kafka (``fence_at_crash`` off) this step is the registration itself: its batch holds the
     unclean-shutdown handling (``registerBroker`` → ``handleBrokerUncleanShutdown``: out of
     the ISR, unless the last member, and of the ELR) and the fenced registration record;
-    with ``fence_at_crash`` that handling comes with BrokerRegister."""
+    with ``fence_at_crash`` that handling comes with BrokerRegister. A clean stop (see
+    ``_clean_or_not``: Kafka 4.0.2 and 4.4.0's ``registerBroker`` compares the request's
+    ``previousBrokerEpoch`` with the registered epoch and calls ``handleBrokerShutdown(id,
+    isCleanShutdown)``) is handled as a shutdown: out of the ISR only (the fence has done it),
+    its ELR seat kept and no bar on its election; only an unclean one takes it out of the ELR
+    and bars it (with ELR on; without ELR the two are the same)."""
     kraft = ctx.split_fetch
     unclean_restart = ctx.elr and ctx.config.lose_unflushed and not kraft
     # kraft (Kafka): the registration's batch handles an unclean shutdown (see broker_register)
@@ -351,7 +387,15 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if fence:
             t = _fence_previous_incarnation(t, i, forget_fetches=not kraft)
         if kraft:  # the unfencing is its own step (BrokerRegister)
-            out.append(((kind, (i,)), _register_unclean(ctx, t, i) if unclean_at_restart else t))
+            k, f, b = t.kraft, t.faults, 1 << i
+            clean = k.shutting_down & b and not f.unclean & b  # (see _clean_or_not)
+            if k.shutting_down & b:  # a new registration: not in controlled shutdown
+                t = t._replace(kraft=k._replace(shutting_down=k.shutting_down & ~b))
+            if unclean_at_restart and not clean:
+                t = _register_unclean(ctx, t, i)
+            elif unclean_at_restart:  # handleBrokerShutdown: out of the ISR, unless the last
+                t = _register_clean(ctx, t, i)
+            out.append(((kind, (i,)), t))
             continue
         out.append(((kind, (i,)), _registered(ctx, t, i, unclean_restart)))
 
@@ -465,6 +509,18 @@ def _register_unclean(ctx: Ctx, s: State, i: int) -> State:
         kraft = stale_alters(s.kraft)
         return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults, kraft)
     return s._replace(faults=faults)
+
+
+def _register_clean(ctx: Ctx, s: State, i: int) -> State:
+    """kraft: the registration after a clean stop (``handleBrokerShutdown`` with
+    ``isCleanShutdown``): out of the ISR unless the last member or the recorded leader (the
+    fence's batch has normally done it already), ELR membership kept, no bar."""
+    c = s.coord
+    b = 1 << i
+    if c.isr & b and c.isr != b and c.leader != i:
+        t = elr_after_shrink(ctx, s, c.isr, c.isr & ~b) if ctx.elr else s
+        return partition_change(ctx, t, c.isr & ~b, live_mask(t))
+    return s
 
 
 def broker_flush(ctx: Ctx, s: State, kind: int, out: list) -> None:

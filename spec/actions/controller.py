@@ -359,7 +359,8 @@ def controller_fence_broker(ctx: Ctx, s: State, kind: int, out: list) -> None:
     The same step fences a crashed broker whose session has timed out (kraft without
     ``fence_at_crash``, Kafka: the controller learns of a crash only this way,
     ``BrokerHeartbeatManager`` and ``maybeFenceOneStaleBroker``); its crash was counted, the
-    fence is not, and a controlled shutdown it was in is over."""
+    fence is not. (Its shutting-down bit stays: for a stopped broker it records a clean stop,
+    which its next registration reads; see spec/actions/broker.py ``_clean_or_not``.)"""
     h = s.history
     k = s.kraft
     counted = s._replace(history=h._replace(crashes=h.crashes + 1))
@@ -371,7 +372,7 @@ def controller_fence_broker(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 continue
             base = counted
         else:
-            base = s._replace(kraft=k._replace(shutting_down=k.shutting_down & ~(1 << i)))
+            base = s
         for t in fence_batch(ctx, base, i):
             out.append(((kind, (i,)), t))
 
