@@ -165,7 +165,7 @@ def render(doc: dict[str, Any]) -> str:
             + " | ".join(
                 _cell(c)
                 for c in (
-                    f"<a id=\"{row['id']}\"></a>`{row['id']}`",
+                    f'<a id="{row["id"]}"></a>`{row["id"]}`',
                     row["source"],
                     _protocol(row),
                     _bounds(row),
@@ -193,7 +193,7 @@ def render(doc: dict[str, Any]) -> str:
         ]
         for action, e in spec["code_paths"].items():
             out.append(
-                f"| <a id=\"{era}-{action.lower()}\"></a>{action} | `{e['path']}` | "
+                f'| <a id="{era}-{action.lower()}"></a>{action} | `{e["path"]}` | '
                 f"`{_cell(e['method'])}` | {e['at']} | {_cell(e['note'])} |"
             )
     return "\n".join(out) + "\n"
