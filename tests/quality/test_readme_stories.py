@@ -44,7 +44,7 @@ SEARCH_IN_TESTS: set[tuple[str, Bounds]] = {
     ("hw-truncation", (2, 3, 2, 2)),
     ("kip-101", (2, 3, 3, 0)),
     ("kip-279", (3, 1, 3, 0)),  # the headline story (TLC's Kip279), about 10 CPU seconds
-    ("kraft", (2, 1, 2, 1)),  # with --lose-unflushed, which the replay does not read
+    ("kraft", (2, 1, 3, 1)),  # with --lose-unflushed, which the replay does not read
 }
 
 

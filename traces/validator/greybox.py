@@ -250,6 +250,10 @@ class _Replay:
             return
         run = self.run
         t, off, nrec, idx = self.meta
+        if run.init is None:
+            # incarnations count from the partition's creation: a broker that registered twice
+            # while the cluster started (a retried start) is in its first one here
+            self.inc = {b: min(n, 1) for b, n in self.inc.items()}
         p = _kafka_proj(self.state, self.fenced, self.inc, run.brokers)
         if run.init is None:
             run.init, run.start_time = p, t
@@ -298,7 +302,8 @@ def _read_windows(run: PartitionRun, events: list[dict[str, Any]]) -> None:
             # the spec's BrokerRestart is the new process's registration, which Kafka takes
             # only once the old session has timed out (DuplicateBrokerRegistrationException
             # before): the window lasts until the broker's RegisterBroker record
-            end = max(end, _registered_after(events, b, start, end))
+            # (just after it: the registration's batch is explained with the window open)
+            end = max(end, _registered_after(events, b, start, end - TOLERANCE) + TOLERANCE)
         if end >= run.start_time:
             run.windows.append(
                 Window(len(run.windows), ev["op"], run.brokers.index(b), start, end, idx)
