@@ -19,10 +19,13 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   (BrokerApplyPartitionChange), which keeps its followers' fetch state; fetches, fenced by the
   leader epoch only, go on across it; an AlterPartition built on an older partition epoch is
   refused (INVALID_UPDATE_VERSION);
-* KIP-841: a crashed broker is fenced, a restarted one registers apart (BrokerRegister: new
-  broker epoch, unfenced), a running one may be fenced (ControllerFenceBroker, counted as a
-  crash), a controlled shutdown marks the broker shutting down; fenced and shutting-down brokers
-  are neither elected nor let back into the ISR (INELIGIBLE_REPLICA).
+* KIP-841: a crashed broker is fenced when its session times out (ControllerFenceBroker, as a
+  running one whose heartbeats stop, which counts as a crash; ``fence_at_crash``), its new
+  process registers fenced (BrokerRestart) and is unfenced later (BrokerRegister: new broker
+  epoch), a controlled shutdown marks the broker shutting down; fenced and shutting-down brokers
+  are neither elected nor let back into the ISR (INELIGIBLE_REPLICA). A clean exit and a kill
+  are told apart at the next registration (Kafka 4.0.2/4.4.0 ``registerBroker``:
+  ``previousBrokerEpoch``): with ELR, only an unclean one loses the broker's ELR seat.
 * KIP-392: the one consumer reads at its position from the leader or a follower, below that
   replica's HW (ConsumerFetch(replica)); an out-of-range position at the leader resets it
   (ConsumerResetOffset), which MonotonicReads reports.
