@@ -337,10 +337,12 @@ def test_a_paused_broker_is_unfenced_with_its_old_broker_epoch():
     assert [a for a, _ in moves(m, s, "ControllerElectLeader")] == [(0,)]
     s = step(m, s, "ControllerElectLeader", 0)
     assert (s.coord.leader, s.coord.epoch) == (0, 3) and not s.faults.lead_renewed
-    # at the --epochs bound the leader's fence (which needs a new leader epoch) is not taken
+    # at the --epochs bound the sole ISR leader's fence (which needs a new leader epoch for its
+    # leader -1) is not taken; the shutting-down follower's is
     m = kraft(replicas=2, records=1, epochs=2, crashes=1)
-    s = run(m, ("ControllerShutdownBroker", 1, 0))
-    assert [a for a, _ in moves(m, s, "ControllerFenceBroker")] == [(1,)]
+    s = run(m, ("ControllerMoveLeader", 1), ("ControllerShutdownBroker", 0, 1))
+    assert (s.coord.leader, s.coord.epoch, s.coord.isr) == (1, 2, 0b10)
+    assert [a for a, _ in moves(m, s, "ControllerFenceBroker")] == [(0,)]
 
 
 def test_the_last_isr_members_controlled_shutdown_leaves_leader_minus_one():
