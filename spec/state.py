@@ -194,13 +194,16 @@ class Kraft(NamedTuple):
     broker_epoch: tuple[int, ...]  # per broker: its current incarnation's epoch (the one the
     # controller registered, KIP-380/903); 1 initially, bumped by every restart
     alter_partition: tuple[AlterReq, ...]  # a set, kept sorted; at most one per leader
-    fenced: int  # KIP-841 (controller state): brokers fenced, a bitmask: crashed (the controller
-    # learns a crash at once, as the other versions do), lost their heartbeats while running on
-    # (ControllerFenceBroker: a zombie), or restarted and not yet registered (BrokerRegister).
-    # The controller counts them neither as live nor as eligible for the ISR or leadership.
+    fenced: int  # KIP-841 (controller state): brokers fenced, a bitmask: their heartbeats
+    # stopped past the session timeout (ControllerFenceBroker: crashed, or running on as a
+    # zombie; with ``fence_at_crash`` a crash fences at once), or restarted and registered but
+    # not yet unfenced (BrokerRegister). The controller counts them neither as live nor as
+    # eligible for the ISR or leadership; a crashed broker not yet fenced is live to it.
     shutting_down: int  # KIP-841 (controller state): brokers in controlled shutdown, a
     # bitmask: still live (they get the metadata, they fetch) but not eligible for the ISR or
-    # leadership; cleared when the process stops (BrokerCrash)
+    # leadership. For a stopped broker (Kafka) the bit records a clean exit, which its next
+    # registration reads (spec/actions/broker.py ``_clean_or_not``); cleared by that
+    # registration (BrokerRestart), or at the crash with ``fence_at_crash``
     consumer_pos: int  # KIP-392: the one consumer's position, the next offset it will read
     # (R5); only ever set to the end of what it read, or back by an offset reset
     consumer_epoch: int  # KIP-320/392: the leader epoch the consumer's fetches carry (its
