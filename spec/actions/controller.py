@@ -130,12 +130,14 @@ def controller_elect_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
 def elr_after_shrink(ctx: Ctx, s: State, old_isr: int, new_isr: int) -> State:
     """kip-966: a replica removed while the ISR falls below min.insync.replicas joins the ELR (it
     has everything below the HW, which cannot advance without min ISR); an ISR of at least min
-    ISR clears it."""
+    ISR clears it; a replica that joins the ISR leaves the ELR (the two are disjoint: Kafka's
+    PartitionChangeBuilder keeps ELR members out of the target ISR; a real 4.4.0 run showed
+    ``ISR [0, 2], ELR [1]`` after broker 2 rejoined from ``ISR [0], ELR [1, 2]``)."""
     f = s.faults
     if new_isr.bit_count() >= ctx.config.min_isr:
         elr = 0
     else:
-        elr = (f.elr | (old_isr & ~new_isr)) & ~f.unclean
+        elr = (f.elr | (old_isr & ~new_isr)) & ~f.unclean & ~new_isr
     if elr == f.elr:
         return s
     return s._replace(faults=f._replace(elr=elr))

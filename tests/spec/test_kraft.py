@@ -969,3 +969,20 @@ def test_cli_checks_a_release_preset(capsys):
     assert main([*argv, "--crashes", "0", "--workers", "1", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["model"] == "isr/kraft-4.0" and out["distinct_states"] == 41968
+
+
+def test_a_replica_that_rejoins_the_isr_leaves_the_elr():
+    """KIP-966: ELR and ISR are disjoint. Below min.insync.replicas an ISR expansion keeps the
+    ELR, less the replica that joined (Kafka 4.4.0 wrote ISR [0, 2], ELR [1] when broker 2
+    rejoined from ISR [0], ELR [1, 2]; the spec kept 2 in both until this was read)."""
+    from isr.spec.actions.controller import elr_after_shrink
+
+    m = kraft(replicas=3, records=0, crashes=0, min_isr=3)
+    s = m.init_states()[0]
+    s = s._replace(faults=s.faults._replace(elr=0b110))
+    t = elr_after_shrink(m.ctx, s, 0b001, 0b101)  # broker 2 rejoins: ISR {0, 2}
+    assert t.faults.elr == 0b010
+    t = elr_after_shrink(m.ctx, s, 0b101, 0b001)  # broker 2 leaves again: back in the ELR
+    assert t.faults.elr == 0b110
+    t = elr_after_shrink(m.ctx, s, 0b011, 0b111)  # at min ISR the ELR is cleared
+    assert t.faults.elr == 0
