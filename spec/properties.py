@@ -312,16 +312,18 @@ class Available:
     def __call__(self, s: State) -> bool:
         c = s.coord
         # alive, and (session expiry) holding a session (kraft: unfenced)
-        live = live_mask(s) & alive_mask(s)
+        alive = alive_mask(s)
+        live = live_mask(s) & alive
         if live >> c.leader & 1:
             return True
         if not live:
             return False
         k = s.kraft
-        if k.broker_epoch and self.ctx.full & ~alive_mask(s) & ~k.fenced:
+        down = self.ctx.full & ~alive
+        if k.broker_epoch and down & ~k.fenced:
             # kraft: the brokers that are down as the controller sees them once their
             # sessions time out (fenced), which is when it elects
-            s = s._replace(kraft=k._replace(fenced=k.fenced | self.ctx.full & ~alive_mask(s)))
+            s = s._replace(kraft=k._replace(fenced=k.fenced | down))
         return bool(elections(self.ctx, s))
 
 

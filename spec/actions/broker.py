@@ -391,10 +391,8 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             clean = k.shutting_down & b and not f.unclean & b  # (see _clean_or_not)
             if k.shutting_down & b:  # a new registration: not in controlled shutdown
                 t = t._replace(kraft=k._replace(shutting_down=k.shutting_down & ~b))
-            if unclean_at_restart and not clean:
-                t = _register_unclean(ctx, t, i)
-            elif unclean_at_restart:  # handleBrokerShutdown: out of the ISR, unless the last
-                t = _register_clean(ctx, t, i)
+            if unclean_at_restart:  # handleBrokerShutdown(id, isCleanShutdown)
+                t = _register_shutdown(ctx, t, i, clean)
             out.append(((kind, (i,)), t))
             continue
         out.append(((kind, (i,)), _registered(ctx, t, i, unclean_restart)))
@@ -436,7 +434,7 @@ def _registered(ctx: Ctx, t: State, i: int, unclean: bool) -> State:
     BrokerRegister): record an unclean shutdown (kip-966) if ``unclean``, and, unless ``i`` is the
     recorded (lost) leader, which must be elected first, send it the current partition state."""
     if unclean:
-        t = _register_unclean(ctx, t, i)
+        t = _register_shutdown(ctx, t, i)
     c = t.coord
     if c.leader != i:
         # (kraft with leader -1 recorded, ``Faults.lead_renewed``: told there is no leader)
@@ -491,36 +489,27 @@ def _crash_connections(s: State, i: int) -> State:
     return s._replace(kraft=k._replace(fetch_requests=reqs, fetch_responses=resps))
 
 
-def _register_unclean(ctx: Ctx, s: State, i: int) -> State:
-    """kip-966: the controller's answer to a registration after an unclean shutdown (see
-    BrokerRestart). kraft: the ISR shrink is a partition change the leader is told of
+def _register_shutdown(ctx: Ctx, s: State, i: int, clean: bool = False) -> State:
+    """The controller's answer to a new incarnation's registration (BrokerRestart; kraft's
+    BrokerRegister). Unclean (kip-966, ``handleBrokerUncleanShutdown``): barred, out of the ELR,
+    and out of the ISR unless the last member or the recorded leader. Clean (kraft,
+    ``handleBrokerShutdown`` with ``isCleanShutdown``): only the ISR removal, ELR membership
+    kept and the removed replica eligible for it, no bar (the fence's batch has normally done it
+    already). kraft: the ISR shrink is a partition change the leader is told of
     (``partition_change``, KAFKA-15021); before, the write reached no broker (the leader learnt
     it when its next ISR write failed)."""
-    f = s.faults
     b = 1 << i
-    # (kraft without ELR: out of the ISR unless the last member, never barred)
-    faults = f._replace(unclean=f.unclean | b, elr=f.elr & ~b) if ctx.elr else f
+    if not clean and ctx.elr:  # (kraft without ELR: out of the ISR unless the last, no bar)
+        f = s.faults
+        s = s._replace(faults=f._replace(unclean=f.unclean | b, elr=f.elr & ~b))
     c = s.coord
-    if c.isr & b and c.isr != b and c.leader != i:
-        if ctx.split_fetch:
-            t = s._replace(faults=faults)
-            return partition_change(ctx, t, c.isr & ~b, live_mask(t))
-        reps, reqs = with_stale_versions(s, writer=-1)
-        kraft = stale_alters(s.kraft)
-        return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, faults, kraft)
-    return s._replace(faults=faults)
-
-
-def _register_clean(ctx: Ctx, s: State, i: int) -> State:
-    """kraft: the registration after a clean stop (``handleBrokerShutdown`` with
-    ``isCleanShutdown``): out of the ISR unless the last member or the recorded leader (the
-    fence's batch has normally done it already), ELR membership kept, no bar."""
-    c = s.coord
-    b = 1 << i
-    if c.isr & b and c.isr != b and c.leader != i:
-        t = elr_after_shrink(ctx, s, c.isr, c.isr & ~b) if ctx.elr else s
+    if not (c.isr & b and c.isr != b and c.leader != i):
+        return s
+    if ctx.split_fetch:
+        t = elr_after_shrink(ctx, s, c.isr, c.isr & ~b) if clean and ctx.elr else s
         return partition_change(ctx, t, c.isr & ~b, live_mask(t))
-    return s
+    reps, reqs = with_stale_versions(s, writer=-1)
+    return State(reps, c._replace(isr=c.isr & ~b), reqs, s.history, s.faults, stale_alters(s.kraft))
 
 
 def broker_flush(ctx: Ctx, s: State, kind: int, out: list) -> None:

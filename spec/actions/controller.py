@@ -9,7 +9,7 @@ it exactly as a crashed one, though the process runs on."""
 from __future__ import annotations
 
 from ..log import last_epoch
-from ..state import NO_EPOCH, NO_LEADER, Coord, Request, State
+from ..state import NO_EPOCH, NO_LEADER, Coord, Faults, Request, State
 from .common import (
     Ctx,
     controller_write,
@@ -78,11 +78,14 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
     barred = f.unclean | ineligible(s)
     if eligible := new_isr & ~barred:
         picked = pick_leaders(ctx, s, eligible, "isr")
-        return [(cand, new_isr, f.elr) for cand in range(ctx.n) if picked >> cand & 1]
+        elr = elr_next(ctx, f, c.isr, new_isr) if ctx.elr else f.elr
+        return [(cand, new_isr, elr) for cand in range(ctx.n) if picked >> cand & 1]
     if ctx.elr and (eligible := f.elr & live & ~barred):
         picked = pick_leaders(ctx, s, eligible, "elr")
         return [
-            (cand, 1 << cand, f.elr & ~(1 << cand)) for cand in range(ctx.n) if picked >> cand & 1
+            (cand, 1 << cand, elr_next(ctx, f, c.isr, 1 << cand))
+            for cand in range(ctx.n)
+            if picked >> cand & 1
         ]
     if (
         ctx.elr
@@ -134,13 +137,23 @@ def elr_after_shrink(ctx: Ctx, s: State, old_isr: int, new_isr: int) -> State:
     PartitionChangeBuilder keeps ELR members out of the target ISR; a real 4.4.0 run showed
     ``ISR [0, 2], ELR [1]`` after broker 2 rejoined from ``ISR [0], ELR [1, 2]``)."""
     f = s.faults
-    if new_isr.bit_count() >= ctx.config.min_isr:
-        elr = 0
-    else:
-        elr = (f.elr | (old_isr & ~new_isr)) & ~f.unclean & ~new_isr
+    elr = elr_next(ctx, f, old_isr, new_isr)
     if elr == f.elr:
         return s
     return s._replace(faults=f._replace(elr=elr))
+
+
+def elr_next(ctx: Ctx, f: Faults, old_isr: int, new_isr: int) -> int:
+    """kip-966: the ELR after any partition change from ``old_isr`` to ``new_isr``, elections
+    included (Kafka's ``PartitionChangeBuilder.maybePopulateTargetElr`` runs on every change):
+    empty if the new ISR has min.insync.replicas, else the old ELR and ISR less the new ISR and
+    the replicas back from an unclean shutdown. An election from the ELR thus takes the leader
+    out of it (a real 4.4.0 run: ``ISR [] ELR [1]`` became ``leader 1 ISR [1] ELR []`` in the
+    unfencing's batch), as does a clean election of a last ISR member the spec kept barred in
+    the ISR."""
+    if new_isr.bit_count() >= ctx.config.min_isr:
+        return 0
+    return (f.elr | (old_isr & ~new_isr)) & ~f.unclean & ~new_isr
 
 
 def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -302,8 +315,6 @@ def fence_batch(ctx: Ctx, s: State, i: int) -> list[State]:
                             elr=elr, unclean=f.unclean & ~(1 << cand), lead_renewed=False
                         )
                     )
-                if ctx.elr and c.isr >> cand & 1:  # a clean election: the ISR left
-                    u = elr_after_shrink(ctx, u, c.isr, isr)
                 out.append(controller_write(u, Coord(cand, c.epoch + 1, isr), live))
             if out:
                 return out

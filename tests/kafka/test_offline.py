@@ -306,3 +306,54 @@ def test_at_rest_each_violation_is_named():
     )
     r = check_at_rest([rest(0, a, [[0, 0]])])
     assert "record at 1 of epoch 1 has no checkpoint entry" in r.violations[0]
+
+
+def test_an_elr_election_keeps_no_leader_in_the_elr():
+    """Mutation (Kafka 4.4.0, campaign run 7): the election from the ELR at the unfencing
+    writes leader 1, ISR [1] and ELR [1]. ELR and ISR are disjoint after every partition change
+    (PartitionChangeBuilder.maybePopulateTargetElr); the spec's election used to keep the new
+    leader in the ELR, which accepted this mutant and rejected the real run."""
+    head, evs = sample("kafka-4.4.0-elr-election-at-unfence.ndjson")
+    evs = copy.deepcopy(evs)
+    ch = _first_change(evs, lambda e: e.get("leader") == 1 and e.get("leader_epoch") == 5)
+    assert ch["isr"] == [1] and ch["elr"] == []  # what Kafka wrote
+    ch["elr"] = [1]
+    v = validate_greybox(head, evs, "mutant")
+    assert v.verdict == "rejected" and f"offset {ch['batch']}" in v.reason, v.reason
+
+
+def test_a_batch_may_precede_its_cause_by_the_linger_only():
+    """Mutation (campaign run 95): the controlled shutdown's batch, stamped 12 ms before the
+    SIGTERM (a batch is stamped at its first record and lingers 25 ms), moved to 40 ms before
+    it: no batch can hold a record appended that much later than its stamp."""
+    head, evs = sample("kafka-4.4.0-batch-linger.ndjson")
+    shut = next(e for e in evs if e.get("kind") == "fault" and e["op"] == "controlled_shutdown")
+    ch = _first_change(evs, lambda e: e.get("partition") == 0 and "leader" in e["changed"])
+    assert 0 < shut["started"] - ch["time"] < 0.025  # the real run: within the linger
+    evs = copy.deepcopy(evs)
+    for e in evs:
+        if e.get("kind") == "metadata" and e.get("batch") == ch["batch"]:
+            e["time"] = shut["started"] - 0.040
+    v = validate_greybox(head, evs, "mutant")
+    assert v.verdict == "rejected", v.reason
+    assert "(leader 1 epoch 1 ISR [1] ELR [0]" in v.reason, v.reason  # that batch
+
+
+def test_a_paused_broker_is_not_unfenced_before_its_timer_is_due():
+    """Mutation (campaign run 94): the paused follower's unfencing moved to 100 ms before its
+    pause timer was due. The automatic resume without `started` may have been logged late, but
+    the SIGCONT cannot precede the timer (the pause's time plus `ms`)."""
+    head, evs = sample("kafka-4.4.0-late-auto-resume.ndjson")
+    evs = copy.deepcopy(evs)
+    pause = next(e for e in evs if e.get("kind") == "fault" and e["op"] == "pause")
+    due = pause["time"] + pause["ms"] / 1000
+    unf = next(
+        e
+        for e in evs
+        if e.get("record") == "BrokerChange" and e.get("fenced") is False and e["time"] > due - 1
+    )
+    assert due < unf["time"]  # the real run: after the timer was due
+    unf["time"] = due - 0.1
+    evs.sort(key=lambda e: e.get("time", 0.0))
+    v = validate_greybox(head, evs, "mutant")
+    assert v.verdict == "rejected" and f"offset {unf['offset']}" in v.reason, v.reason

@@ -29,6 +29,7 @@ A run whose candidate set (or the states one search visits) exceeds the cap is *
 
 from __future__ import annotations
 
+import bisect
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -44,6 +45,12 @@ from isr.spec.state import NO_LEADER, State
 from .validate import ACCEPTED, BAD_INPUT, INCOMPLETE, REJECTED, Verdict
 
 TOLERANCE = 0.05  # seconds: how far apart the adapter's and the controller's times may be read
+# seconds: how much later than its batch's timestamp a metadata record may have been appended.
+# KRaft stamps a batch when its first record is appended (BatchAccumulator.startNewBatch) and
+# appends to it until the linger expires (controller.quorum.append.linger.ms, 25 ms by default
+# and in cluster.py): a real 4.4.0 run stamped a controlled shutdown's batch 12 ms before the
+# SIGTERM that caused it (its first record a NoOpRecord).
+BATCH_LINGER = 0.025
 DEFAULT_CAP = 1_000_000  # candidate states, and states visited by one search
 
 # Steps the environment causes: only inside the window of the fault that causes them.
@@ -171,11 +178,14 @@ class PartitionRun:
     pauses: list[tuple[int, float, float]] = field(default_factory=list)  # replica, stop, resume
 
     def open_windows(self, t: float) -> list[Window]:
-        """The faults under way at time t: their spec steps may happen now."""
-        return [w for w in self.windows if w.start <= t <= w.end]
+        """The faults under way at time t (a batch's timestamp: its records may have been
+        appended up to BATCH_LINGER later): their spec steps may happen now."""
+        return [w for w in self.windows if w.start <= t + BATCH_LINGER and t <= w.end]
 
     def stopped(self, t0: float, t1: float) -> frozenset[int]:
-        """Replicas whose process was stopped (SIGSTOP) throughout [t0, t1]: they took no step."""
+        """Replicas whose process was stopped (SIGSTOP) throughout [t0, t1 + BATCH_LINGER]:
+        they took no step before the observation at t1."""
+        t1 += BATCH_LINGER
         return frozenset(r for r, a, b in self.pauses if a <= t0 and t1 <= b)
 
 
@@ -273,16 +283,25 @@ def _read_pauses(run: PartitionRun, events: list[dict[str, Any]]) -> None:
     """A pause lasts from its SIGSTOP to the next SIGCONT of that broker (a resume, a heal, or
     the crash or controlled shutdown that continues it first)."""
     stopped: dict[int, float] = {}
+    due: dict[int, float] = {}  # when a pause's own timer may resume it (ADAPTER.md: `ms`)
     for ev in events:
         b = ev.get("broker")
         if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
             continue
         # the process may run from the moment SIGCONT is sent: `started`, or the event's time
-        # less the tolerance (FORMAT.md) for traces that carry no `started`
+        # less the tolerance (FORMAT.md) for traces that carry no `started`; an automatic
+        # resume without `started` from its timer's due time (the timer thread may log it
+        # late: a 4.4.0 run was unfenced 95 ms before such a resume's logged time)
         t = float(ev.get("started", float(ev.get("time", 0.0)) - TOLERANCE))
+        if ev.get("auto") and "started" not in ev and b in due:
+            t = min(t, due[b])
         if ev.get("op") == "pause":
-            stopped.setdefault(b, float(ev.get("time", 0.0)))
+            if b not in stopped:
+                stopped[b] = float(ev.get("time", 0.0))
+                if "ms" in ev:
+                    due[b] = stopped[b] + float(ev["ms"]) / 1000
         elif b in stopped and ev.get("op") in ("resume", "crash", "controlled_shutdown", "restart"):
+            due.pop(b, None)
             run.pauses.append((run.brokers.index(b), stopped.pop(b), t))
     for b, t in stopped.items():
         run.pauses.append((run.brokers.index(b), t, float("inf")))
@@ -290,6 +309,7 @@ def _read_pauses(run: PartitionRun, events: list[dict[str, Any]]) -> None:
 
 def _read_windows(run: PartitionRun, events: list[dict[str, Any]]) -> None:
     _read_pauses(run, events)
+    regs = _registrations(events)
     for idx, ev in enumerate(events):
         b = ev.get("broker")
         if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
@@ -303,25 +323,27 @@ def _read_windows(run: PartitionRun, events: list[dict[str, Any]]) -> None:
             # only once the old session has timed out (DuplicateBrokerRegistrationException
             # before): the window lasts until the broker's RegisterBroker record
             # (just after it: the registration's batch is explained with the window open)
-            end = max(end, _registered_after(events, b, start, end - TOLERANCE) + TOLERANCE)
+            end = max(end, _registered_after(regs.get(b, []), start, end - TOLERANCE) + TOLERANCE)
         if end >= run.start_time:
             run.windows.append(
                 Window(len(run.windows), ev["op"], run.brokers.index(b), start, end, idx)
             )
 
 
-def _registered_after(events: list[dict[str, Any]], broker: int, t0: float, end: float) -> float:
-    """The time of ``broker``'s first RegisterBroker record at or after ``t0``; ``end`` if the
-    log shows none (the run stopped before it registered)."""
+def _registrations(events: list[dict[str, Any]]) -> dict[int, list[float]]:
+    """Each broker's RegisterBroker record times, in log order (non-decreasing)."""
+    out: dict[int, list[float]] = {}
     for ev in events:
-        if (
-            ev.get("kind") == "metadata"
-            and ev.get("record") == "RegisterBroker"
-            and ev.get("broker") == broker
-            and float(ev.get("time", 0.0)) >= t0 - TOLERANCE
-        ):
-            return float(ev.get("time", 0.0))
-    return end
+        if ev.get("kind") == "metadata" and ev.get("record") == "RegisterBroker":
+            out.setdefault(ev.get("broker"), []).append(float(ev.get("time", 0.0)))
+    return out
+
+
+def _registered_after(times: list[float], t0: float, end: float) -> float:
+    """The first of a broker's RegisterBroker record ``times`` at or after ``t0``; ``end`` if
+    the log shows none (the run stopped before it registered)."""
+    k = bisect.bisect_left(times, t0 - TOLERANCE)
+    return times[k] if k < len(times) else end
 
 
 def _kafka_proj(
@@ -393,6 +415,7 @@ class GreyBoxValidator:
         max_visible: int,
         stopped: frozenset[int],
         memo: set | None = None,
+        p0: Proj | None = None,
     ) -> Iterator[Candidate]:
         """Breadth first from `start`, lazily. Without `target`: every state of its hidden
         closure (the projection unchanged), `start` first. With `target`: the states where a
@@ -405,9 +428,11 @@ class GreyBoxValidator:
         over observations, so by the time another start is explored here, every state an
         earlier one reached has been yielded and has failed: expanding it again would only
         yield failures. (A rejection must try every run; without this, overlapping hidden
-        closures were walked once per start, quadratically.)"""
-        base = {projection(start.state, self.elr)}
-        p0 = next(iter(base))
+        closures were walked once per start, quadratically.) `p0`: the start's projection, if
+        the caller has it."""
+        if p0 is None:
+            p0 = projection(start.state, self.elr)
+        base = {p0}
         if target is None or p0 == target:
             yield start
         seen: set[tuple[State, frozenset, int]] = set() if memo is None else memo
@@ -450,11 +475,12 @@ class GreyBoxValidator:
         """The ways the spec can explain one observation (the `i`-th) from `c`, lazily."""
         t, kind, obs = item
         open_w = self.run.open_windows(t)
-        memo = self._memo.setdefault((i, projection(c.state, self.elr)), set())
+        p0 = projection(c.state, self.elr)
+        memo = self._memo.setdefault((i, p0), set())
         if kind == 1:  # a metadata batch
-            yield from self._explore(c, obs.proj, open_w, max(1, obs.records), stopped, memo)
+            yield from self._explore(c, obs.proj, open_w, max(1, obs.records), stopped, memo, p0)
         elif kind == 2:  # a process stops: anything hidden it did before is done by now
-            yield from self._explore(c, None, open_w, 0, stopped, memo)
+            yield from self._explore(c, None, open_w, 0, stopped, memo, p0)
         else:  # a fault's window closes: its required steps must have happened
             yield from self._close(c, obs, [n for n, req in obs.steps() if req], stopped, i)
 
@@ -470,8 +496,9 @@ class GreyBoxValidator:
         if (w.wid, name) in c.done:
             yield from self._close(c, w, rest, stopped, i)
             return
-        memo = self._memo.setdefault((i, projection(c.state, self.elr), name), set())
-        for h in self._explore(c, None, [], 0, stopped, memo):
+        p0 = projection(c.state, self.elr)
+        memo = self._memo.setdefault((i, p0, name), set())
+        for h in self._explore(c, None, [], 0, stopped, memo, p0):
             for n2, t, wstep in self._steps(h, [w], stopped):
                 if n2 == name and wstep is not None:
                     # (the step may change what the log shows, e.g. a restart's registration
