@@ -432,11 +432,13 @@ def _unclean_register(ctx: Ctx) -> bool:
 def _registered(ctx: Ctx, t: State, i: int, unclean: bool) -> State:
     """What the controller does when broker ``i`` registers (BrokerRestart; kraft's
     BrokerRegister): record an unclean shutdown (kip-966) if ``unclean``, and, unless ``i`` is the
-    recorded (lost) leader, which must be elected first, send it the current partition state."""
+    recorded (lost) leader, which must be elected first, send it the current partition state;
+    with ``startup_needs_failure`` (a ZooKeeper controller before KIP-380) not to a follower still
+    in the ISR, whose bounce the controller missed (ProtocolVersion.startup_needs_failure)."""
     if unclean:
         t = _register_shutdown(ctx, t, i)
     c = t.coord
-    if c.leader != i:
+    if c.leader != i and not (ctx.protocol.startup_needs_failure and c.isr >> i & 1):
         # (kraft with leader -1 recorded, ``Faults.lead_renewed``: told there is no leader)
         leader = NO_LEADER if ctx.split_fetch and t.faults.lead_renewed else c.leader
         req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)

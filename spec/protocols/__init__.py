@@ -3,6 +3,7 @@ modules do (``Kip320.tla`` EXTENDS ``Kip279.tla``), and the one registry every o
 names is derived from or tested against (spec.config, spec.symbolic, impl.core.truncation, cli).
 
     hw_truncation ─┬─ original_design
+                   ├─ kafka_0_10
                    └─ kip_101 ── kip_279 ─┬─ kip_320 ─┬─ kip_966 ── kraft ── kraft-4.0 ── kraft-3.7
                                           │           └─ majority_quorum
                                           └─ kip_320_first_try
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from .base import ProtocolVersion
 from .hw_truncation import HW_TRUNCATION, HwTruncation
+from .kafka_0_10 import KAFKA_0_10, Kafka010
 from .kip_101 import KIP_101, Kip101
 from .kip_279 import KIP_279, Kip279
 from .kip_320 import KIP_320, Kip320
@@ -32,6 +34,7 @@ DEFAULT_PROTOCOL = "kip-320"
 BUILTIN: tuple[ProtocolVersion, ...] = (
     HW_TRUNCATION,
     ORIGINAL_DESIGN,
+    KAFKA_0_10,
     KIP_101,
     KIP_279,
     KIP_320_FIRST_TRY,
@@ -89,6 +92,7 @@ __all__ = [
     "BUILTIN_NAMES",
     "DEFAULT_PROTOCOL",
     "HW_TRUNCATION",
+    "KAFKA_0_10",
     "KIP_101",
     "KIP_279",
     "KIP_320",
@@ -101,6 +105,7 @@ __all__ = [
     "ORIGINAL_DESIGN",
     "PROTOCOLS",
     "HwTruncation",
+    "Kafka010",
     "Kip101",
     "Kip279",
     "Kip320",

@@ -61,6 +61,13 @@ class ProtocolVersion:
     # DivergingEpoch truncation in the response (spec/actions/fetch.py, spec.state.Kraft)
     walks_back: ClassVar[bool] = False  # KIP-279: OffsetsForLeaderEpoch in rounds, epoch by
     # epoch (the trace validator accepts an intermediate round an implementation logs)
+    startup_needs_failure: ClassVar[bool] = False  # a ZooKeeper controller before KIP-380
+    # sends a restarted broker its partitions only if it handled the broker's failure first
+    # (KafkaController.onBrokerStartup runs for brokers it saw leave; the failure handling took
+    # a follower out of the ISR): a restarted follower still in the ISR is a missed bounce, and
+    # is sent nothing (spec/actions/broker.py ``_registered``). Off, the spec sends it the
+    # current state with its ISR seat kept, a combination Kafka's controller does not produce
+    # (docs/audit.md: set only where the pins have been redone)
     replica_symmetric: ClassVar[bool] = True  # no hook reads a replica's id; a version whose
     # rule does (a preferred replica: the lowest id) sets False, and the model then turns off
     # symmetry reduction, which would otherwise merge states the rule tells apart

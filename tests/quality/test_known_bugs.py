@@ -56,6 +56,41 @@ def test_hw_truncation_lets_logs_diverge_with_two_replicas():
     assert final.action == "FollowerFetch"
 
 
+def test_kafka_0_10_loses_an_acknowledged_record_without_a_restart_truncation():
+    """kafka-0.10 (0.8-0.10.2 as released): no truncation at a restart, and no partition state
+    sent to a restarted follower still in the ISR (a missed bounce). KIP-101's Scenario 1 takes
+    a few steps more than the seeds' design but is still there; the seeds' 5- and 6-step stories
+    (a restart cutting the log) are not."""
+    res = check("kafka-0.10", 2, 1, 2, 2)
+    v = verdicts(res)
+    assert res.complete and res.distinct_states == 9638
+    assert v["StrongIsr"].counterexample.length == 8
+    assert v["NoCommittedLoss"].counterexample.length == 10
+    assert v["NoPhantomRead"].counterexample.length == 11
+    cx = v["NoCommittedLoss"].counterexample
+    actions = [s.action for s in cx.steps]
+    states = cx.whole_states()  # states[k + 1] is the state after step k
+    # the record goes when the restarted follower becomes one (makeFollowers), not at the restart
+    k = actions.index("BrokerRestart")
+    assert states[k + 1]["log"]["r1"], "the restart kept the log"
+    f = actions.index("BrokerBecomeFollower", k)
+    assert states[f + 1]["log"]["r1"] == []
+    # StrongIsr: the restarted broker kept its ISR seat and got no new request from the
+    # controller: the one it applies was queued for its previous incarnation
+    sx = v["StrongIsr"].counterexample
+    r = [s.action for s in sx.steps].index("BrokerRestart")
+    before, at = sx.whole_states()[r], sx.whole_states()[r + 1]
+    assert 0 in at["coordination"]["isr"]
+    to0 = [q for q in at["leader_and_isr_in_flight"] if q["to"] == 0]
+    assert to0 and to0 == [q for q in before["leader_and_isr_in_flight"] if q["to"] == 0]
+
+
+def test_kafka_0_10_lets_logs_diverge():
+    res = check("kafka-0.10", 2, 3, 2, 2, properties=["LogMatching"])
+    cx = verdicts(res)["LogMatching"].counterexample
+    assert cx.length == 14 and cx.steps[-1].action == "FollowerFetch"
+
+
 def test_kip_101_lets_logs_diverge():
     # no crash at all: two leader moves in quick succession (preferred elections, R9) suffice
     res = check("kip-101", 2, 3, 3, 0, properties=["LogMatching", "StrongIsr"])
@@ -139,6 +174,7 @@ def test_kip_320_keeps_committed_records_when_requests_arrive_in_order():
 # each broker took its requests in the order sent (R8, issue 25): 21,991 to 9,242.
 PINNED = {
     ("hw-truncation", 2, 1, 2, 2): (10740, 12899),  # (22341, 25378) before R8's order
+    ("kafka-0.10", 2, 1, 2, 2): (9638, 11867),
     ("kip-101", 2, 1, 2, 2): (12390, 15181),  # (25982, 29851)
     ("kip-279", 2, 1, 2, 2): (12390, 15181),  # (25956, 29825)
     ("kip-320", 2, 1, 2, 2): (9242, 11771),  # (21991, 24921)

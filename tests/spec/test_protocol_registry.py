@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PARENT = {
     "hw-truncation": None,
     "original-design": "hw-truncation",
+    "kafka-0.10": "hw-truncation",
     "kip-101": "hw-truncation",
     "kip-279": "kip-101",
     "kip-320": "kip-279",
@@ -86,22 +87,24 @@ def test_the_flags_each_version_declares():
             p.walks_back,
             p.split_fetch,
             p.hw_needs_min_isr,
+            p.startup_needs_failure,
         )
         for p in BUILTIN
     }
     T, F = True, False
     assert rows == {
-        "hw-truncation": (T, T, F, F, F, F, F, F, F, F, F, F),
-        "original-design": (T, T, F, F, T, F, F, F, F, F, F, F),
-        "kip-101": (F, F, F, F, F, F, F, F, F, F, F, F),
-        "kip-279": (F, F, F, F, F, F, F, F, F, T, F, F),
-        "kip-320-first-try": (F, F, F, T, F, F, F, F, T, T, F, F),
-        "kip-320": (F, F, T, T, F, F, F, F, F, T, F, F),
-        "kip-966": (F, F, T, T, F, F, T, T, F, T, F, T),
-        "majority-quorum": (F, F, T, F, F, T, F, F, F, T, F, F),
-        "kraft": (F, F, T, T, F, F, T, T, F, T, T, T),
-        "kraft-4.0": (F, F, T, T, F, F, F, T, F, T, T, T),
-        "kraft-3.7": (F, F, T, T, F, F, F, T, F, T, T, T),
+        "hw-truncation": (T, T, F, F, F, F, F, F, F, F, F, F, F),
+        "original-design": (T, T, F, F, T, F, F, F, F, F, F, F, F),
+        "kafka-0.10": (T, F, F, F, F, F, F, F, F, F, F, F, T),
+        "kip-101": (F, F, F, F, F, F, F, F, F, F, F, F, F),
+        "kip-279": (F, F, F, F, F, F, F, F, F, T, F, F, F),
+        "kip-320-first-try": (F, F, F, T, F, F, F, F, T, T, F, F, F),
+        "kip-320": (F, F, T, T, F, F, F, F, F, T, F, F, F),
+        "kip-966": (F, F, T, T, F, F, T, T, F, T, F, T, F),
+        "majority-quorum": (F, F, T, F, F, T, F, F, F, T, F, F, F),
+        "kraft": (F, F, T, T, F, F, T, T, F, T, T, T, F),
+        "kraft-4.0": (F, F, T, T, F, F, F, T, F, T, T, T, F),
+        "kraft-3.7": (F, F, T, T, F, F, F, T, F, T, T, T, F),
     }
 
 
