@@ -101,6 +101,7 @@ def run_row(row: dict[str, Any]) -> RowRun:
     beyond a test (``alternative``)."""
     from isr.checker.bfs import check_bfs
     from isr.spec import IsrSpec
+    from isr.spec.protocols import get_protocol
     from isr.traces.reorder import counterexample_reorders
 
     t0 = time.process_time()
@@ -125,7 +126,9 @@ def run_row(row: dict[str, Any]) -> RowRun:
         run.counterexample = cx
         run.length = cx.length
         run.actions = sorted({s.action for s in cx.steps})
-        run.reorders = counterexample_reorders(cx)
+        # kraft's brokers may skip to a later metadata image (find_reorders' ``coalescing``)
+        kraft = get_protocol(row["protocol"]).split_fetch
+        run.reorders = counterexample_reorders(cx, coalescing=kraft)
     return run
 
 

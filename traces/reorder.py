@@ -29,6 +29,8 @@ DELIVERIES = frozenset(
         "BrokerApplyPartitionChange",
     }
 )
+# the deliveries that act on a request (not BrokerIgnoreStaleRequest)
+APPLIES = DELIVERIES - {"BrokerIgnoreStaleRequest"}
 IN_FLIGHT = "leader_and_isr_in_flight"
 
 
@@ -67,17 +69,27 @@ def _key(q: dict[str, Any]) -> tuple:
     return (q["to"], q["leader"], q["epoch"], tuple(q["isr"]), q.get("controller_epoch", 1))
 
 
-def find_reorders(states: list[dict[str, Any]], actions: list[str]) -> list[Reorder]:
+def find_reorders(
+    states: list[dict[str, Any]], actions: list[str], coalescing: bool = False
+) -> list[Reorder]:
     """Every overtaking delivery along a path: ``states`` are the whole states in the form of
     spec.model.state_to_json (the first one before any step), ``actions`` the action name of each
     step (``len(states) == len(actions) + 1``). Empty when every broker received each
-    controller's requests in the order sent."""
+    controller's requests in the order sent.
+
+    ``coalescing`` (KRaft): a broker reads the metadata log in order but publishes what it has
+    read as one image (MetadataLoader -> ReplicaManager.applyDelta sees each partition's latest
+    registration only), so a lagging broker may skip straight to a later partition state. An
+    overtaking delivery is then a reorder only if the overtaken request is applied afterwards
+    (an older state acted on after a newer one); one that is ignored as stale or dropped was
+    skipped, which Kafka does."""
     if len(states) != len(actions) + 1:
         raise ValueError(f"{len(states)} states for {len(actions)} steps")
     # in flight: [key, version_current, sent step]; a list, as equal requests may repeat
     flight: list[list] = [[_key(q), q["version_current"], 0] for q in states[0].get(IN_FLIGHT, ())]
     restarts_at: dict[int, list[int]] = {}
     out: list[Reorder] = []
+    suspects: list[tuple[tuple, int, Reorder]] = []  # coalescing: (overtaken key, sent, finding)
     for step, (action, before, after) in enumerate(
         zip(actions, states[:-1], states[1:], strict=True), start=1
     ):
@@ -103,6 +115,11 @@ def find_reorders(states: list[dict[str, Any]], actions: list[str]) -> list[Reor
             else:
                 left.remove(hit)
                 kept.append([key, fresh, hit[2]])
+        if coalescing and action in APPLIES:
+            for gone in left:
+                for key, sent, found in suspects:
+                    if key == gone[0] and sent == gone[2] and found not in out:
+                        out.append(found)
         if action in DELIVERIES:
             for gone in left:
                 dest, ctrl = gone[0][0], gone[0][4]
@@ -111,18 +128,20 @@ def find_reorders(states: list[dict[str, Any]], actions: list[str]) -> list[Reor
                         continue
                     if other[2] < gone[2]:
                         between = [r for r in restarts_at.get(dest, ()) if other[2] < r <= step]
-                        out.append(
-                            Reorder(
-                                step,
-                                action,
-                                dest,
-                                _as_dict(gone[0]),
-                                gone[2],
-                                _as_dict(other[0]),
-                                other[2],
-                                len(between),
-                            )
+                        found = Reorder(
+                            step,
+                            action,
+                            dest,
+                            _as_dict(gone[0]),
+                            gone[2],
+                            _as_dict(other[0]),
+                            other[2],
+                            len(between),
                         )
+                        if coalescing:
+                            suspects.append((other[0], other[2], found))
+                        else:
+                            out.append(found)
         flight = kept + new
     return out
 
@@ -137,12 +156,12 @@ def _as_dict(key: tuple) -> dict[str, Any]:
     }
 
 
-def counterexample_reorders(cx) -> list[Reorder]:
+def counterexample_reorders(cx, coalescing: bool = False) -> list[Reorder]:
     """:func:`find_reorders` on a checker.result.Counterexample (its whole states)."""
-    return find_reorders(cx.whole_states(), [s.action for s in cx.steps])
+    return find_reorders(cx.whole_states(), [s.action for s in cx.steps], coalescing)
 
 
-def trace_reorders(trace) -> list[Reorder]:
+def trace_reorders(trace, coalescing: bool = False) -> list[Reorder]:
     """:func:`find_reorders` on a counterexample file read by traces.counterexample.read."""
     states = [trace.initial] + [s["state"] for s in trace.steps]
-    return find_reorders(states, [s["action"] for s in trace.steps])
+    return find_reorders(states, [s["action"] for s in trace.steps], coalescing)

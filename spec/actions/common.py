@@ -257,8 +257,12 @@ def deliverable(ctx: Ctx, requests: tuple[Request, ...]) -> tuple[Request, ...]:
     controller/ControllerChannelManager.scala: ``sendRequest`` puts on the broker's
     ``messageQueue``, ``RequestSendThread.doWork`` takes one and loops until
     ``isSendSuccessful``). Requests of two controllers (a failover) travel on two connections
-    and interleave freely. kraft (``fifo`` False): every request, in any order (its metadata
-    log order is the other version's business, spec/protocols/kraft.py)."""
+    and interleave freely. kraft (``fifo`` False): every request, in any order. A KRaft broker
+    reads the metadata log in order but publishes what it has read as one image (MetadataLoader,
+    ReplicaManager.applyDelta: each partition's latest registration), so it may skip to a later
+    state; applying a newer request first and ignoring the older one as stale (the epoch checks
+    of BrokerBecome*, ``fresh`` for a partition change) is that skip. No older state is acted on
+    after a newer one (traces/reorder.py, ``coalescing``)."""
     if len(requests) < 2 or not ctx.fifo:
         return requests
     first: dict[tuple[int, int], tuple] = {}
