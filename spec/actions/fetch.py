@@ -188,7 +188,11 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
                 t = with_epoch_cache(t, f, cache, sync=ctx.protocol.sync_truncation_ckpt)
         else:
             log2 = log + p.records if p.records else log
-            nr = with_log(r, log2, min(len(log2), p.hw), r.hw_ckpt)
+            hw = min(len(log2), p.hw)
+            start = s.faults.log_start
+            if start and hw < start[f]:  # UnifiedLog.updateHighWatermark: >= log start
+                hw = start[f]
+            nr = with_log(r, log2, hw, r.hw_ckpt)
             if caches and p.records:  # a batch of a newer epoch is assigned, file written
                 cache2 = assign_records(cache, p.records, len(log))
                 if cache2 != cache:

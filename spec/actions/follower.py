@@ -77,6 +77,10 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             lr = t.replicas[l]
         log = r.log + lr.log[offset:] if offset < lleo else r.log
         hw = min(len(log), lr.hw)
+        if start and hw < start[f]:
+            # Kafka bounds a follower's HW below by its log start offset (UnifiedLog.
+            # updateHighWatermark): a new leader's HW may lag what retention deleted here
+            hw = start[f]
         if t is s and log is r.log and hw == r.hw:
             continue
         out.append(((kind, (f, l)), set_replica(t, f, with_log(r, log, hw, r.hw_ckpt))))

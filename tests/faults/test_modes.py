@@ -98,6 +98,20 @@ def test_retention_reaches_the_reset_to_the_leaders_log_start_and_breaks_nothing
     assert "SometimesLogStartReset" not in verdicts(None, protocol="kip-320", crashes=1, **SMALL)
 
 
+def test_a_follower_hw_never_falls_below_its_log_start():
+    """Kafka bounds a follower's HW below by its log start offset (UnifiedLog.
+    updateHighWatermark). Without the bound, majority-quorum under retention broke TypeOK in 11
+    steps (2/1/2/2): follower 1 deleted record 1's segment (log start 1), the leader crashed and
+    came back with HW 0 and, committing only entries of its own epoch, answered HW 0; the
+    follower took it. The regenerated docs/matrix showed it."""
+    cfg = Config(
+        replicas=2, records=1, epochs=2, crashes=2, retention=True, protocol="majority-quorum"
+    )
+    res = check_bfs(IsrSpec(cfg), properties=["TypeOK"])
+    assert res.complete and res.properties[0].holds is True
+    assert res.distinct_states == 2832
+
+
 # --- controller failover (R9, R18) --------------------------------------------------------------
 def test_controller_failover_makes_a_zombie_leader_before_broker_epochs():
     on = verdicts(LOSS, protocol="kip-320", crashes=1, controller_failovers=1, **SMALL)
