@@ -102,7 +102,10 @@ def test_work_is_shared_between_workers():
 
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
 def test_every_protocol_matches_bfs(protocol):
-    model = isr(protocol)
+    # the kraft presets without a crash (41,968 states for kraft, against 818,042 with one): the
+    # engines' agreement is the point here, the crash handling of each preset is test_kraft's;
+    # with a crash the three cost about 280 s of CI's 13 minutes
+    model = isr(protocol, cr=0 if PROTOCOLS[protocol].split_fetch else 1)
     res = check_parallel(model, workers=2)
     ref = check_bfs(model)
     assert summary(res) == summary(ref)
