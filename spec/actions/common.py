@@ -150,6 +150,16 @@ def _isr_join_floor(proto: ProtocolVersion) -> Callable[[Log, int, int], int]:
     return proto.isr_join_floor
 
 
+def follower_hw(log_start: tuple[int, ...], f: int, leo: int, leader_hw: int) -> int:
+    """A follower's HW from its leader's (R4): at most its own LEO and, with retention, at least
+    its log start offset (Kafka's ``UnifiedLog.updateHighWatermark`` bounds it both ways; a new
+    leader's HW may lag what retention deleted on the follower)."""
+    hw = leo if leader_hw > leo else leader_hw
+    if log_start and hw < log_start[f]:
+        return log_start[f]
+    return hw
+
+
 def set_replica(s: State, i: int, r: Replica) -> State:
     # a list and tuple.__new__: about 40% cheaper than slicing and NamedTuple's __new__ (it runs
     # about twice per explored state)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..epoch_cache import Cache, assign_records, end_offset, latest_epoch, truncate_from_end
 from ..log import UNDEFINED, end_offset_kip279, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
-from .common import Ctx, advance_leader_hw, set_replica
+from .common import Ctx, advance_leader_hw, follower_hw, set_replica
 
 _new = tuple.__new__
 
@@ -188,10 +188,7 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
                 t = with_epoch_cache(t, f, cache, sync=ctx.protocol.sync_truncation_ckpt)
         else:
             log2 = log + p.records if p.records else log
-            hw = min(len(log2), p.hw)
-            start = s.faults.log_start
-            if start and hw < start[f]:  # UnifiedLog.updateHighWatermark: >= log start
-                hw = start[f]
+            hw = follower_hw(s.faults.log_start, f, len(log2), p.hw)
             nr = with_log(r, log2, hw, r.hw_ckpt)
             if caches and p.records:  # a batch of a newer epoch is assigned, file written
                 cache2 = assign_records(cache, p.records, len(log))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..state import Replica, State, with_log
-from .common import Ctx, advance_leader_hw, set_replica
+from .common import Ctx, advance_leader_hw, follower_hw, set_replica
 
 _new = tuple.__new__  # NamedTuple construction without its Python-level __new__ (hot path)
 
@@ -76,11 +76,7 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             t = advance_leader_hw(ctx, set_replica(s, l, lr2), l)
             lr = t.replicas[l]
         log = r.log + lr.log[offset:] if offset < lleo else r.log
-        hw = min(len(log), lr.hw)
-        if start and hw < start[f]:
-            # Kafka bounds a follower's HW below by its log start offset (UnifiedLog.
-            # updateHighWatermark): a new leader's HW may lag what retention deleted here
-            hw = start[f]
+        hw = follower_hw(start, f, len(log), lr.hw)
         if t is s and log is r.log and hw == r.hw:
             continue
         out.append(((kind, (f, l)), set_replica(t, f, with_log(r, log, hw, r.hw_ckpt))))
