@@ -9,6 +9,7 @@ import json
 
 import pytest
 from isr.checker.bfs import check_bfs
+from isr.checker.engines import Limits
 from isr.cli.main import main
 from isr.spec import Config, IsrSpec
 from isr.spec.protocols import KRAFT, PROTOCOLS
@@ -22,17 +23,6 @@ SAFETY = [
     for p in IsrSpec(Config(protocol="kraft", replicas=2, records=1)).properties
     if p.kind in ("always", "action")
 ]
-
-
-# kraft at 2 replicas, 1 record, 2 epochs, 1 crash with lose-unflushed (symmetry on): 289,269
-# states before the partition epoch was apart, 731,420 before KIP-841's fencing and registration,
-# 1,119,222 before KIP-392's consumer (x1.21), 1,359,182 before the epoch cache was its own
-# state (x1.03), 1,404,608 before issue 25's Kafka 4.x rules (x1.91: every registration an
-# unclean shutdown, the fence's batch, unfenced pauses, the asynchronous checkpoint write),
-# 2,682,532 before a crash was fenced at its session timeout (x1.03), 2,752,872 before a fence's
-# leader -1 took a new leader epoch (x0.85), 2,334,656 before a clean exit was told apart from a
-# kill (x1.13)
-LOSE_UNFLUSHED_STATES = 2_638_388
 
 
 def kraft(variant=None, **bounds) -> IsrSpec:
@@ -725,12 +715,17 @@ def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     acknowledged a record before flushing it loses it in a crash, as in kip-966 with
     lose-unflushed.)"""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
+    # The fixed version, searched breadth first past the depth of the bug's story: its first
+    # 700,000 states reach depth 17, so every state within 16 steps was checked, and none
+    # violates (the variant below violates at 15). The complete search (2,638,388 states, every property holds) takes minutes and
+    # is bench/large_pins.py's pin "kraft-kip-966-election-lose-unflushed".
     res = check_bfs(
         kraft(without(elect_last_known_leader=False), **bounds),
         properties=["NoCommittedLoss", "NoPhantomRead", "MonotonicReads"],
+        limits=Limits(max_states=700_000),
     )
-    assert res.complete and res.distinct_states == LOSE_UNFLUSHED_STATES
-    assert all(p.holds for p in res.properties)
+    assert not res.complete and res.depth >= 17
+    assert not res.violated
     res = check_bfs(  # (with the last known leader elected, the 8-step last replica standing)
         kraft(without(broker_epoch_check=False, elect_last_known_leader=False), **bounds),
         properties=["NoCommittedLoss"],
