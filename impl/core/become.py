@@ -100,7 +100,12 @@ class BecomeRole:
     def _become_leader(
         self, out: Effects, p: Partition, lp: m.LeaderAndIsrPartition, now: int
     ) -> None:
-        """R11: stop fetching, adopt epoch and ISR, accept produce; HW may lag until fetches."""
+        """R11: stop fetching, adopt epoch and ISR, accept produce; HW may lag until fetches.
+        A new leader knows none of its followers' LEOs (nor, kraft, their broker epochs); a
+        re-elected one keeps them (Kafka's ``Replica.resetReplicaState`` with ``isNewLeader``
+        false; the spec's BrokerBecomeLeader)."""
+        again = p.role == LEADER and p.leader == self.id
+        old = p.remote if again else {}
         self.fetchers.remove(p.tp)
         p.role, p.leader, p.leader_epoch = LEADER, self.id, lp.leader_epoch
         p.isr, p.zk_version = frozenset(lp.isr), lp.zk_version
@@ -108,7 +113,11 @@ class BecomeRole:
         p.epoch_start_offset = p.log.leo
         # Followers in the ISR get a fresh lag clock so they are not shrunk before fetching.
         p.remote = {
-            r: RemoteReplica(leo=-1, last_caught_up_ms=now if r in p.isr else 0)
+            r: RemoteReplica(
+                leo=old[r].leo if r in old else -1,
+                last_caught_up_ms=now if r in p.isr else 0,
+                broker_epoch=old[r].broker_epoch if r in old else -1,
+            )
             for r in p.replicas
             if r != self.id
         }

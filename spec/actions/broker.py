@@ -57,11 +57,15 @@ def _seen(f: Faults, i: int, q: Request) -> Faults:
 def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """BrokerBecomeLeader(replica, epoch): a live replica applies a LeaderAndIsr naming itself,
     with a newer epoch (R9: older ones are ignored). It stops fetching, adopts the epoch and ISR,
-    caches the request's zkVersion, forgets the followers' LEOs (unknown until they fetch) and
-    re-evaluates its HW (R4, R11); its HW may lag the old leader's. Produce requests waiting in
-    its purgatory survive a re-election of the same leader. In the original design (R16) the new
-    leader sets HW := its own LEO instead. With controller failover, a request from a controller
-    older than one the replica has heard from is not applied (R9)."""
+    caches the request's zkVersion and re-evaluates its HW (R4, R11); its HW may lag the old
+    leader's. A new leader knows none of its followers' LEOs (kraft: nor their broker epochs)
+    until they fetch; a re-elected one (leader already, in memory) keeps them, as it keeps the
+    produce requests waiting in its purgatory: Kafka's ``Partition.makeLeader`` resets a
+    follower's state only ``if (isNewLeader)`` (2.x: ``updateLogReadResult(UnknownLogReadResult)``;
+    3.5+: ``Replica.resetReplicaState(isNewLeader)``, which keeps the LEO and the broker epoch
+    otherwise). In the original design (R16) the new leader sets HW := its own LEO instead.
+    With controller failover, a request from a controller older than one the replica has heard
+    from is not applied (R9)."""
     new_leader_hw = ctx.new_leader_hw
     seen = s.faults.ctrl_seen
     for q in deliverable(ctx, s.requests):
@@ -71,6 +75,7 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         if seen and q.ctrl_epoch < seen[i]:
             continue
+        again = r.leader == i  # re-elected: isNewLeader false
         nr = _new(
             Replica,
             (
@@ -82,13 +87,14 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 q.epoch,
                 q.isr,
                 q.fresh,
-                ctx.unknown_leos,
+                r.remote_leo if again else ctx.unknown_leos,
                 False,
-                r.pending if r.leader == i else (),
+                r.pending if again else (),
             ),
         )
         if ctx.split_fetch:
-            t = _applied(_forget_remote_epochs(set_replica(s, i, nr), i), s, i, q)
+            t = set_replica(s, i, nr)
+            t = _applied(t if again else _forget_remote_epochs(t, i), s, i, q)
             if t.kraft.epoch_cache:  # the new epoch starts at the LEO, before any record
                 t = with_epoch_cache(
                     t, i, assign(t.kraft.epoch_cache[i], q.epoch, len(r.log)), True

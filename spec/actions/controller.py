@@ -76,6 +76,13 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
     # then picks among that step's candidates, and an empty pick leaves the partition offline.
     new_isr = c.isr & live
     barred = f.unclean | ineligible(s)
+    if not ctx.split_fetch and live >> c.leader & 1 and new_isr & ~barred & ~(1 << c.leader):
+        # ZooKeeper era: a recorded leader that is back (restarted) was not live when the
+        # controller ran this election, at its failure (``onBrokerFailure``; KIP-380's bounce
+        # handling, or the failure handled before the restart): it is picked only when no
+        # other ISR member can lead, at its own startup (``onBrokerStartup`` ->
+        # ``triggerOnlinePartitionStateChange`` for the offline partition)
+        barred |= 1 << c.leader
     if eligible := new_isr & ~barred:
         picked = pick_leaders(ctx, s, eligible, "isr")
         elr = elr_next(ctx, f, c.isr, new_isr) if ctx.elr else f.elr
@@ -110,8 +117,9 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
 
 def controller_elect_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ControllerElectLeader(leader): the leader is lost (see _leader_lost); pick a new one by the
-    version's rule (see ``elections``) with leader epoch + 1 (R9). The old leader too may be
-    picked if it is back. With no candidate the partition stays offline (the recorded leader is
+    version's rule (see ``elections``) with leader epoch + 1 (R9). The old leader, back from a
+    restart, is picked only when no other live ISR member can lead (ZooKeeper era: see
+    ``elections``). With no candidate the partition stays offline (the recorded leader is
     the dead one, as Kafka's leader -1) until a broker restarts. An election ends a renewed
     leader's old incarnation (``Faults.lead_renewed``)."""
     c = s.coord
