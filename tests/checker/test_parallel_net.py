@@ -97,7 +97,7 @@ def test_same_answers_as_bfs_on_toys_and_the_spec():
         ]
     model = IsrSpec(Config(replicas=3, records=1, epochs=2, crashes=0))
     res = _run(model, n=3, stray=True)
-    assert res.distinct_states == 13_441 and res.complete and res.engine == "net"
+    assert res.distinct_states == 15_700 and res.complete and res.engine == "net"
     bad = IsrSpec(Config(replicas=2, records=1, epochs=2, crashes=1, protocol="hw-truncation"))
     res, ref = _run(bad, stop=True), check_bfs(bad, stop_at_first_violation=True)
     assert res.stop_reason == "first-violation"

@@ -25,11 +25,14 @@ def test_the_scenario_set_is_unchanged():
     # be lost at these bounds any more (the three ":crash-only" targets of
     # BrokerIgnoreStaleRequest, NetworkLoseLeaderAndIsr and leader->follower are gone), and the
     # directed "stale-controller-under-reordering" joined
+    # (the digests moved, the counts did not, when a re-elected leader kept its followers' LEOs
+    # and a restarted leader stopped being elected over another ISR member: issue 25; the
+    # shortest path to some targets changed)
     assert len(kip320) == 47
-    assert digest(kip320) == "0ff78c9660b05b65ed5dc83cd08db994c0667e96bf9ea8b143c3042cab5d4cb9"
+    assert digest(kip320) == "ba4bb88d95e5d36e395fb12293db9d2f45469378b07e3775db553f697f0dfa97"
     hw = spec_scenarios(3, "hw-truncation")
     assert len(hw) == 45
-    assert digest(hw) == "d978b6d3eaec4b1e107a7befa38aeb7c61e8e77f23b9b05fa99802c8c4f939bb"
+    assert digest(hw) == "55c22b87a9364ff127589dd7e51b9be07834c69f2ad35f01e1b006084cbec99e"
     assert all(
         not any(a in MOVES for a, _args in p)
         for p in spec_targets(3, "kip-320", without=MOVES).values()

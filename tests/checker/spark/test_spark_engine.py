@@ -65,10 +65,10 @@ def test_toy_models_match_bfs(spark, symmetric):
 # included: ControllerMoveLeader, ControllerShutdownBroker)
 ISR = {
     # (6010, 17), (7010, 17), (7010, 17), (5626, 16) before R8's in-order delivery
-    "hw-truncation": ((2, 1, 2, 1), 3371, 18),
-    "kip-101": ((2, 1, 2, 1), 3991, 17),
-    "kip-279": ((2, 1, 2, 1), 3991, 17),
-    "kip-320": ((2, 1, 2, 1), 3005, 15),
+    "hw-truncation": ((2, 1, 2, 1), 3361, 18),
+    "kip-101": ((2, 1, 2, 1), 3851, 16),
+    "kip-279": ((2, 1, 2, 1), 3851, 16),
+    "kip-320": ((2, 1, 2, 1), 3319, 15),
 }
 
 
