@@ -39,7 +39,8 @@ def test_check_finds_the_kip101_hole_with_its_shortest_counterexample():
 
 def test_check_a_small_model_completely_and_on_two_workers():
     one = api.check(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=0)
-    assert one.complete and one.distinct_states == 488 and not one.violated  # 445 before issue 25's re-elected leader, 657 before R8
+    # 445 before issue 25's re-elected leader, 657 before R8
+    assert one.complete and one.distinct_states == 488 and not one.violated
     two = api.check(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=0, workers=2)
     assert (two.engine, two.distinct_states, two.depth) == ("parallel", 488, one.depth)
     with pytest.raises(KeyError):

@@ -29,9 +29,9 @@ def leader_answers_first(become: Callable) -> Callable:
     ISR change, R9; a zombie after its session expired): before it, it may have answered
     parked fetches it never logged (a fetch at the offset it had recorded changes nothing on
     it; the answer goes out when data arrives), which its followers apply after the change (a
-    new leader forgets the followers' LEOs). As for a crashing leader (VALIDATION.md, mapping
-    decision 11 a), such responses are held from its log as it was while it led at that epoch
-    (``parked_responses``)."""
+    new leader forgets the followers' LEOs, a re-elected one keeps them). As for a crashing
+    leader (VALIDATION.md, mapping decision 11 a), such responses are held from its log as it
+    was while it led at that epoch (``parked_responses``)."""
 
     def handler(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
         from .fetch import parked_responses
