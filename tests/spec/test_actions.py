@@ -239,3 +239,27 @@ def test_type_ok_bounds_every_replica_field():
     ):
         t = s._replace(replicas=(r0._replace(**bad), s.replicas[1]))
         assert not type_ok(t), bad
+
+
+def test_a_re_elected_leader_keeps_its_followers_leos_and_commits_at_once():
+    """Kafka's Partition.makeLeader forgets a follower's fetched LEO only for a new leader
+    (``isNewLeader``; 3.5+ ``Replica.resetReplicaState``), then re-evaluates the HW: leader 0,
+    re-elected at epoch 2 by the controller's removal of the crashed broker 2, still knows that
+    follower 1 has record 1, and commits it in the same step. A new leader knows nothing."""
+    m = model("kip-320", replicas=3, records=1, epochs=3, crashes=1)
+    s = run(
+        m,
+        ("ProducerSend", 0, 1),
+        ("FollowerFetch", 1, 0),
+        ("FollowerFetch", 1, 0),
+        ("BrokerCrash", 2),
+        ("ControllerShrinkIsr", 2),
+    )
+    assert s.replicas[0].remote_leo[1] == 1 and s.replicas[0].hw == 0  # broker 2 held it back
+    t = step(m, s, "BrokerBecomeLeader", 0, 2)
+    assert t.replicas[0].remote_leo[1] == 1 and t.replicas[0].hw == 1
+    # broker 1 made leader instead (a move) starts with every follower unknown
+    u = step(m, t, "ControllerMoveLeader", 1)
+    u = step(m, u, "BrokerBecomeFollower", 1, 0, 2)  # (its queue, in order: R8)
+    u = step(m, u, "BrokerBecomeLeader", 1, 3)
+    assert u.replicas[1].remote_leo == (-1, -1, -1)
