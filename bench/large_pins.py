@@ -76,6 +76,8 @@ def run_pin(pin: Pin) -> dict:
     ok = res.complete and res.distinct_states == pin.distinct_states and all(verdicts.values())
     return {
         "pin": pin.name,
+        "why": pin.why,
+        "neighbour": pin.neighbour,
         "ok": ok,
         "complete": res.complete,
         "distinct_states": res.distinct_states,
@@ -115,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                 f" load {r['load_before']} -> {r['load_after']}",
                 flush=True,
             )
+            if not r["ok"]:  # what the pin stands for, and the suite's bounded part of it
+                print(f"  pin: {pin.why}; in the suite: {pin.neighbour}", flush=True)
     except KeyboardInterrupt:
         print("interrupted: results so far kept", file=sys.stderr)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
