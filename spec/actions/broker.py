@@ -401,7 +401,31 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 t = _register_shutdown(ctx, t, i, clean)
             out.append(((kind, (i,)), t))
             continue
+        if fence:  # KIP-380: the controller sees the bounce (a new broker epoch)
+            c = t.coord
+            if c.isr >> i & 1 and c.leader != i and c.isr != 1 << i:
+                if c.epoch >= ctx.config.epochs:
+                    continue  # (the bound: the bounce's ISR removal takes a leader epoch)
+                t = _bounce_handled(ctx, t, i)
         out.append(((kind, (i,)), _registered(ctx, t, i, unclean_restart)))
+
+
+def _bounce_handled(ctx: Ctx, t: State, i: int) -> State:
+    """KIP-380 (Kafka 2.2+, ZooKeeper controller): a broker that re-registers with a new broker
+    epoch (its znode's czxid) while the controller still counts it live is a bounce, handled as
+    a failure and then a startup: KafkaController's BrokerChange event calls
+    ``onBrokerFailure(bouncedBrokerIds)`` with the broker out of the live set, so a follower
+    still in the ISR is removed from it (``ReplicaStateMachine`` OfflineReplica,
+    ``removeReplicasFromIsr``: a controller write with leader epoch + 1, sent to the live
+    replicas), and then ``onBrokerStartup`` sends it the new state (``_registered``). Before
+    KIP-380 the same registration was a missed bounce (``startup_needs_failure``). A bounced
+    leader is left to ControllerElectLeader, which does not pick it while another candidate
+    exists (``elections``)."""
+    c = t.coord
+    new_isr = c.isr & ~(1 << i)
+    if ctx.elr:
+        t = elr_after_shrink(ctx, t, c.isr, new_isr)
+    return partition_change(ctx, t, new_isr, live_mask(t))
 
 
 def broker_register(ctx: Ctx, s: State, kind: int, out: list) -> None:

@@ -27,6 +27,7 @@ class Kip101(HwTruncation):
     )
     truncate_to_hw_on_become_follower = False
     truncate_to_hw_on_restart = False
+    startup_needs_failure = True  # (as kafka-0.10: no broker epochs before KIP-380, Kafka 2.2)
 
     def truncation_offset(self, flog: Log, fhw: int, llog: Log, lepoch: int) -> int:
         """One OffsetsForLeaderEpoch round with the follower's last epoch; truncate to the

@@ -25,6 +25,7 @@ class Kip966(Kip320):
     eligible_leader_replicas = True
     hw_needs_min_isr = True
     broker_epoch_fencing = True
+    startup_needs_failure = False  # KIP-380: a bounce is handled (BrokerRestart)
 
 
 KIP_966 = Kip966()

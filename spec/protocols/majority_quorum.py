@@ -20,6 +20,7 @@ class MajorityQuorum(Kip320):
     )
     majority_quorum = True
     isr_join_needs_epoch_start = False
+    startup_needs_failure = False  # (no ISR seat to miss: a restarted replica is sent the state)
 
 
 MAJORITY_QUORUM = MajorityQuorum()
