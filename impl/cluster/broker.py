@@ -82,6 +82,7 @@ class BrokerProcess:
         self.registered = False  # /brokers/ids/[id] is ours (this process, this session)
         self.started = False  # the core started (BrokerRestart recorded)
         self._czxids: dict[int, int] = {}  # as a controller: registrations last seen (czxid)
+        self._my_czxid: int | None = None  # our own registration's czxid (this session)
         self._shutdown_waiters: dict[int, asyncio.Future[m.ControlledShutdownResponse]] = {}
         self._shutdown_corr = 0
         self._backlog: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
@@ -177,10 +178,16 @@ class BrokerProcess:
     def _register(self, clock: int) -> None:
         """Publish ``clock`` (our steps so far), then the ephemeral /brokers/ids/[id]."""
         zkcoord.raise_clock(self.zk, clock)
-        data = json.dumps({"host": "127.0.0.1", "port": self.port}).encode()
+        # ``restart``: this process has not started its core yet (a restarted broker, not a
+        # running one back in a new session): a controller that sees it re-registered without
+        # having seen it leave handles that bounce as a failure, then a startup.
+        reg = {"host": "127.0.0.1", "port": self.port, "restart": not self.started}
+        data = json.dumps(reg).encode()
         while True:
             try:
-                self.zk.create(f"/brokers/ids/{self.id}", data, ephemeral=True)
+                path = self.zk.create(f"/brokers/ids/{self.id}", data, ephemeral=True)
+                st = self.zk.exists(path)
+                self._my_czxid = st.czxid if st is not None else None
                 return
             except NodeExistsError:
                 self._wait_for_id()
@@ -332,21 +339,28 @@ class BrokerProcess:
         while its activation was on the way found no controller to tell."""
         try:
             czx: dict[int, int] | None = zkcoord.broker_czxids(self.zk)
+            restarts = zkcoord.restarted_brokers(self.zk, czx)
         except Exception as e:
             print(f"broker {self.id}: reading /brokers/ids failed: {e!r}", file=sys.stderr)
-            czx = None
+            czx, restarts = None, set()
         z = self._read_clock()
-        self.loop.call_soon_threadsafe(self._run, self._synced, z, self._on_live_changed, czx)
+        self.loop.call_soon_threadsafe(
+            self._run, self._synced, z, self._on_live_changed, czx, restarts
+        )
 
-    def _on_live_changed(self, czx: dict[int, int] | None) -> None:
+    def _on_live_changed(self, czx: dict[int, int] | None, restarts: set[int]) -> None:
         if self.controller is None or czx is None:
             return
-        # A broker registered again since we last looked restarted within its session (or
-        # before we saw it go): what it led must be re-elected, not resumed (KIP-380).
+        # A broker registered again since we last looked, its leaving unseen (a bounce). A
+        # restarted process is handled as a failure, then a startup: it starts its core at the
+        # first request, which comes after that handling, so the run is one where this
+        # controller saw it leave first (KIP-380's handling; for 0.11-2.1 the run with the
+        # failure seen, the one Kafka's NODEEXISTS registration makes likely). A running broker
+        # back in a new session keeps the missed-bounce handling: what it led is re-elected.
         bounced = sorted(b for b, z in czx.items() if self._czxids.get(b, z) != z)
         self._czxids = czx
         for b in bounced:
-            self.apply(self.controller.on_broker_bounced(now_ms(), b))
+            self.apply(self.controller.on_broker_bounced(now_ms(), b, as_failure=b in restarts))
         self.apply(self.controller.on_brokers_changed(now_ms(), set(czx)))
 
     def _on_controller_node(self, data: bytes | None, *_rest: Any) -> None:
@@ -491,6 +505,10 @@ class BrokerProcess:
 
     def _send(self, dst: int | str, msg: Any) -> None:
         frame = {"src": self.id, "clock": self.core.clock.value, "msg": m.to_wire(msg)}
+        if isinstance(msg, (m.LeaderAndIsr, m.StopReplica)) and dst in self._czxids:
+            # the registration it is meant for: Kafka's request goes down the connection to that
+            # process, which a restarted broker does not share (dropped there otherwise)
+            frame["to"] = self._czxids[dst]
         if dst == self.id:
             self.loop.call_soon(self._run, self._deliver, self.id, msg, frame["clock"])
         elif isinstance(dst, str):
@@ -599,7 +617,7 @@ class BrokerProcess:
                             f"{self._zk_controller_epoch}: dropped",
                         )
                         continue
-                    if not self.registered:
+                    if not self.registered or frame.get("to", self._my_czxid) != self._my_czxid:
                         # Addressed to a previous incarnation (or session): the controller has
                         # not seen this one register. Dropped, as that process's connection was.
                         continue

@@ -163,6 +163,20 @@ def broker_czxids(zk: KazooClient) -> dict[int, int]:
     return out
 
 
+def restarted_brokers(zk: KazooClient, czxids: dict[int, int]) -> set[int]:
+    """The brokers whose registration says a new process made it (``restart``), not a running
+    broker back in a new session."""
+    out = set()
+    for b in czxids:
+        try:
+            data, _ = zk.get(f"/brokers/ids/{b}")
+        except NoNodeError:
+            continue
+        if json.loads(data).get("restart"):
+            out.add(b)
+    return out
+
+
 def bounced_leaders(zk: KazooClient, tps: list[TP], czxids: dict[int, int]) -> set[int]:
     """Recorded leaders registered after the partition state naming them was written: they
     restarted since (within their session, or before any controller saw them go), so that

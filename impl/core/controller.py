@@ -59,6 +59,15 @@ class Controller:
         # ``_pick``), so a deposed leader stays a zombie until it stops and a follower taken
         # out of the ISR does not fetch its way back in (it gets StopReplica, delete=False).
         self.shutting_down: set[int] = set()
+        # What each broker's current incarnation has been sent (R8, R9): the periodic re-send
+        # repeats only that, as Kafka's RequestSendThread retries a request on its connection;
+        # it never tells a restarted broker what the controller has not sent it since it came
+        # back (before KIP-380, Kafka 2.2, a follower whose bounce the controller missed gets
+        # nothing until the partition's next controller write: KAFKA-1120).
+        self.told: dict[int, set[TP]] = {}
+        # Brokers whose bounce is being handled as a failure, then a startup (``held``): they
+        # count as dead until the writes that handling started have landed, then get their state.
+        self.held: set[int] = set()
 
     # ---- events -------------------------------------------------------------------------------
     def activate(
@@ -93,7 +102,11 @@ class Controller:
 
     def on_brokers_changed(self, now: int, live: set[int]) -> Effects:
         """R9: a broker's session expired (or one came back)."""
-        came = set(live) - self.live
+        self.held &= set(live)
+        live = set(live) - self.held
+        came = live - self.live
+        for b in came | (self.live - live):
+            self.told.pop(b, None)  # a new incarnation, or none
         self.live = set(live)
         # a broker gone, or back in a new session, is no longer shutting down
         self.shutting_down &= self.live - came
@@ -108,11 +121,44 @@ class Controller:
         out += self._send_state(back, sorted(came), fresh_only=True)
         return out
 
-    def on_broker_bounced(self, now: int, broker: int) -> Effects:
-        """A broker restarted before its session expired: partitions it led need a new leader."""
+    def on_broker_bounced(self, now: int, broker: int, as_failure: bool = False) -> Effects:
+        """A broker registered again with the controller not having seen it leave (a bounce).
+
+        By default the bounce is missed, as by a ZooKeeper-era controller before KIP-380
+        (Kafka 2.1 ``BrokerChange``: a broker in neither the old nor the new live set of two
+        reads, KAFKA-1120): partitions it led need a new leader (the spec's lost leader, R9), and
+        the broker is sent nothing else until a partition's next write. ``as_failure``: the
+        bounce is handled as a failure, then a startup (KIP-380's ``onBrokerFailure`` then
+        ``onBrokerStartup``; for a runtime whose restarted broker starts at its first request,
+        the same run as a registration the controller saw after the failure): it counts as dead
+        (out of the ISR, leadership moved) until those writes have landed, then gets its state."""
         self.shutting_down.discard(broker)  # a new incarnation
-        tps = self.mark_bounced(broker)
-        return self._repair(tps)
+        self.told.pop(broker, None)
+        if not as_failure:
+            tps = self.mark_bounced(broker)
+            out = self._repair(tps)
+            if self._kraft:  # KRaft: the new incarnation reads the metadata log (the spec's
+                # BrokerRegister sends it the state, unless it is the recorded leader)
+                mine = sorted(tp for tp, reps in self.assignments.items() if broker in reps)
+                out += self._send_state(mine, [broker], fresh_only=True)
+            return out
+        self.live.discard(broker)
+        self.held.add(broker)
+        return self._repair(sorted(self.assignments)) + self._release_held()
+
+    def _release_held(self) -> Effects:
+        """Held brokers none of whose partitions has a write in flight come back (R9): the
+        controller's startup handling, as on_brokers_changed for a broker that came back."""
+        out: Effects = []
+        for b in sorted(self.held):
+            tps = sorted(tp for tp, reps in self.assignments.items() if b in reps)
+            if any(tp in self.in_flight for tp in tps):
+                continue
+            self.held.discard(b)
+            self.live.add(b)
+            out += self._repair(tps)
+            out += self._send_state(tps, [b], fresh_only=True)
+        return out
 
     def mark_bounced(self, broker: int) -> list[TP]:
         tps = sorted(tp for tp, (st, _v) in self.states.items() if st.leader == broker)
@@ -142,13 +188,16 @@ class Controller:
         return self._repair(new)
 
     def on_resync(self, now: int, states: dict[TP, tuple[PartitionState, int]]) -> Effects:
-        """Re-send every partition's state (LeaderAndIsr can be lost, R8); brokers ignore what
-        they already applied."""
+        """Re-send every partition's state to the brokers already sent it in their current
+        incarnation (a LeaderAndIsr can be lost with its connection, R8: Kafka's
+        RequestSendThread retries it); brokers ignore what they already applied."""
         for tp, sv in states.items():
             if tp not in self.in_flight:
                 self.states[tp] = sv
         out = self._repair(sorted(self.assignments))
-        out += self._send_state(sorted(self.assignments), sorted(self.live), fresh_only=True)
+        out += self._send_state(
+            sorted(self.assignments), sorted(self.live), fresh_only=True, resend=True
+        )
         out.append(m.SetTimer("resync", self.config.controller_resync_ms))
         return out
 
@@ -201,7 +250,7 @@ class Controller:
         # conflicts are decided again on the state that won; a write that landed may leave
         # more to do (another dead follower to remove)
         out += self._repair(sorted(set(retry) | set(done)))
-        return out
+        return out + self._release_held()
 
     # ---- leadership moves (R9: ControllerMoveLeader, ControllerShutdownBroker) ------------------
     def elect_leader(
@@ -467,11 +516,14 @@ class Controller:
             for a, args in acts
         ]
 
-    def _send_state(self, tps: list[TP], brokers: list[int], fresh_only: bool = False) -> Effects:
+    def _send_state(
+        self, tps: list[TP], brokers: list[int], fresh_only: bool = False, resend: bool = False
+    ) -> Effects:
         """One LeaderAndIsr per broker, carrying every partition it hosts among ``tps``;
         ``fresh_only``: not the partitions whose write is in flight (a broker that came back, a
         periodic re-send). A new controller's first send includes them, as Kafka's failover
-        does: every broker registered before its writes, and ignores a stale epoch (R9)."""
+        does: every broker registered before its writes, and ignores a stale epoch (R9).
+        ``resend``: only partitions the broker's current incarnation was sent before."""
         per: dict[int, list[m.LeaderAndIsrPartition]] = {}
         for tp in tps:
             sv = self.states.get(tp)
@@ -489,6 +541,10 @@ class Controller:
                 if r in self.shutting_down and r != st.leader and not self._kraft:
                     continue  # Kafka: a broker shutting down is not a live replica any more
                 if r in brokers and r in self.live:
+                    told = self.told.setdefault(r, set())
+                    if resend and tp not in told:
+                        continue
+                    told.add(tp)
                     per.setdefault(r, []).append(lp)
         return [
             m.Send(b, m.LeaderAndIsr(self.id, self.epoch, tuple(v))) for b, v in sorted(per.items())

@@ -40,7 +40,9 @@ def kip101_scenario(protocol: str, seed: int = 0) -> World:
     w.produce(TP0, "m2")
     assert run_until_acked(w, "m2")  # A's HW=2 from B's fetch at 2; B's HW is still 1
     w.crash(b)
-    w.restart(b)  # back before its session expires: still in the ISR
+    # back with the controller not having seen it go (a missed bounce, KAFKA-1120: Kafka
+    # 0.10-2.1): still in the ISR, sent nothing
+    w.restart(b, missed_bounce=True)
     w.crash(a)  # the leader dies before B fetches again
     w.run_until(w.now + 2_000)  # A's session expires; the controller elects B
     return w

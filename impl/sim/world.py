@@ -261,10 +261,24 @@ class World:
             node.store.power_failure()
         self._schedule_expiry(b)
 
-    def restart(self, b: int) -> None:
+    def restart(self, b: int, missed_bounce: bool = False) -> None:
+        """Start broker ``b`` again. ``missed_bounce``: within its previous session, unseen by
+        the controller (ZooKeeper era before KIP-380: the re-registration landed between the old
+        node's deletion and the controller's read of /brokers/ids, KAFKA-1120), which re-elects
+        what it led and sends it nothing else."""
         node = self.nodes[b]
         if node.alive:
             return
+        if not self.kraft and b in self.coord.sessions and not missed_bounce:
+            # A ZooKeeper-era broker cannot register while its previous incarnation's session
+            # holds /brokers/ids/[id] (Kafka 1.1-3.x KafkaZkClient.registerBroker ->
+            # checkedEphemeralCreate fails with NODEEXISTS and the startup aborts): it comes back
+            # after that session has ended. Folded here: the session ends now and the
+            # controller handles the failure (ISR removal, election) before the restart, as
+            # when the restart came just after the expiry. Kafka before KIP-380 (2.2) could also
+            # miss a bounce (KAFKA-1120); this runtime never does (a subset the spec allows).
+            node.session_expiry = -1  # (its scheduled expiry finds it ended)
+            self._expire(b, -1)
         node.generation += 1
         self._boot(b)
 

@@ -77,9 +77,10 @@ def test_partition_offline_then_back() -> None:
 # ---- a leader that is also the controller bounces as the only ISR member ---------------------
 def test_controller_leader_bounce_as_only_isr_member() -> None:
     """Broker 0 leads t-0 and is controller; cut off from its followers it shrinks the ISR to
-    {0}; then it restarts inside its session. The new controller (0 again) re-elects it with a
-    new epoch (a bounced leader, KIP-380) and the same ISR: that write was not traced (same
-    leader, same ISR: neither an election nor a shrink by the old labelling)."""
+    {0}; then it restarts inside its session, a bounce no controller saw (KAFKA-1120). The new
+    controller (0 again) re-elects it with a new epoch (a bounced leader) and the same ISR: that
+    write was not traced (same leader, same ISR: neither an election nor a shrink by the old
+    labelling)."""
     w = World(3, 1, 3, sim_config("kip-320", min_insync_replicas=1), seed=5)
     w.run_until(100)
     for i in range(4):
@@ -90,7 +91,7 @@ def test_controller_leader_bounce_as_only_isr_member() -> None:
     w.run_until(1_200)
     assert w.coord.states[TP0][0].isr == (0,)
     w.crash(0)
-    w.restart(0)
+    w.restart(0, missed_bounce=True)
     w.net.blocked.clear()
     w.run_until(3_000)
     assert w.coord.states[TP0][0].leader_epoch == 1
@@ -260,7 +261,8 @@ def test_isr_write_landed_but_untraced_before_the_leader_crashed(kind: str) -> N
 # ---- the controller removes dead followers one write at a time -------------------------------
 def test_two_dead_followers_leave_the_isr_one_write_each() -> None:
     """(Found by tests/traces/test_online.py once crashes were deferred.) Followers 1 and 2
-    crash, 1 bounces, leader 0 (the controller) bounces and then crashes: broker 1 leads with
+    crash, 1 bounces, leader 0 (the controller) bounces (bounces no controller saw, KAFKA-1120)
+    and then crashes: broker 1 leads with
     0 and 2 counted live. When both sessions expire the new controller removed both from the
     ISR in one write (one epoch bump), traced as two ControllerShrinkIsr; the spec removes one
     dead follower per write with its own epoch, as Kafka's removeReplicasFromIsr does (R9).
@@ -269,9 +271,9 @@ def test_two_dead_followers_leave_the_isr_one_write_each() -> None:
     w.run_until(200)
     w.crash(1)
     w.crash(2)
-    w.restart(1)
+    w.restart(1, missed_bounce=True)
     w.crash(0)
-    w.restart(0)
+    w.restart(0, missed_bounce=True)
     w.crash(0)
     w.run_until(w.now + 900)
     shrinks = [e for e in w.trace if e["action"] == "ControllerShrinkIsr"]

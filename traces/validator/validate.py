@@ -86,7 +86,7 @@ ACCEPTED, REJECTED, UNSUPPORTED, INCOMPLETE, BAD_INPUT = (
     "bad-input",
 )
 EXIT = {ACCEPTED: 0, REJECTED: 1, UNSUPPORTED: 2, BAD_INPUT: 2, INCOMPLETE: 3}
-IGNORED_IMPL = {"ControllerActivate", "IsrUpdateConflict", "StopReplica"}
+IGNORED_IMPL = {"IsrUpdateConflict", "StopReplica"}
 # impl events of a fault the spec cannot express (none at the moment; see VALIDATION.md)
 UNSUPPORTED_IMPL: dict[str, str] = {}
 
@@ -158,6 +158,8 @@ def _hosts(reps: list[Any], ev: Event) -> bool:
     """Whether a broker-wide event (no topic: ``BrokerCrash``, ``BrokerPause``) concerns a
     partition with replicas ``reps``: only if its broker holds one of them. With replication
     below the broker count, a crash of a broker outside the partition is not an event of it."""
+    if ev.get("action") == "ControllerActivate":
+        return True  # the controller's, for every partition wherever it runs
     b = (ev.get("args") or {}).get("replica", ev.get("node"))
     return not isinstance(b, int) or b in {int(x) for x in reps}
 

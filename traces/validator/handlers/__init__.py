@@ -9,7 +9,14 @@ from collections.abc import Callable
 from .broker import leader_answers_first, on_crash, on_flush, on_pause, prepare_crash, view_is
 from .clients import on_acked, on_consume, on_produce, prepare_produce
 from .common import arg_rep, generic_handler
-from .controller import controller_handler, on_elect, prepare_offline, stale_or_lost
+from .controller import (
+    controller_handler,
+    on_activate,
+    on_elect,
+    prepare_activate,
+    prepare_offline,
+    stale_or_lost,
+)
 from .fetch import on_fetch, on_truncate
 from .kraft import (
     on_fetch_response,
@@ -22,6 +29,7 @@ from .kraft import (
 from .leader import on_shrink
 
 HANDLERS: dict[str, Callable] = {
+    "ControllerActivate": on_activate,
     "ControllerElectLeader": on_elect,
     "ControllerShrinkIsr": controller_handler("ControllerShrinkIsr", "replica"),
     # R9, leadership moved away from a live leader (VALIDATION.md, mapping decision 13)
@@ -89,4 +97,5 @@ PREPARE: dict[str, Callable] = {
     "ProducerSend": prepare_produce,
     "BrokerCrash": prepare_crash,
     "ControllerElectLeader": prepare_offline,
+    "ControllerActivate": prepare_activate,
 }

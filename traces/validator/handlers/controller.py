@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from isr.spec.actions.controller import _leader_lost
-from isr.spec.state import State
+from isr.spec.state import Request, State
 
 from ..candidates import Cand
 from ..mapping import Event
@@ -126,3 +126,33 @@ def stale_or_lost(name: str) -> Callable:
 
 
 _elect_leader = controller_handler("ControllerElectLeader", "leader")
+
+
+def prepare_activate(v: PartitionValidator, ev: Event) -> None:
+    """Counts the controller activations seen (the first is the spec's Init)."""
+    v.activations = getattr(v, "activations", 0) + 1  # type: ignore[attr-defined]
+
+
+def on_activate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """ControllerActivate after the first: a controller failover (R9). The new controller sends
+    the partition state it read to every live replica, as Kafka's ``onControllerFailover``
+    does (``replicaStateMachine.startup``: a LeaderAndIsr per partition to each live replica)
+    and the spec's ControllerFailover, whose bound the validator does not apply: the requests
+    join those in flight (the controller epoch kept: the validator does not order the two
+    controllers' connections, see PartitionValidator). A restarted follower whose bounce the
+    previous controller missed learns its state here. Not for kraft (its controller is a
+    quorum; a failover sends nothing)."""
+    if getattr(v, "activations", 0) <= 1 or v.ctx.split_fetch:
+        return [c]
+    s, pend, ack = c
+    co = s.coord
+    f = s.faults
+    new = {
+        Request(d, co.leader, co.epoch, co.isr, True, f.ctrl_epoch)
+        for d, r in enumerate(s.replicas)
+        if r.alive
+    }
+    if new <= set(s.requests):
+        return [c]
+    reqs = tuple(sorted(set(s.requests) | new))
+    return [(s._replace(requests=reqs), pend, ack)]
