@@ -15,7 +15,7 @@ from .common import (
     stale_alters,
     with_stale_versions,
 )
-from .controller import elr_after_shrink, fence_batch
+from .controller import _leader_lost, elr_after_shrink, fence_batch
 from .fetch import with_epoch_cache
 
 # NamedTuples built with tuple.__new__ (fields in their declared order): NamedTuple's own
@@ -403,7 +403,15 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         if fence:  # KIP-380: the controller sees the bounce (a new broker epoch)
             c = t.coord
-            if c.isr >> i & 1 and c.leader != i and c.isr != 1 << i:
+            # (a lost leader, dead or itself restarted, is elected first: ControllerElectLeader;
+            # a partition change naming it would make it lead without an election)
+            if (
+                c.isr >> i & 1
+                and c.leader != i
+                and c.isr != 1 << i
+                and c.leader >= 0
+                and not _leader_lost(t)
+            ):
                 if c.epoch >= ctx.config.epochs:
                     continue  # (the bound: the bounce's ISR removal takes a leader epoch)
                 t = _bounce_handled(ctx, t, i)

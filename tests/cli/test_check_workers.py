@@ -28,14 +28,14 @@ def test_workers_give_the_same_answers(capsys):
     code1, one, _ = run_json(capsys)
     code2, two, err = run_json(capsys, "--workers", "2")
     assert code1 == code2 == 0 and one["engine"] == "bfs" and two["engine"] == "parallel"
-    assert same_answers(one, two) and two["distinct_states"] == 3319
+    assert same_answers(one, two) and two["distinct_states"] == 2902
     assert two["parallel"]["workers"] == 2 and err == ""
 
 
 def test_more_workers_than_cores_warns(capsys):
     n = (os.cpu_count() or 1) + 1
     code, out, err = run_json(capsys, "--workers", str(n))
-    assert code == 0 and out["distinct_states"] == 3319
+    assert code == 0 and out["distinct_states"] == 2902
     assert err.splitlines() == [f"isr: warning: --workers {n} is more than the {n - 1} cores here"]
 
 
@@ -88,4 +88,4 @@ def test_default_workers_every_core_unless_small(monkeypatch):
 
 def test_small_model_runs_on_one_process_by_default(capsys):
     code, out, _ = run_json(capsys)
-    assert code == 0 and out["engine"] == "bfs" and out["distinct_states"] == 3319
+    assert code == 0 and out["engine"] == "bfs" and out["distinct_states"] == 2902

@@ -38,7 +38,7 @@ def test_check_local_is_the_default_and_bfs_a_deprecated_alias(capsys):
     code2, out2, err2 = run(capsys, "check", *SMALL, "--format", "json", "--engine", "bfs")
     assert code0 == code1 == code2 == 0 and err0 == err1 == ""
     assert answers(out0) == answers(out1) == answers(out2)
-    assert answers(out0)[0] == 3319 and answers(out0)[3] == "bfs"
+    assert answers(out0)[0] == 2902 and answers(out0)[3] == "bfs"
     assert err2 == "isr: warning: --engine bfs is deprecated; use --engine local\n"
 
 
@@ -46,7 +46,7 @@ def test_check_local_with_workers_is_the_parallel_engine(capsys):
     code, out, err = run(
         capsys, "check", *SMALL, "--format", "json", "--engine", "local", "--workers", "2"
     )
-    assert code == 0 and err == "" and answers(out)[0] == 3319 and answers(out)[3] == "parallel"
+    assert code == 0 and err == "" and answers(out)[0] == 2902 and answers(out)[3] == "parallel"
 
 
 def test_simulate_seq_is_a_deprecated_alias(capsys):

@@ -80,7 +80,7 @@ def test_graph_of_the_spec_matches_bfs_count():
     sg = build_graph(IsrSpec(Config(protocol="kip-320", **SMALL)))
     st = graph_stats(sg)
     # `isr check --no-symmetry` on the same bounds (leader moves in); 6,378 before R8's order
-    assert st["states"] == 3904
+    assert st["states"] == 3387
     assert st["diameter"] == 15  # 16 before
 
 

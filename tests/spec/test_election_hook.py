@@ -80,7 +80,10 @@ def test_the_base_rule_written_out_changes_nothing():
     assert Ctx.of(Config()).choose_leader is None  # the base election stays inline
     for bounds, n in (
         (dict(replicas=3, records=1, epochs=2, crashes=0), 15_700),  # 27,480 before R8
-        (dict(replicas=2, records=1, epochs=2, crashes=1, unclean=True), 3_361),  # 3,047, 5,710
+        (
+            dict(replicas=2, records=1, epochs=2, crashes=1, unclean=True),
+            2_946,
+        ),  # 3,361 before a missed bounce (issue 25); 3,047, 5,710
     ):
         ref = api.check(Config(**bounds))
         for name in ("elect-every", "elect-widen"):
@@ -121,7 +124,7 @@ def test_an_empty_pick_leaves_the_partition_offline_or_the_leader_in_place():
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1)
     res = api.check(Config(protocol="elect-no-moves", **bounds))
     assert "ControllerMoveLeader" in res.actions_never_fired
-    assert res.distinct_states == 2_449  # 3,005 with moves (3,917 and 5,626 before R8)
+    assert res.distinct_states == 2_030  # 3,005 with moves (3,917 and 5,626 before R8)
     res = api.check(Config(protocol="elect-never", availability=True, **bounds))
     assert res.holds("Available") is False
     ref = api.check(Config(availability=True, **bounds))

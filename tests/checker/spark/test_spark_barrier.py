@@ -28,8 +28,8 @@ def isr(protocol: str, bounds) -> IsrSpec:
 ISR = {
     # (6010, 17), (7010, 17), (5626, 16) before R8's in-order delivery
     "hw-truncation": ((2, 1, 2, 1), 3361, 18),
-    "kip-101": ((2, 1, 2, 1), 3851, 16),
-    "kip-320": ((2, 1, 2, 1), 3319, 15),
+    "kip-101": ((2, 1, 2, 1), 3432, 16),
+    "kip-320": ((2, 1, 2, 1), 2902, 15),
 }
 
 
@@ -125,7 +125,7 @@ def test_cli_default_is_barrier_and_resumes_a_local_checkpoint(spark, tmp_path, 
     assert main([*args, "--engine", "spark", "--resume", str(local)]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["engine"] == "spark" and out["spark"]["mode"] == "barrier"
-    assert out["distinct_states"] == 173 and out["complete"]
+    assert out["distinct_states"] == 151 and out["complete"]
     assert [p["name"] for p in out["properties"] if p["holds"] is False] == ["SometimesCommitted"]
     assert main([*args, "--engine", "spark", "--stop-at-first-violation"]) == 1
 

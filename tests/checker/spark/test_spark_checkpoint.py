@@ -60,5 +60,5 @@ def test_cli_checkpoint_options(spark, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     never = [p["name"] for p in out["properties"] if p["holds"] is False]
     assert never == ["SometimesCommitted"]
-    assert out["engine"] == "spark" and out["distinct_states"] == 173 and out["complete"]
+    assert out["engine"] == "spark" and out["distinct_states"] == 151 and out["complete"]
     assert (tmp_path / "manifest.json").exists()

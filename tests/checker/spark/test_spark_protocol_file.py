@@ -29,8 +29,8 @@ def test_spark_runs_the_users_version_not_the_builtin(spark, capsys):
     builtin = _run(capsys, "--workers", "1", "--protocol", "kip-320")
     # my-kip drops KIP-320's fencing: more states than kip-320 at the same bounds, so equal
     # counts below mean the executors ran the file's version, not a built-in one
-    assert local["distinct_states"] == remote["distinct_states"] == 3_851
-    assert builtin["distinct_states"] == 3_319
+    assert local["distinct_states"] == remote["distinct_states"] == 3_432
+    assert builtin["distinct_states"] == 2_902
     assert remote["exit"] == local["exit"] == 0
     assert remote["config"]["protocol"] == "my-kip"
 
