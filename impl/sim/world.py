@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..config import DEFAULT_PROTOCOL, Config
@@ -728,6 +729,8 @@ class World:
 
         head = self.trace_header()
         head["log_encoding"] = "delta+full" if self.full_log else "delta"
+        # (TraceWriter appends, for a broker process restarting; a whole run replaces the file)
+        Path(path).unlink(missing_ok=True)
         w = TraceWriter(path, head, flush_every=1000)
         for ev in self.trace:
             w.write(ev)
