@@ -66,15 +66,22 @@ def sigint_sets(flag: list[bool]) -> Iterator[None]:
         return
 
     def handler(signum, frame):
-        if flag[0]:
+        if flag[0] and signum != signal.SIGTERM:  # (a SIGTERM to the group comes twice)
             raise KeyboardInterrupt
         flag[0] = True
 
     signal.signal(signal.SIGINT, handler)
+    # SIGTERM (a supervisor's stop, ``timeout``'s default) stops the run the same way, if nobody
+    # else handles it: partial statistics and exit 3, not a silent death (exit 143)
+    term = signal.getsignal(signal.SIGTERM)
+    if term is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        if term is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, term)
 
 
 @gc_paused

@@ -86,6 +86,10 @@ STOP_LABELS = {
 }
 
 
+# engines whose runs --checkpoint/--resume can continue (cli/check.py)
+RESUMABLE = ("bfs", "parallel", "spark")
+
+
 def stop_label(res: CheckResult) -> str:
     if res.complete:
         return "complete"
@@ -102,6 +106,11 @@ def render_result(res: CheckResult, header: str) -> str:
     )
     if not res.complete and res.extra.get("unexplored"):
         out.append(f"states left unexplored in the queue: {res.extra['unexplored']:,}")
+    if res.stop_reason == "interrupted" and res.engine in RESUMABLE:
+        out.append(
+            "to continue a long run later: start it with --checkpoint DIR (every finished BFS "
+            "level is kept) and continue with --resume DIR"
+        )
     out.append(f"fingerprint collision probability {res.collision_probability:.1e} (optimistic)")
     out.append("")
     width = max((len(p.name) for p in res.properties), default=10)

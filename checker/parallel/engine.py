@@ -212,6 +212,8 @@ class LevelRun:
     # --- Ctrl-C ---------------------------------------------------------------------------------
     def _on_sigint(self, signum, frame) -> None:
         if self.interrupted:
+            if signum == signal.SIGTERM:
+                return  # (sent to the process and to its group: one stop, not two)
             raise KeyboardInterrupt
         self.interrupted = True
         if self.pool is not None:
@@ -235,6 +237,10 @@ class LevelRun:
             prepare(directory)
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, self._on_sigint) if main else None
+        # SIGTERM to the coordinator stops the run as Ctrl-C does (partial statistics, exit 3)
+        term = signal.getsignal(signal.SIGTERM) if main else None
+        if term is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, self._on_sigint)
         try:
             with self.pool_factory(
                 self.n, self.model, self.symmetry, self.props, resume_arg
@@ -245,6 +251,8 @@ class LevelRun:
             self.pool = None
             if main:
                 signal.signal(signal.SIGINT, old)
+            if term is signal.SIG_DFL:
+                signal.signal(signal.SIGTERM, term)
 
     def _search(self, pool: Pool, directory, identity, t0: float, resumed_from) -> CheckResult:
         t = self.t

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from isr.cli.main import main
 
 SMALL = ["--replicas", "2", "--records", "1", "--epochs", "2", "--crashes", "2"]
@@ -131,9 +132,12 @@ def test_limits_report_how_far_undecided_properties_were_checked(capsys):
     assert "INCOMPLETE: --max-states reached" in text and "verdict: INCOMPLETE (exit 3)" in text
 
 
-def test_ctrl_c_prints_the_partial_result():
-    """SIGINT to a running `isr check` (the default model runs ~30-60 s): exit 3, the partial
-    statistics and the properties checked so far; the last progress line keeps its queue."""
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGTERM-group"])
+def test_ctrl_c_prints_the_partial_result(how):
+    """SIGINT or SIGTERM (a supervisor's stop; to the process, or to its whole group as
+    `timeout` sends it, workers included) to a running `isr check` (the default model runs
+    ~2 min on every core): exit 3, the partial statistics and the properties checked so far,
+    and how to make a run resumable; the last progress line keeps its queue."""
     import os
     import select
     import signal
@@ -144,6 +148,7 @@ def test_ctrl_c_prints_the_partial_result():
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=how.endswith("group"),
     )
     try:
         # wait for the first progress line (after ~3 s), not a fixed time
@@ -151,7 +156,10 @@ def test_ctrl_c_prints_the_partial_result():
         assert ready, "no progress line in 120 s"
         first = proc.stderr.readline()
         assert first.startswith("[progress]"), first
-        proc.send_signal(signal.SIGINT)
+        if how == "SIGTERM-group":
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(getattr(signal, how))
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -160,6 +168,7 @@ def test_ctrl_c_prints_the_partial_result():
     assert "Traceback" not in err
     assert "INCOMPLETE: interrupted (" in out and "distinct states" in out
     assert "no violation up to depth" in out and "verdict: INCOMPLETE (exit 3)" in out
+    assert "--checkpoint DIR" in out
     last = err.strip().splitlines()[-1]
     assert last.startswith("[stopped: interrupted]") and " queue 0 " not in last, last
     assert "peak RSS" in first
