@@ -94,8 +94,47 @@ def register(sub) -> None:
         help="run only this directed scenario (repeatable; the names are in the report, e.g. "
         "kafka:faults); random schedules still follow --random",
     )
+    p.add_argument(
+        "--from-counterexample",
+        action="append",
+        default=None,
+        metavar="FILE",
+        help="run a counterexample of the spec (written by `isr check --trace-out FILE`, NDJSON "
+        "or ITF) as a scenario: its environment steps become adapter commands, the "
+        "implementation's own steps time passing; the report names the property it broke "
+        "(repeatable; random schedules only with --random)",
+    )
     add_timeout_arg(p)
     p.set_defaults(run=run)
+
+
+def counterexample_scenarios(files: list[str], protocol: str) -> tuple[dict, dict]:
+    """--from-counterexample: each file's story as a scenario (traces/conformance/
+    from_counterexample.py), named ``counterexample:VERSION:PROPERTY``; a file that cannot be
+    read or converted (another protocol family, a step no adapter command causes) is bad input,
+    one line naming the file and the step. Returns (scenarios, name -> Story)."""
+    from argparse import Namespace
+
+    from isr.traces.conformance.from_counterexample import StoryError, load_story
+
+    from .replay import load_trace_protocol
+
+    scenarios: dict = {}
+    stories: dict = {}
+    for path in files:
+        # a counterexample of a user's version (--protocol-file at check time) names its file
+        load_trace_protocol(Namespace(file=path, protocol_file=None))
+        try:
+            story = load_story(path, protocol)
+        except StoryError as e:
+            raise UsageError(f"--from-counterexample {path}: {e}") from None
+        name = f"counterexample:{story.protocol}:{story.property}"
+        k = 2
+        while name in scenarios:  # two files of the same story keep both
+            name, k = f"counterexample:{story.protocol}:{story.property}:{k}", k + 1
+        scenarios[name] = story.scenario
+        stories[name] = story
+    return scenarios, stories
 
 
 def pick_scenarios(known, names: list[str], protocol: str, mine: str | None) -> dict:
@@ -156,8 +195,9 @@ def run(args: argparse.Namespace) -> int:
     from isr.traces.conformance.runner import Adapter, AdapterError, conform, mutation_score
 
     kafka = kafka_release(args.adapter)
-    if args.random is None:
-        args.random = 0 if kafka is not None else 20
+    stories: dict = {}
+    if args.random is None:  # a counterexample's story runs alone unless --random says more
+        args.random = 0 if kafka is not None or args.from_counterexample else 20
     if args.random < 0:
         raise UsageError("--random must be >= 0")
     check_protocol(args.protocol)
@@ -228,6 +268,12 @@ def run(args: argparse.Namespace) -> int:
             return _report_mutants(args, base, rows, MUTANTS, time.perf_counter() - t0)
         if args.scenario:
             scenarios = pick_scenarios(scenarios, args.scenario, args.protocol, mine)
+        if args.from_counterexample:
+            if args.scenario:
+                raise UsageError("give --scenario or --from-counterexample, not both")
+            scenarios, stories = counterexample_scenarios(
+                args.from_counterexample, mine or args.protocol
+            )
         ad = Adapter(cmd, stderr_path, timeout=args.adapter_timeout)
         try:
             rep = conform(
@@ -245,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
     except AdapterError as e:
         print(f"isr: error: {one_line(str(e))}", file=sys.stderr)
         return BAD_INPUT
-    return _report(args, rep)
+    return _report(args, rep, stories)
 
 
 def _missing(cov: dict, need: str | None) -> list[str]:
@@ -283,7 +329,7 @@ def _counts(rep) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(rep.counts().items())) or "no scenarios"
 
 
-def _report(args, rep) -> int:
+def _report(args, rep, stories: dict | None = None) -> int:
     from isr.traces.conformance.report import (
         classify,
         coverage,
@@ -312,6 +358,8 @@ def _report(args, rep) -> int:
         doc.update(protocol_source(spec_name))
         doc["coverage_required"] = args.require_coverage
         doc["coverage_unmet"] = missing
+        if stories:
+            doc["counterexamples"] = {n: s.to_json() for n, s in stories.items()}
         json.dump(doc, sys.stdout, indent=2, default=list)
         sys.stdout.write("\n")
     else:
@@ -319,6 +367,14 @@ def _report(args, rep) -> int:
             c = classify(v)
             tag = f" [{c.get('property') or c.get('kind')}]" if c else ""
             print(f"{v.verdict:12} {n}{tag}" + (f"  ({v.reason})" if v.reason else ""))
+            if stories and n in stories:
+                st = stories[n]
+                print(
+                    f"             counterexample: {st.label}, {st.caused} steps caused by "
+                    f"commands, {st.own} left to the implementation; {len(_s)} commands"
+                )
+                for note in st.notes:
+                    print(f"               {note}")
             h = rep.histories.get(n)
             if h is not None and any(h["counts"].values()):
                 print(f"             {history_text(h)}")
@@ -363,6 +419,8 @@ def _report(args, rep) -> int:
             print(f"required coverage not met: {m}")
     if rep.rejected or missing:
         return VIOLATION
+    if stories and any(v.verdict == "unsupported" for n, _s, v in rep.results if n in stories):
+        return INCOMPLETE  # a story the adapter could not perform (a coverage gap) is no pass
     return INCOMPLETE if rep.undecided else OK  # undecided is never a pass
 
 
