@@ -141,9 +141,9 @@ def pick_scenarios(known, names: list[str], protocol: str, mine: str | None) -> 
     """--scenario: the named directed scenarios, of the adapter's set (Apache Kafka's) or of the
     spec-derived one."""
     if known is None:
-        from isr.traces.conformance.scenarios import spec_scenarios
+        from isr.traces.conformance.runner import default_scenarios
 
-        known = spec_scenarios(3, mine or protocol)
+        known = default_scenarios(mine or protocol)
     unknown = [n for n in names if n not in known]
     if unknown:
         names_ = sorted(known)
@@ -294,6 +294,18 @@ def run(args: argparse.Namespace) -> int:
     return _report(args, rep, stories)
 
 
+def separating_label(name: str, protocol: str) -> str:
+    """``separating: kip-101 StrongIsr (10 steps)``: a separating scenario's story, named in the
+    report (traces/conformance/separating.py)."""
+    from isr.traces.conformance.separating import label, load, name_of
+
+    try:
+        stories = load().get("stories", {}).get(protocol, [])
+    except (OSError, ValueError):
+        return name
+    return next((label(s) for s in stories if name_of(s) == name), name)
+
+
 def _missing(cov: dict, need: str | None) -> list[str]:
     if not need:
         return []
@@ -367,6 +379,8 @@ def _report(args, rep, stories: dict | None = None) -> int:
             c = classify(v)
             tag = f" [{c.get('property') or c.get('kind')}]" if c else ""
             print(f"{v.verdict:12} {n}{tag}" + (f"  ({v.reason})" if v.reason else ""))
+            if n.startswith("separating:"):
+                print(f"             {separating_label(n, spec_name)}")
             if stories and n in stories:
                 st = stories[n]
                 print(

@@ -437,7 +437,8 @@ def conform(
     spec_protocol: str | None = None,
     scenarios: dict[str, Scenario] | None = None,
 ) -> ConformReport:
-    """Run the spec-derived and directed scenarios (or ``scenarios`` instead, e.g. Apache
+    """Run the spec-derived, directed and separating scenarios (``default_scenarios``; or
+    ``scenarios`` instead, e.g. Apache
     Kafka's, whose timing is seconds), then ``random_examples`` random fault
     schedules (swarm testing: each draws a subset of the fault kinds the adapter supports,
     ``scenarios.ops_strategy``). ``spec_protocol``: the registered version the traces are
@@ -461,7 +462,7 @@ def conform(
 
     if spec_paths or scenarios is not None:
         chosen = (
-            scenarios if scenarios is not None else spec_scenarios(3, spec_protocol or protocol)
+            scenarios if scenarios is not None else default_scenarios(spec_protocol or protocol)
         )
         for name, sc in chosen.items():
             v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol)
@@ -479,6 +480,15 @@ def conform(
         rep.shortest_failing = min(fails, key=lambda r: (len(r[1]), r[0]))
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def default_scenarios(protocol: str) -> dict[str, Scenario]:
+    """The kit's default set for an implementation of ``protocol``: the spec-derived and
+    directed scenarios, then the separating ones (the shipped counterexamples of each weaker
+    version the claimed one survives: traces/conformance/separating.py, issue 27)."""
+    from .separating import separating_scenarios
+
+    return {**spec_scenarios(3, protocol), **separating_scenarios(protocol)}
 
 
 def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) -> list[str]:
@@ -595,6 +605,7 @@ __all__ = [
     "check_history",
     "conform",
     "decode_answer",
+    "default_scenarios",
     "history_json",
     "mutation_score",
     "run_scenario",
