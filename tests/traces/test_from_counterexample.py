@@ -64,12 +64,7 @@ def test_a_counterexample_becomes_a_schedule(tmp_path: Path, fmt: str) -> None:
     }  # fmt: skip
     # every environment step is its command, in the story's order
     env = [c for c in story.scenario[1 : -len(settle(2))] if c["op"] != "run"]
-    want = [
-        c
-        for s in trace.steps
-        for c in step_ops(s["action"], s["args"])
-        if c["op"] != "run"
-    ]
+    want = [c for s in trace.steps for c in step_ops(s["action"], s["args"]) if c["op"] != "run"]
     assert env == want and env
     assert story.caused + story.own == story.steps == len(story.notes)
 
