@@ -53,10 +53,12 @@ ZK_BOUNDS: tuple[dict[str, Any], ...] = (
     {"replicas": 2, "records": 2, "epochs": 3, "crashes": 1},
 )
 
-# kraft's flag-removed variants: each file puts back one bug, with the bounds its docstring
-# gives for the checker to find the story (examples/protocols/kraft_*.py). The fifth file,
-# kraft_async_epoch_checkpoint.py, is left out: a withdrawn finding whose story takes 25 steps
-# (found by `isr simulate`, not at bounds an exhaustive search finishes on quickly).
+# kraft's flag-removed variants: each file puts back one bug; the bounds are the smallest at
+# which the checker finds its story and kraft's own search completes (a few seconds). Left out:
+# kraft_without_kip_903.py (its bounds need --lose-unflushed, where kraft itself breaks
+# StrongIsr in 7 steps, and kraft's complete search for NoCommittedLoss there passes 2.6
+# million states in 90 s without finishing) and kraft_async_epoch_checkpoint.py (a withdrawn
+# finding with several flags, 25 steps, found by `isr simulate`).
 KRAFT_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
     (
         "examples/protocols/kraft_without_maximal_isr.py",
@@ -67,14 +69,13 @@ KRAFT_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
         {"replicas": 2, "records": 1, "epochs": 2, "crashes": 0},
     ),
     (
+        # the file's own bounds (3 epochs) give 9 steps, but kraft's search there does not
+        # finish in minutes; with 2 epochs StrongIsr falls in 7 and kraft's completes (376k)
         "examples/protocols/kraft_count_diverging_fetch.py",
-        {"replicas": 2, "records": 2, "epochs": 3, "crashes": 0},
-    ),
-    (
-        "examples/protocols/kraft_without_kip_903.py",
-        {"replicas": 2, "records": 1, "epochs": 2, "crashes": 1, "lose_unflushed": True},
+        {"replicas": 2, "records": 2, "epochs": 2, "crashes": 0},
     ),
 )
+DERIVE_LIMIT_S = 300.0  # a search that does not finish within this is no evidence (dropped)
 
 
 def weaker_versions(claimed: str) -> list[str]:
@@ -93,7 +94,9 @@ def _check(protocol: str, bounds: dict[str, Any]) -> Any:
     from isr.checker.engines import Limits, Options
 
     model = IsrSpec(Config(protocol=protocol, **bounds).validate())
-    opts = Options(symmetry=False, limits=Limits(None, None), config=model.config.to_json())
+    opts = Options(
+        symmetry=False, limits=Limits(None, DERIVE_LIMIT_S), config=model.config.to_json()
+    )
     return engines.check(model, "bfs", opts)
 
 
