@@ -33,8 +33,8 @@ from typing import Any
 from isr.spec import Config, IsrSpec
 from isr.spec.protocols import BUILTIN, PROTOCOLS
 
-from .from_counterexample import family, start_command
-from .scenarios import Scenario, settle, step_ops
+from .from_counterexample import Replayer, family, normalize, schedule
+from .scenarios import Scenario
 
 DATA = Path(__file__).resolve().parent / "separating.json"
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,6 +151,7 @@ def derive(claimed: str, only: str | None = None) -> list[dict[str, Any]]:
                     continue
                 seen.add(sig)
                 done.add(p.name)
+                cfg = Config(protocol=weak, **bounds).validate().to_json()
                 out.append(
                     {
                         "claimed": claimed,
@@ -158,36 +159,248 @@ def derive(claimed: str, only: str | None = None) -> list[dict[str, Any]]:
                         "protocol_file": src,
                         "property": p.name,
                         "steps": p.counterexample.length,
-                        "config": Config(protocol=weak, **bounds).validate().to_json(),
+                        "config": cfg,
                         "path": path,
+                        "schedule_path": _schedule_path(
+                            claimed, cfg, p.counterexample.initial, p.name, path
+                        ),
                         "weaker_states": wres.distinct_states,
                         "claimed_states": cres.distinct_states,
                         "weaker_seconds": round(wsec, 2),
                         "claimed_seconds": round(csec, 2),
                     }
                 )
+        out += _branch_stories(claimed, weak)
     return out
 
 
+def _branch_stories(claimed: str, weak: str) -> list[dict[str, Any]]:
+    """``branch_stories`` of a (claimed, weaker) pair as shipped stories, when the claimed
+    version walks back and the weaker one truncates otherwise by asking the leader."""
+    cp, wp = PROTOCOLS[claimed], PROTOCOLS[weak]
+    if not cp.walks_back or wp.walks_back or wp.truncate_to_hw_on_become_follower:
+        return []
+    t0 = time.perf_counter()
+    found = branch_stories(claimed, weak)
+    wsec = time.perf_counter() - t0
+    cfg = Config(protocol=weak, **BRANCH_BOUNDS).validate().to_json()
+    return [
+        {
+            "claimed": claimed,
+            "weaker": weak,
+            "protocol_file": None,
+            "property": b["property"],
+            "branch": b["branch"],
+            "steps": b["steps"],
+            "config": cfg,
+            "path": b["path"],
+            "schedule_path": _schedule_path(claimed, cfg, b["initial"], b["property"], b["path"]),
+            "weaker_states": None,
+            "claimed_states": None,
+            "weaker_seconds": round(wsec, 2),
+            "claimed_seconds": None,
+        }
+        for b in found
+    ]
+
+
+# ---- stories through a branch of the claimed version's truncation rule ------------------------
+def truncation_branches(flog: Any, llog: Any, lepoch: int) -> set[str]:
+    """The branches KIP-279's truncation rule takes (spec/protocols/kip_279.py
+    ``truncation_offset``, whose loop this follows round by round) for a follower with log
+    ``flog`` asking a leader with log ``llog`` at epoch ``lepoch``:
+
+    * ``no-common-epoch``: the leader has no epoch as old as the asked one (UNDEFINED);
+    * ``walk-back``: the leader names an older epoch the follower never had, and the
+      follower cuts to the end of its own largest epoch below it and asks again;
+    * ``cap-by-own-end``: the leader names an older epoch the follower has too (the common
+      epoch), and the follower's own end of that epoch is below the leader's: the cut is
+      capped there (KIP-101's divergence without the cap)."""
+    from isr.spec.log import UNDEFINED, end_offset_kip279
+
+    out: set[str] = set()
+    t = len(flog)
+    while t > 0:
+        requested = flog[t - 1][1]
+        epoch, end = end_offset_kip279(llog, lepoch, requested)
+        if epoch == UNDEFINED:
+            out.add("no-common-epoch")
+            return out
+        own_epoch, own_end = end_offset_kip279(flog[:t], None, epoch)
+        if epoch == requested:
+            return out
+        if own_epoch == epoch and own_end < min(t, end):
+            out.add("cap-by-own-end")
+        elif own_epoch != epoch:
+            out.add("walk-back")
+        t = min(t, end, own_end)
+    return out
+
+
+# Bounds of the branch search: three records, so that a common epoch can end at different
+# offsets on leader and follower and a later epoch follow it on the follower.
+BRANCH_BOUNDS: dict[str, Any] = {"replicas": 2, "records": 3, "epochs": 3, "crashes": 0}
+BRANCH_MAX_STATES = 400_000  # the search stops expanding there (a partial graph is fine)
+BRANCH_CANDIDATES = 64  # truncations per branch tried, shortest first, for a continuation
+BRANCH_TAIL_STATES = 20_000  # states searched from each for a broken property
+# Steps the branch search leaves out (none is needed to make leader and follower logs diverge
+# by leader moves): consumers, HW checkpoints, controlled shutdowns, lost requests, ISR changes.
+BRANCH_DROPPED = (
+    "ConsumerFetch",
+    "BrokerCheckpointHw",
+    "ControllerShutdownBroker",
+    "NetworkLoseLeaderAndIsr",
+    "LeaderShrinkIsr",
+    "LeaderExpandIsr",
+    "ControllerShrinkIsr",
+)
+
+
+def branch_stories(claimed: str, weak: str) -> list[dict[str, Any]]:
+    """For a claimed version that walks back (KIP-279 and later), one story of ``weak`` per
+    branch of the claimed truncation rule (``truncation_branches``): the shortest path of the
+    weaker version (breadth-first, the checker's state graph) to a FollowerTruncate where the
+    claimed rule takes that branch and cuts elsewhere than the weaker one did, continued by the
+    shortest path from there to a state breaking an invariant. Only a run the claimed version
+    survives is kept: the same steps re-run on the claimed version's spec either stop being
+    its steps (its truncation cut elsewhere) or end with the property holding (a per-run test:
+    at these bounds the claimed version breaks properties of its own on other runs, e.g.
+    kip-279's StrongIsr without KIP-320's fencing). An implementation whose rule is wrong in
+    that branch is asked to take it; a separating story of the shortest kind may not reach it
+    (kip-101's shortest story only walks back: issue 27's mutant survived it)."""
+    from isr.checker.graph import WithoutActions, build_graph
+
+    cp = PROTOCOLS[claimed]
+    if not cp.walks_back or weak == claimed:
+        return []
+    spec = IsrSpec(Config(protocol=weak, **BRANCH_BOUNDS).validate())
+    mine = IsrSpec(Config(protocol=claimed, **BRANCH_BOUNDS).validate())
+    names = spec.action_names
+    found: dict[str, list[tuple[int, Any, Any]]] = {}  # branch -> transitions, BFS order
+
+    def look(u: int, s: Any, act: Any, t: Any) -> None:
+        if names[act[0]] != "FollowerTruncate":
+            return
+        f, ld = act[1]
+        r, lr = s.replicas[f], s.replicas[ld]
+        if cp.truncation_offset(r.log, r.hw, lr.log, lr.epoch) == len(t.replicas[f].log):
+            return  # the weaker version cut where the claimed one would: no separation here
+        for b in truncation_branches(r.log, lr.log, lr.epoch):
+            if len(found.setdefault(b, [])) < BRANCH_CANDIDATES:
+                found[b].append((u, act, t))
+
+    # The search runs on a sub-model (checker.graph.WithoutActions): every path of it is a
+    # behaviour of the weaker version, and without the steps no truncation story needs it
+    # reaches deeper within the same states.
+    sub = WithoutActions(spec, [a for a in BRANCH_DROPPED if a in names])
+    sg = build_graph(sub, truncate_at=BRANCH_MAX_STATES, on_transition=look, edges=False)
+    props = [p for p in spec.properties if p.kind == "always"]
+    out = []
+    for branch, cands in sorted(found.items()):
+        for u, act, t in cands:  # the first truncation (BFS order) with a separating run
+            tail = _to_violation(spec, t, props, limit=BRANCH_TAIL_STATES)
+            if tail is None:
+                continue
+            prop, rest = tail
+            path = [a for a, _fp in sg.prefix_to(u)] + [act] + rest
+            steps = [spec.describe_action(a) for a in path]
+            init = sg.states[sg.root_of(u)]
+            if _breaks_too(mine, init, steps, prop):
+                continue
+            out.append(
+                {
+                    "weaker": weak,
+                    "property": prop,
+                    "branch": branch,
+                    "steps": len(steps),
+                    "path": [[d["action"], d["args"]] for d in steps],
+                    "initial": spec.state_to_json(init),
+                }
+            )
+            break
+    return out
+
+
+def _breaks_too(model: Any, init: Any, steps: list[dict[str, Any]], prop: str) -> bool:
+    """Whether the same steps are a run of ``model`` (the claimed version) that ends breaking
+    ``prop`` too."""
+    state = next((s for s in model.init_states() if s == init), None)
+    if state is None:
+        return False
+    for want in steps:
+        state = next(
+            (t for a, t in model.successors(state) if model.describe_action(a) == want), None
+        )
+        if state is None:
+            return False  # not a run of the claimed version: its rule cut elsewhere
+    p = next(p for p in model.properties if p.name == prop)
+    return not p.check(state)
+
+
+def _to_violation(
+    spec: Any, start: Any, props: list[Any], limit: int = 200_000
+) -> tuple[str, list[Any]] | None:
+    """The shortest path from ``start`` (breadth-first over the spec's successors) to a state
+    breaking one of ``props``: (property, actions), or None within ``limit`` states. The
+    story is then the shortest through the branch's first truncation with a continuation, not
+    necessarily the shortest of all through that branch."""
+    from collections import deque
+
+    def broken(s: Any) -> str | None:
+        return next((p.name for p in props if not p.check(s)), None)
+
+    if (b := broken(start)) is not None:
+        return b, []
+    parent: dict[Any, tuple[Any, Any] | None] = {start: None}
+    queue = deque([start])
+    while queue and len(parent) < limit:
+        s = queue.popleft()
+        for a, t in spec.successors(s):
+            if t in parent:
+                continue
+            parent[t] = (s, a)
+            if (b := broken(t)) is not None:
+                acts = []
+                cur: Any = t
+                while parent[cur] is not None:
+                    prev, act = parent[cur]
+                    acts.append(act)
+                    cur = prev
+                return b, acts[::-1]
+            queue.append(t)
+    return None
+
+
+def _schedule_path(
+    claimed: str, cfg: dict[str, Any], initial: dict[str, Any], prop: str, path: list
+) -> list:
+    """The story reordered for an adapter (from_counterexample.normalize: still a
+    counterexample of the same property), ZooKeeper family; kraft's as found."""
+    if family(claimed) != "zookeeper":
+        return path
+    rp = Replayer(cfg, initial, prop)
+    return [[n, a] for n, a in normalize([(n, a) for n, a in path], rp)]
+
+
 def to_scenario(story: dict[str, Any]) -> Scenario:
-    """A shipped story as adapter commands: the ``start`` of its model's bounds, each spec step
-    by ``scenarios.step_ops`` (the one mapping), then ``settle``."""
-    cfg = story["config"]
-    lose = bool(cfg.get("lose_unflushed"))
-    ops: Scenario = [start_command(cfg, story["claimed"])]
-    for name, args in story["path"]:
-        ops += step_ops(name, args, lose_unflushed=lose)
-    return ops + settle(int(cfg["replicas"]))
+    """A shipped story as adapter commands (from_counterexample.schedule: each spec step by
+    ``scenarios.step_ops``, the one mapping, with the links between replicas cut until the
+    story needs them, then ``settle``)."""
+    path = [(n, a) for n, a in story.get("schedule_path") or story["path"]]
+    return schedule(path, story["config"], story["claimed"])
 
 
 def name_of(story: dict[str, Any]) -> str:
-    """``separating:kip-101:StrongIsr``: the scenario's name in the report."""
-    return f"separating:{story['weaker']}:{story['property']}"
+    """``separating:kip-101:StrongIsr`` (``...:cap-by-own-end`` for a branch story): the
+    scenario's name in the report."""
+    branch = f":{story['branch']}" if story.get("branch") else ""
+    return f"separating:{story['weaker']}:{story['property']}{branch}"
 
 
 def label(story: dict[str, Any]) -> str:
-    """``separating: kip-101 StrongIsr (10 steps)``."""
-    return f"separating: {story['weaker']} {story['property']} ({story['steps']} steps)"
+    """``separating: kip-101 StrongIsr (10 steps)``, with the branch of a branch story."""
+    branch = f", through {story['branch']}" if story.get("branch") else ""
+    return f"separating: {story['weaker']} {story['property']} ({story['steps']} steps{branch})"
 
 
 def load(path: Path = DATA) -> dict[str, Any]:
@@ -221,10 +434,12 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         stories[claimed] = derive(claimed)
         for s in stories[claimed]:
+            ws, cs = s["weaker_states"], s["claimed_states"]
             print(
-                f"{claimed:14} {label(s)}: weaker {s['weaker_states']:,} states "
-                f"{s['weaker_seconds']}s, claimed {s['claimed_states']:,} states "
-                f"{s['claimed_seconds']}s",
+                f"{claimed:14} {label(s)}: weaker "
+                + (f"{ws:,} states " if ws is not None else "")
+                + f"{s['weaker_seconds']}s"
+                + (f", claimed {cs:,} states {s['claimed_seconds']}s" if cs is not None else ""),
                 file=sys.stderr,
             )
         print(
