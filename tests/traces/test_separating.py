@@ -75,3 +75,26 @@ def test_kip101s_story_separates_kip279_from_kip101(mutant: str | None, verdict:
     assert v.verdict == verdict, v.reason
     if mutant:
         assert "FollowerTruncate" in v.reason
+
+
+def test_the_kip279_mutant_dies_on_the_cap_story_only() -> None:
+    """Issue 27's bug: a KIP-279 follower that truncates to the leader's end of the common
+    epoch without capping it by its own end. kip-101's shortest story only walks back; the
+    story through KIP-279's cap-by-own-end branch is the one it fails, and the reference
+    survives it."""
+    scs = sep.separating_scenarios("kip-279")
+    sc = scs["separating:kip-101:StrongIsr:cap-by-own-end"]
+    ref, _ = run_scenario_full(InProcess(Session(None)), sc, "s", 0, "kip-279")
+    assert ref.verdict == "accepted", ref.reason
+    mu, _ = run_scenario_full(
+        InProcess(Session("kip279-uncapped-truncation")), sc, "s", 0, "kip-279"
+    )
+    assert mu.verdict == "rejected" and "FollowerTruncate" in mu.reason, mu.reason
+    walk, _ = run_scenario_full(
+        InProcess(Session("kip279-uncapped-truncation")),
+        scs["separating:kip-101:StrongIsr"],
+        "s",
+        0,
+        "kip-279",
+    )
+    assert walk.verdict == "accepted", walk.reason  # the shortest story never reaches the cap
