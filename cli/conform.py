@@ -387,6 +387,11 @@ def _report(args, rep, stories: dict | None = None) -> int:
                     f"             counterexample: {st.label}, {st.caused} steps caused by "
                     f"commands, {st.own} left to the implementation; {len(_s)} commands"
                 )
+                if st.reordered:  # normalize: the spec's commuting steps, retold
+                    print("             (retold in an order an adapter can cause; the spec re-runs it to the same state)")
+                if st.approximate:
+                    shown = ", ".join(map(str, st.approximate))
+                    print(f"             only approximated (no command causes them so): {shown}")
                 for note in st.notes:
                     print(f"               {note}")
             h = rep.histories.get(n)
