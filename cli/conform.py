@@ -388,7 +388,9 @@ def _report(args, rep, stories: dict | None = None) -> int:
                     f"commands, {st.own} left to the implementation; {len(_s)} commands"
                 )
                 if st.reordered:  # normalize: the spec's commuting steps, retold
-                    print("             (retold in an order an adapter can cause; the spec re-runs it to the same state)")
+                    print(
+                        "             (retold in an order an adapter can cause; the spec re-runs it to the same state)"
+                    )
                 if st.approximate:
                     shown = ", ".join(map(str, st.approximate))
                     print(f"             only approximated (no command causes them so): {shown}")
