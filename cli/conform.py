@@ -414,6 +414,11 @@ def _report(args, rep, stories: dict | None = None) -> int:
         print(f"role transitions covered: {', '.join(cov['transitions'])}")
         if cov["transitions_missing"]:
             print(f"  never exercised: {', '.join(cov['transitions_missing'])}")
+        if "truncation_branches" in cov:  # KIP-279's rule, in the spec's terms (issue 27)
+            got = ", ".join(cov["truncation_branches"]) or "none"
+            print(f"truncation branches (KIP-279's rule) taken: {got}")
+            if cov["truncation_branches_missing"]:
+                print(f"  never taken: {', '.join(cov['truncation_branches_missing'])}")
         if rep.gaps:
             gaps = ", ".join(f"{k} ({n})" for k, n in sorted(rep.gaps.items()))
             print(f"coverage gaps (commands the adapter does not support): {gaps}")

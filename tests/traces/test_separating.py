@@ -98,3 +98,16 @@ def test_the_kip279_mutant_dies_on_the_cap_story_only() -> None:
         "kip-279",
     )
     assert walk.verdict == "accepted", walk.reason  # the shortest story never reaches the cap
+
+
+def test_coverage_names_the_truncation_branches_taken() -> None:
+    """Coverage in the spec's terms (issue 27, item 3): the cap story's trace takes KIP-279's
+    cap-by-own-end branch, the shortest kip-101 story's only walks back."""
+    scs = sep.separating_scenarios("kip-279")
+    got = {}
+    for name in ("separating:kip-101:StrongIsr:cap-by-own-end", "separating:kip-101:StrongIsr"):
+        v, out = run_scenario_full(InProcess(Session(None)), scs[name], "s", 0, "kip-279")
+        assert v.verdict == "accepted", v.reason
+        got[name] = sep.branches_in_trace(out.events)
+    assert "cap-by-own-end" in got["separating:kip-101:StrongIsr:cap-by-own-end"]
+    assert got["separating:kip-101:StrongIsr"] == {"walk-back"}

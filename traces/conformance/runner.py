@@ -405,6 +405,10 @@ class ConformReport:
     supported: set[str] = field(default_factory=set)  # commands some scenario ran
     stderr_path: str = ""
     histories: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> history_json
+    # KIP-279's truncation branches the accepted traces took (separating.branches_in_trace),
+    # for a version that walks back (walks_back): coverage in the spec's terms (issue 27)
+    branches: set[str] = field(default_factory=set)
+    walks_back: bool = False
 
     @property
     def undecided(self) -> list[tuple[str, Scenario, Verdict]]:
@@ -446,6 +450,13 @@ def conform(
     runs)."""
     t0 = time.perf_counter()
     rep = ConformReport(stderr_path=str(getattr(adapter, "stderr_path", "") or ""))
+    from isr.spec.protocols import PROTOCOLS
+
+    from .separating import branches_in_trace
+
+    spec_p = PROTOCOLS.get(spec_protocol or protocol)
+    walks_back = bool(spec_p is not None and spec_p.walks_back and not spec_p.split_fetch)
+    rep.walks_back = walks_back
 
     def record(name: str, sc: Scenario, v: Verdict, out: Outcome) -> None:
         rep.results.append((name, sc, v))
@@ -454,6 +465,8 @@ def conform(
         if v.verdict == ACCEPTED:  # coverage counts only what an accepted trace exercised
             rep.actions |= v.fired
             rep.transitions |= v.transitions
+            if walks_back and out.events:  # KIP-279's truncation branches (issue 27)
+                rep.branches |= branches_in_trace(out.events)
         if v.verdict in FAILED or v.verdict == INCOMPLETE:
             rep.outcomes[name] = out
         if out.unsupported:

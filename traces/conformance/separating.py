@@ -237,6 +237,38 @@ def truncation_branches(flog: Any, llog: Any, lepoch: int) -> set[str]:
     return out
 
 
+BRANCHES = ("walk-back", "cap-by-own-end", "no-common-epoch")
+
+
+def branches_in_trace(events: list[dict[str, Any]]) -> set[str]:
+    """The branches of KIP-279's truncation rule (``truncation_branches``) an implementation's
+    trace took (issue 27, item 3: coverage in the spec's terms): for each FollowerTruncate, the
+    follower's log before it and the leader's log and epoch then, rebuilt from the events'
+    deltas (traces/format.py ``logs``). Trace epochs start at 0, the spec's at 1."""
+    from .. import format as tformat
+
+    logs: dict[tuple[Any, Any, Any], list[list[Any]]] = {}
+    epochs: dict[tuple[Any, Any, Any], int] = {}
+    out: set[str] = set()
+    for ev, log in tformat.logs(events):
+        if "topic" not in ev:
+            continue
+        key = (ev.get("node"), ev["topic"], ev["partition"])
+        if ev.get("action") == "FollowerTruncate":
+            args = ev.get("args") or {}
+            lkey = (args.get("leader"), ev["topic"], ev["partition"])
+            before = logs.get(key, [])
+            if lkey in logs and lkey in epochs:
+                flog = tuple((r, int(e) + 1) for r, e in before)
+                llog = tuple((r, int(e) + 1) for r, e in logs[lkey])
+                out |= truncation_branches(flog, llog, epochs[lkey] + 1)
+        logs[key] = log
+        ep = (ev.get("state") or {}).get("leader_epoch")
+        if isinstance(ep, int):
+            epochs[key] = ep
+    return out
+
+
 # Bounds of the branch search: three records, so that a common epoch can end at different
 # offsets on leader and follower and a later epoch follow it on the follower.
 BRANCH_BOUNDS: dict[str, Any] = {"replicas": 2, "records": 3, "epochs": 3, "crashes": 0}
