@@ -94,17 +94,56 @@ def register(sub) -> None:
         help="run only this directed scenario (repeatable; the names are in the report, e.g. "
         "kafka:faults); random schedules still follow --random",
     )
+    p.add_argument(
+        "--from-counterexample",
+        action="append",
+        default=None,
+        metavar="FILE",
+        help="run a counterexample of the spec (written by `isr check --trace-out FILE`, NDJSON "
+        "or ITF) as a scenario: its environment steps become adapter commands, the "
+        "implementation's own steps time passing; the report names the property it broke "
+        "(repeatable; random schedules only with --random)",
+    )
     add_timeout_arg(p)
     p.set_defaults(run=run)
+
+
+def counterexample_scenarios(files: list[str], protocol: str) -> tuple[dict, dict]:
+    """--from-counterexample: each file's story as a scenario (traces/conformance/
+    from_counterexample.py), named ``counterexample:VERSION:PROPERTY``; a file that cannot be
+    read or converted (another protocol family, a step no adapter command causes) is bad input,
+    one line naming the file and the step. Returns (scenarios, name -> Story)."""
+    from argparse import Namespace
+
+    from isr.traces.conformance.from_counterexample import StoryError, load_story
+
+    from .replay import load_trace_protocol
+
+    scenarios: dict = {}
+    stories: dict = {}
+    for path in files:
+        # a counterexample of a user's version (--protocol-file at check time) names its file
+        load_trace_protocol(Namespace(file=path, protocol_file=None))
+        try:
+            story = load_story(path, protocol)
+        except StoryError as e:
+            raise UsageError(f"--from-counterexample {path}: {e}") from None
+        name = f"counterexample:{story.protocol}:{story.property}"
+        k = 2
+        while name in scenarios:  # two files of the same story keep both
+            name, k = f"counterexample:{story.protocol}:{story.property}:{k}", k + 1
+        scenarios[name] = story.scenario
+        stories[name] = story
+    return scenarios, stories
 
 
 def pick_scenarios(known, names: list[str], protocol: str, mine: str | None) -> dict:
     """--scenario: the named directed scenarios, of the adapter's set (Apache Kafka's) or of the
     spec-derived one."""
     if known is None:
-        from isr.traces.conformance.scenarios import spec_scenarios
+        from isr.traces.conformance.runner import default_scenarios
 
-        known = spec_scenarios(3, mine or protocol)
+        known = default_scenarios(mine or protocol)
     unknown = [n for n in names if n not in known]
     if unknown:
         names_ = sorted(known)
@@ -156,8 +195,9 @@ def run(args: argparse.Namespace) -> int:
     from isr.traces.conformance.runner import Adapter, AdapterError, conform, mutation_score
 
     kafka = kafka_release(args.adapter)
-    if args.random is None:
-        args.random = 0 if kafka is not None else 20
+    stories: dict = {}
+    if args.random is None:  # a counterexample's story runs alone unless --random says more
+        args.random = 0 if kafka is not None or args.from_counterexample else 20
     if args.random < 0:
         raise UsageError("--random must be >= 0")
     check_protocol(args.protocol)
@@ -228,6 +268,12 @@ def run(args: argparse.Namespace) -> int:
             return _report_mutants(args, base, rows, MUTANTS, time.perf_counter() - t0)
         if args.scenario:
             scenarios = pick_scenarios(scenarios, args.scenario, args.protocol, mine)
+        if args.from_counterexample:
+            if args.scenario:
+                raise UsageError("give --scenario or --from-counterexample, not both")
+            scenarios, stories = counterexample_scenarios(
+                args.from_counterexample, mine or args.protocol
+            )
         ad = Adapter(cmd, stderr_path, timeout=args.adapter_timeout)
         try:
             rep = conform(
@@ -245,7 +291,19 @@ def run(args: argparse.Namespace) -> int:
     except AdapterError as e:
         print(f"isr: error: {one_line(str(e))}", file=sys.stderr)
         return BAD_INPUT
-    return _report(args, rep)
+    return _report(args, rep, stories)
+
+
+def separating_label(name: str, protocol: str) -> str:
+    """``separating: kip-101 StrongIsr (10 steps)``: a separating scenario's story, named in the
+    report (traces/conformance/separating.py)."""
+    from isr.traces.conformance.separating import label, load, name_of
+
+    try:
+        stories = load().get("stories", {}).get(protocol, [])
+    except (OSError, ValueError):
+        return name
+    return next((label(s) for s in stories if name_of(s) == name), name)
 
 
 def _missing(cov: dict, need: str | None) -> list[str]:
@@ -283,7 +341,7 @@ def _counts(rep) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(rep.counts().items())) or "no scenarios"
 
 
-def _report(args, rep) -> int:
+def _report(args, rep, stories: dict | None = None) -> int:
     from isr.traces.conformance.report import (
         classify,
         coverage,
@@ -312,6 +370,8 @@ def _report(args, rep) -> int:
         doc.update(protocol_source(spec_name))
         doc["coverage_required"] = args.require_coverage
         doc["coverage_unmet"] = missing
+        if stories:
+            doc["counterexamples"] = {n: s.to_json() for n, s in stories.items()}
         json.dump(doc, sys.stdout, indent=2, default=list)
         sys.stdout.write("\n")
     else:
@@ -319,6 +379,23 @@ def _report(args, rep) -> int:
             c = classify(v)
             tag = f" [{c.get('property') or c.get('kind')}]" if c else ""
             print(f"{v.verdict:12} {n}{tag}" + (f"  ({v.reason})" if v.reason else ""))
+            if n.startswith("separating:"):
+                print(f"             {separating_label(n, spec_name)}")
+            if stories and n in stories:
+                st = stories[n]
+                print(
+                    f"             counterexample: {st.label}, {st.caused} steps caused by "
+                    f"commands, {st.own} left to the implementation; {len(_s)} commands"
+                )
+                if st.reordered:  # normalize: the spec's commuting steps, retold
+                    print(
+                        "             (retold in an order an adapter can cause; the spec re-runs it to the same state)"
+                    )
+                if st.approximate:
+                    shown = ", ".join(map(str, st.approximate))
+                    print(f"             only approximated (no command causes them so): {shown}")
+                for note in st.notes:
+                    print(f"               {note}")
             h = rep.histories.get(n)
             if h is not None and any(h["counts"].values()):
                 print(f"             {history_text(h)}")
@@ -337,6 +414,11 @@ def _report(args, rep) -> int:
         print(f"role transitions covered: {', '.join(cov['transitions'])}")
         if cov["transitions_missing"]:
             print(f"  never exercised: {', '.join(cov['transitions_missing'])}")
+        if "truncation_branches" in cov:  # KIP-279's rule, in the spec's terms (issue 27)
+            got = ", ".join(cov["truncation_branches"]) or "none"
+            print(f"truncation branches (KIP-279's rule) taken: {got}")
+            if cov["truncation_branches_missing"]:
+                print(f"  never taken: {', '.join(cov['truncation_branches_missing'])}")
         if rep.gaps:
             gaps = ", ".join(f"{k} ({n})" for k, n in sorted(rep.gaps.items()))
             print(f"coverage gaps (commands the adapter does not support): {gaps}")
@@ -363,6 +445,8 @@ def _report(args, rep) -> int:
             print(f"required coverage not met: {m}")
     if rep.rejected or missing:
         return VIOLATION
+    if stories and any(v.verdict == "unsupported" for n, _s, v in rep.results if n in stories):
+        return INCOMPLETE  # a story the adapter could not perform (a coverage gap) is no pass
     return INCOMPLETE if rep.undecided else OK  # undecided is never a pass
 
 

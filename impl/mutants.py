@@ -212,6 +212,29 @@ class NoEpochWalkBack(Broker):
         self.strat = _Strategy(inner, follower_offset=follower_offset)
 
 
+class Kip279UncappedTruncation(Broker):
+    """KIP-101's divergence bug under a KIP-279 label (issue 27): when the leader names an epoch
+    the follower also has (the common epoch), the follower truncates to the leader's end offset
+    of that epoch capped by its own LEO only, not by its own end of that epoch
+    (impl/core/truncation.py ``Kip279.follower_offset``; the spec's kip-279
+    ``truncation_offset`` takes ``min(t, end, own_end)``). A follower whose entries of a later
+    epoch follow a shorter run of the common epoch keeps them where the leader has other
+    entries of the common epoch: the logs diverge below the HW."""
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        inner = self.strat
+
+        def follower_offset(log: Any, answer_epoch: int, answer_offset: int) -> tuple[int, bool]:
+            if answer_epoch >= 0:
+                own_epoch, _own_end = log.end_offset_for_epoch(answer_epoch)
+                if own_epoch == answer_epoch:  # the common epoch: the cap by own_end is gone
+                    return min(answer_offset, log.leo), True
+            return inner.follower_offset(log, answer_epoch, answer_offset)
+
+        self.strat = _Strategy(inner, follower_offset=follower_offset)
+
+
 class FollowerHwNotCapped(Broker):
     """A follower takes the leader's HW without capping it by its own LEO (R4: HW = min(own
     LEO, leader HW)): a follower far behind claims offsets it does not hold as committed."""
@@ -309,6 +332,12 @@ MUTANTS: dict[str, Mutant] = {
             ZombieLeaderServes,
         ),
         Mutant("no-epoch-walk-back", "KIP-279 truncation without the walk back", NoEpochWalkBack),
+        Mutant(
+            "kip279-uncapped-truncation",
+            "KIP-279 truncation to the leader's end of the common epoch, not capped by the "
+            "follower's own end of it",
+            Kip279UncappedTruncation,
+        ),
         Mutant(
             "follower-hw-not-capped",
             "a follower's HW not capped by its own LEO",

@@ -175,6 +175,7 @@ def coverage(rep: ConformReport, protocol: str) -> dict[str, Any]:
     from isr.spec import Config, IsrSpec
 
     from .scenarios import spec_transitions
+    from .separating import BRANCHES
 
     names = IsrSpec(Config(protocol=protocol)).action_names
     want_tr = spec_transitions(protocol)
@@ -185,6 +186,14 @@ def coverage(rep: ConformReport, protocol: str) -> dict[str, Any]:
         "transitions": sorted(got_tr),
         "transitions_missing": sorted(want_tr - got_tr),
         "unsupported_commands": dict(sorted(rep.gaps.items())),
+        **(
+            {
+                "truncation_branches": sorted(rep.branches),
+                "truncation_branches_missing": sorted(set(BRANCHES) - rep.branches),
+            }
+            if getattr(rep, "walks_back", False)
+            else {}
+        ),
     }
 
 

@@ -405,6 +405,10 @@ class ConformReport:
     supported: set[str] = field(default_factory=set)  # commands some scenario ran
     stderr_path: str = ""
     histories: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> history_json
+    # KIP-279's truncation branches the accepted traces took (separating.branches_in_trace),
+    # for a version that walks back (walks_back): coverage in the spec's terms (issue 27)
+    branches: set[str] = field(default_factory=set)
+    walks_back: bool = False
 
     @property
     def undecided(self) -> list[tuple[str, Scenario, Verdict]]:
@@ -437,7 +441,8 @@ def conform(
     spec_protocol: str | None = None,
     scenarios: dict[str, Scenario] | None = None,
 ) -> ConformReport:
-    """Run the spec-derived and directed scenarios (or ``scenarios`` instead, e.g. Apache
+    """Run the spec-derived, directed and separating scenarios (``default_scenarios``; or
+    ``scenarios`` instead, e.g. Apache
     Kafka's, whose timing is seconds), then ``random_examples`` random fault
     schedules (swarm testing: each draws a subset of the fault kinds the adapter supports,
     ``scenarios.ops_strategy``). ``spec_protocol``: the registered version the traces are
@@ -445,6 +450,13 @@ def conform(
     runs)."""
     t0 = time.perf_counter()
     rep = ConformReport(stderr_path=str(getattr(adapter, "stderr_path", "") or ""))
+    from isr.spec.protocols import PROTOCOLS
+
+    from .separating import branches_in_trace
+
+    spec_p = PROTOCOLS.get(spec_protocol or protocol)
+    walks_back = bool(spec_p is not None and spec_p.walks_back and not spec_p.split_fetch)
+    rep.walks_back = walks_back
 
     def record(name: str, sc: Scenario, v: Verdict, out: Outcome) -> None:
         rep.results.append((name, sc, v))
@@ -453,6 +465,8 @@ def conform(
         if v.verdict == ACCEPTED:  # coverage counts only what an accepted trace exercised
             rep.actions |= v.fired
             rep.transitions |= v.transitions
+            if walks_back and out.events:  # KIP-279's truncation branches (issue 27)
+                rep.branches |= branches_in_trace(out.events)
         if v.verdict in FAILED or v.verdict == INCOMPLETE:
             rep.outcomes[name] = out
         if out.unsupported:
@@ -461,7 +475,7 @@ def conform(
 
     if spec_paths or scenarios is not None:
         chosen = (
-            scenarios if scenarios is not None else spec_scenarios(3, spec_protocol or protocol)
+            scenarios if scenarios is not None else default_scenarios(spec_protocol or protocol)
         )
         for name, sc in chosen.items():
             v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol)
@@ -479,6 +493,15 @@ def conform(
         rep.shortest_failing = min(fails, key=lambda r: (len(r[1]), r[0]))
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def default_scenarios(protocol: str) -> dict[str, Scenario]:
+    """The kit's default set for an implementation of ``protocol``: the spec-derived and
+    directed scenarios, then the separating ones (the shipped counterexamples of each weaker
+    version the claimed one survives: traces/conformance/separating.py, issue 27)."""
+    from .separating import separating_scenarios
+
+    return {**spec_scenarios(3, protocol), **separating_scenarios(protocol)}
 
 
 def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) -> list[str]:
@@ -595,6 +618,7 @@ __all__ = [
     "check_history",
     "conform",
     "decode_answer",
+    "default_scenarios",
     "history_json",
     "mutation_score",
     "run_scenario",

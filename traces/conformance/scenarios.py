@@ -79,29 +79,62 @@ def spec_transitions(protocol: str = DEFAULT_PROTOCOL, replicas: int = 3) -> set
     return {k[5:] for k in spec_targets(replicas, protocol) if k.startswith("role:")}
 
 
+class NoAdapterCommand(ValueError):
+    """A spec step that no adapter command causes and the implementation does not take by
+    itself (e.g. retention's BrokerDeleteOldSegment: the adapter protocol has no retention)."""
+
+
+# Spec steps that no adapter command causes, with the reason (traces/ADAPTER.md has no such
+# command); every other step is either caused by a command (``step_ops``) or the
+# implementation's own business (time passing).
+NO_COMMAND = {
+    "BrokerDeleteOldSegment": "retention (R12) has no adapter command: the adapter protocol "
+    "cannot make a broker delete its oldest segment",
+}
+
+
+def step_ops(name: str, args: dict[str, Any], *, lose_unflushed: bool = False) -> Scenario:
+    """The adapter commands that cause one spec step (traces/ADAPTER.md), the one mapping of
+    spec steps to commands (spec-derived scenarios and ``isr conform --from-counterexample``).
+    Environment steps become their command (ProducerSend -> produce, BrokerCrash -> crash, or
+    power_fail when the model's crashes lose the unflushed tail (R14), BrokerRestart -> restart,
+    ConsumerFetch -> consume, ControllerMoveLeader -> elect_leader, ControllerShutdownBroker ->
+    controlled_shutdown, ControllerFailover -> controller_failover (R9),
+    CoordinationExpireSession -> a pause past the session timeout (R7, R18), a lost
+    LeaderAndIsr -> a short partition from the controller); every other step is the
+    implementation's own business and becomes time passing (``run``). Raises NoAdapterCommand
+    for a step in ``NO_COMMAND``."""
+    if name in NO_COMMAND:
+        raise NoAdapterCommand(f"{name}: {NO_COMMAND[name]}")
+    if name == "ProducerSend":
+        return [{"op": "produce", "count": 1}]
+    if name == "BrokerCrash":
+        op = "power_fail" if lose_unflushed else "crash"
+        return [{"op": op, "broker": args["replica"]}]
+    if name == "BrokerRestart":
+        return [{"op": "restart", "broker": args["replica"]}]
+    if name == "ConsumerFetch":
+        return [{"op": "consume"}]
+    if name == "ControllerMoveLeader":  # preferred/operator election (R9)
+        return [{"op": "elect_leader", "broker": args["leader"]}, {"op": "run", "ms": 60}]
+    if name == "ControllerShutdownBroker":  # controlled shutdown (R9)
+        return [{"op": "controlled_shutdown", "broker": args["replica"]}]
+    if name == "ControllerFailover":  # the controller resigns, another takes over (R9)
+        return [{"op": "controller_failover"}]
+    if name == "CoordinationExpireSession":  # a live broker's session expires: a long pause
+        return [{"op": "pause", "broker": args["replica"], "ms": 900}]
+    if name == "NetworkLoseLeaderAndIsr":
+        return [
+            {"op": "partition", "a": 0, "b": args["replica"]},
+            {"op": "run", "ms": 100},
+            {"op": "heal"},
+        ]
+    return [{"op": "run", "ms": 60}]
+
+
 def path_to_scenario(path: list[tuple[str, dict[str, Any]]]) -> Scenario:
-    ops: Scenario = []
-    for name, args in path:
-        if name == "ProducerSend":
-            ops.append({"op": "produce", "count": 1})
-        elif name == "BrokerCrash":
-            ops.append({"op": "crash", "broker": args["replica"]})
-        elif name == "BrokerRestart":
-            ops.append({"op": "restart", "broker": args["replica"]})
-        elif name == "ConsumerFetch":
-            ops.append({"op": "consume"})
-        elif name == "ControllerMoveLeader":  # preferred/operator election (R9)
-            ops.append({"op": "elect_leader", "broker": args["leader"]})
-            ops.append({"op": "run", "ms": 60})
-        elif name == "ControllerShutdownBroker":  # controlled shutdown (R9)
-            ops.append({"op": "controlled_shutdown", "broker": args["replica"]})
-        elif name == "NetworkLoseLeaderAndIsr":
-            ops.append({"op": "partition", "a": 0, "b": args["replica"]})
-            ops.append({"op": "run", "ms": 100})
-            ops.append({"op": "heal"})
-        else:
-            ops.append({"op": "run", "ms": 60})
-    return ops + settle()
+    """A spec path as a scenario: each step's commands (``step_ops``), then ``settle``."""
+    return [op for name, args in path for op in step_ops(name, args)] + settle()
 
 
 def settle(brokers: int = 3) -> Scenario:

@@ -1,0 +1,113 @@
+"""Separating scenarios (issue 27, item 2): the shipped stories are what the checker derives
+(the cheap ones re-derived here), the kit runs them by default, and one of them rejects an
+implementation bug that defines a protocol version."""
+
+from __future__ import annotations
+
+import pytest
+from isr.impl.adapter import Session
+from isr.traces.conformance import separating as sep
+from isr.traces.conformance.runner import InProcess, default_scenarios, run_scenario_full
+
+DATA = sep.load()
+REGENERATE = f"stale {sep.DATA.name}: regenerate with `{sep.COMMAND}`"
+
+
+def _shipped(claimed: str, weaker: str) -> list[dict]:
+    return [s for s in DATA["stories"].get(claimed, []) if s["weaker"] == weaker]
+
+
+def _key(s: dict) -> tuple:
+    return (s["weaker"], s["property"], s.get("branch"), s["steps"], s["path"])
+
+
+def test_the_cheap_stories_are_what_the_checker_derives() -> None:
+    """kraft without the maximal ISR (two small complete searches) and kip-101's stories
+    through each branch of KIP-279's truncation rule (a sub-model's graph, under a second)."""
+    got = sep.derive("kraft", only="kraft-no-maximal-isr")
+    assert [_key(s) for s in got] == [_key(s) for s in _shipped("kraft", "kraft-no-maximal-isr")], (
+        REGENERATE
+    )
+    assert got and all(s["claimed_states"] > 0 for s in got)
+    branches = sep._branch_stories("kip-320", "kip-101")
+    shipped = [s for s in _shipped("kip-320", "kip-101") if s.get("branch")]
+    assert [_key(s) for s in branches] == [_key(s) for s in shipped], REGENERATE
+    assert [s["schedule_path"] for s in branches] == [s["schedule_path"] for s in shipped]
+    assert {s["branch"] for s in branches} == {"walk-back", "cap-by-own-end", "no-common-epoch"}
+
+
+def test_only_stories_of_weaker_versions_the_claimed_one_survives() -> None:
+    assert sep.weaker_versions("kip-320") == ["kip-279", "kip-101", "hw-truncation"]
+    assert sep.weaker_versions("kraft") == []  # kraft's ancestors are of another family
+    for claimed, stories in DATA["stories"].items():
+        for s in stories:
+            assert s["claimed"] == claimed and s["weaker"] != claimed
+            if s["claimed_states"] is not None:  # a complete search of the claimed version
+                assert s["claimed_states"] > 0
+    assert DATA["stories"]["hw-truncation"] == []  # nothing is weaker than the seeds'
+
+
+def test_truncation_branches_follow_the_spec_rule() -> None:
+    # leader [a1 b1] at epoch 3; follower [a1 c2]: common epoch 1 ends at 1 on the follower
+    assert sep.truncation_branches(((1, 1), (3, 2)), ((1, 1), (2, 1)), 3) == {"cap-by-own-end"}
+    # follower [c2] never had epoch 1: it walks back past it
+    assert sep.truncation_branches(((2, 2),), ((1, 1),), 3) == {"walk-back"}
+    # the leader has nothing as old as epoch 1
+    assert sep.truncation_branches(((1, 1),), ((2, 2),), 3) == {"no-common-epoch"}
+
+
+def test_the_kit_runs_them_by_default() -> None:
+    names = set(default_scenarios("kip-320"))
+    want = {sep.name_of(s) for s in DATA["stories"]["kip-320"]}
+    assert want and want <= names
+    assert "separating:kip-101:StrongIsr" in names
+
+
+@pytest.mark.parametrize(
+    ("mutant", "verdict"), [(None, "accepted"), ("no-epoch-walk-back", "rejected")]
+)
+def test_kip101s_story_separates_kip279_from_kip101(mutant: str | None, verdict: str) -> None:
+    """KIP-101's divergence (three elections, no crash), reordered for an adapter and run with
+    the replica link cut until the truncation: the reference kip-279 survives it, a kip-279
+    follower that does not walk back cuts where the spec's kip-279 never does."""
+    sc = sep.separating_scenarios("kip-279")["separating:kip-101:StrongIsr"]
+    v, _out = run_scenario_full(InProcess(Session(mutant)), sc, "s", 0, "kip-279")
+    assert v.verdict == verdict, v.reason
+    if mutant:
+        assert "FollowerTruncate" in v.reason
+
+
+def test_the_kip279_mutant_dies_on_the_cap_story_only() -> None:
+    """Issue 27's bug: a KIP-279 follower that truncates to the leader's end of the common
+    epoch without capping it by its own end. kip-101's shortest story only walks back; the
+    story through KIP-279's cap-by-own-end branch is the one it fails, and the reference
+    survives it."""
+    scs = sep.separating_scenarios("kip-279")
+    sc = scs["separating:kip-101:StrongIsr:cap-by-own-end"]
+    ref, _ = run_scenario_full(InProcess(Session(None)), sc, "s", 0, "kip-279")
+    assert ref.verdict == "accepted", ref.reason
+    mu, _ = run_scenario_full(
+        InProcess(Session("kip279-uncapped-truncation")), sc, "s", 0, "kip-279"
+    )
+    assert mu.verdict == "rejected" and "FollowerTruncate" in mu.reason, mu.reason
+    walk, _ = run_scenario_full(
+        InProcess(Session("kip279-uncapped-truncation")),
+        scs["separating:kip-101:StrongIsr"],
+        "s",
+        0,
+        "kip-279",
+    )
+    assert walk.verdict == "accepted", walk.reason  # the shortest story never reaches the cap
+
+
+def test_coverage_names_the_truncation_branches_taken() -> None:
+    """Coverage in the spec's terms (issue 27, item 3): the cap story's trace takes KIP-279's
+    cap-by-own-end branch, the shortest kip-101 story's only walks back."""
+    scs = sep.separating_scenarios("kip-279")
+    got = {}
+    for name in ("separating:kip-101:StrongIsr:cap-by-own-end", "separating:kip-101:StrongIsr"):
+        v, out = run_scenario_full(InProcess(Session(None)), scs[name], "s", 0, "kip-279")
+        assert v.verdict == "accepted", v.reason
+        got[name] = sep.branches_in_trace(out.events)
+    assert "cap-by-own-end" in got["separating:kip-101:StrongIsr:cap-by-own-end"]
+    assert got["separating:kip-101:StrongIsr"] == {"walk-back"}

@@ -1,0 +1,431 @@
+"""A counterexample of the spec as a conformance scenario (issue 27, item 1).
+
+`isr conform --from-counterexample FILE` reads a counterexample written by `isr check
+--trace-out FILE` (NDJSON, traces/counterexample.py, or ITF, traces/itf.py) and turns its story
+into an adapter schedule (traces/ADAPTER.md), so that an implementation is asked to perform the
+run the spec says a weaker version fails on:
+
+* each spec step an adapter command causes becomes that command, by the one mapping of spec
+  steps to commands the spec-derived scenarios use (``scenarios.step_ops``: ProducerSend ->
+  produce, BrokerCrash -> crash, BrokerRestart -> restart, ConsumerFetch -> consume,
+  ControllerMoveLeader -> elect_leader, ControllerShutdownBroker -> controlled_shutdown, a lost
+  LeaderAndIsr -> a short partition, ...);
+* each step the implementation takes by itself (an election after a session expired, a
+  LeaderAndIsr applied, a fetch, a truncation, an ISR change) becomes time passing, ``run``.
+  The adapter protocol has no command that waits for an observable condition (a leader at
+  epoch E, an ISR, an offset reached), so a step of the implementation's own is a bounded
+  ``run`` of ``OWN_STEP_MS`` (the implementation gets that long to take it), and the story ends
+  with ``scenarios.settle`` (heal, restart every broker, run, produce, consume);
+* a step no adapter command causes (``scenarios.NO_COMMAND``) and a model setting the adapter
+  protocol cannot ask for (unclean election, acks=0) are bad input: one line naming the step
+  or the setting (``StoryError``, exit 2), never a pass.
+
+The verdict of the scenario is the validator's on the trace the implementation recorded, as for
+every scenario; ``Story.property`` is the property the counterexample broke, for the report.
+The conversion keeps the order of the story's environment steps but cannot force the order in
+which the implementation takes its own steps (the order of LeaderAndIsr deliveries, a write
+reaching a leader that has not yet learned it was deposed): ``Story.notes`` says, per step,
+whether a command caused it or the implementation was left to take it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from isr.spec.protocols import PROTOCOLS
+
+from .. import counterexample as cxfile
+from .. import itf
+from .scenarios import NoAdapterCommand, Scenario, settle, step_ops
+
+OWN_STEP_MS = 60  # the `run` a step of the implementation's own becomes (step_ops' default)
+
+# Environment steps (an adapter command causes them) that the schedule wants at a quiescent
+# point: no LeaderAndIsr in flight, so that the command meets the views the story had.
+# NetworkLoseLeaderAndIsr is left where it is: it is about a request in flight.
+MOVABLE = frozenset(
+    {
+        "ProducerSend",
+        "ConsumerFetch",
+        "BrokerCrash",
+        "BrokerRestart",
+        "ControllerMoveLeader",
+        "ControllerShutdownBroker",
+        "ControllerFailover",
+        "CoordinationExpireSession",
+    }
+)
+
+
+class StoryError(ValueError):
+    """A counterexample that cannot become a scenario: one line for the user (exit 2)."""
+
+
+def family(protocol: str) -> str:
+    """The protocol family of a registered version: ``kraft`` for the versions whose fetch is a
+    request and a delayed response (``split_fetch``, spec/protocols/kraft.py: a KRaft cluster's
+    events), ``zookeeper`` for every ZooKeeper-era version. A counterexample of one family is
+    no story for an implementation of the other (its steps and state are another model's)."""
+    p = PROTOCOLS.get(protocol)
+    if p is None:
+        raise StoryError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}")
+    return "kraft" if p.split_fetch else "zookeeper"
+
+
+@dataclass
+class Story:
+    """A counterexample converted: the scenario (its first command ``start``), the version and
+    property the counterexample is of, its length, and per spec step how the schedule takes it."""
+
+    protocol: str
+    property: str
+    steps: int
+    scenario: Scenario
+    notes: list[str] = field(default_factory=list)
+    caused: int = 0  # spec steps an adapter command causes
+    own: int = 0  # spec steps left to the implementation (`run`)
+    reordered: bool = False  # ``normalize`` moved environment steps
+    approximate: list[int] = field(default_factory=list)  # steps still awkward (1-based)
+
+    @property
+    def label(self) -> str:
+        """``kip-101 StrongIsr (10 steps)``: how the report names the story."""
+        return f"{self.protocol} {self.property} ({self.steps} steps)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol,
+            "property": self.property,
+            "steps": self.steps,
+            "caused": self.caused,
+            "own": self.own,
+            "commands": len(self.scenario),
+            "reordered": self.reordered,
+            "approximate": self.approximate,
+            "notes": self.notes,
+        }
+
+
+Path = list[tuple[str, dict[str, Any]]]
+
+
+def _quiet(state: dict[str, Any]) -> bool:
+    """No controller request in flight (ZooKeeper family): every live broker has applied what
+    the controller decided, as after an adapter command and a ``run``."""
+    return not state.get("leader_and_isr_in_flight")
+
+
+def _awkward(name: str, state: dict[str, Any], args: dict[str, Any]) -> bool:
+    """An environment step the adapter cannot cause as the story has it: taken while a
+    controller request is in flight, or a write to a replica the coordination does not name
+    leader (the adapter's producer finds the leader itself)."""
+    if name not in MOVABLE:
+        return False
+    if not _quiet(state):
+        return True
+    coord = state.get("coordination") or {}
+    return name == "ProducerSend" and coord.get("leader") != args.get("leader")
+
+
+class Replayer:
+    """Re-runs spec paths (action name and arguments per step) from a counterexample's initial
+    state with the spec itself, as `isr replay` does: the states, or None where a step is not
+    a transition of the spec."""
+
+    def __init__(self, config: dict[str, Any], initial: dict[str, Any], prop: str) -> None:
+        from isr.spec import Config, IsrSpec
+
+        self.model = IsrSpec(Config(**config).validate())
+        self.init = next(
+            (s for s in self.model.init_states() if self.model.state_to_json(s) == initial), None
+        )
+        self.prop = next((p for p in self.model.properties if p.name == prop), None)
+
+    def run(self, path: Path) -> list[Any] | None:
+        if self.init is None:
+            return None
+        out = [self.init]
+        for name, args in path:
+            want = {"action": name, "args": args}
+            nxt = next(
+                (
+                    (a, t)
+                    for a, t in self.model.successors(out[-1])
+                    if self.model.describe_action(a) == want
+                ),
+                None,
+            )
+            if nxt is None:
+                return None
+            out.append(nxt[1])
+        return out
+
+    def breaks(self, path: Path, states: list[Any]) -> bool:
+        """Whether the path's end breaks the story's property (an invariant in the last state,
+        an action property by the last step)."""
+        p = self.prop
+        if p is None:
+            return False
+        if p.kind == "always":
+            return not p.check(states[-1])
+        if p.kind == "action" and len(states) > 1:
+            last = next(
+                a
+                for a, t in self.model.successors(states[-2])
+                if self.model.describe_action(a) == {"action": path[-1][0], "args": path[-1][1]}
+                and t == states[-1]
+            )
+            return not p.check(states[-2], last, states[-1])
+        return False
+
+
+def _essence(state: dict[str, Any]) -> dict[str, Any]:
+    """A state without the controller's zkVersion bookkeeping (which of two back-to-back moves'
+    requests was current when applied): the logs, HWs, views, coordination and client history
+    a reordering must keep."""
+    out = {k: v for k, v in state.items() if k != "zk_version_current"}
+    if "leader_and_isr_in_flight" in out:
+        out["leader_and_isr_in_flight"] = [
+            {k: v for k, v in r.items() if k != "version_current"}
+            for r in out["leader_and_isr_in_flight"]
+        ]
+    return out
+
+
+def normalize(path: Path, rp: Replayer, max_rounds: int = 64) -> Path:
+    """The story reordered so that its environment steps fall where an adapter can cause them
+    (``_awkward`` false: no controller request in flight, a write at the coordination's
+    leader), by moving one step at a time (an awkward one first, else any step out of its way)
+    to the nearest position that makes fewer steps awkward, keeping only reorderings that are
+    still behaviours of the spec breaking the same property in the same last state (up to the
+    zkVersion bookkeeping, ``_essence``; re-run with the spec: the steps commute, so the result
+    is the same counterexample told in another order). A step no move
+    helps stays where it was (``Story.notes`` then says the schedule only approximates it).
+    ZooKeeper family only (a kraft story's controller state is another model's)."""
+
+    def cost(p: Path, states: list[Any]) -> int:
+        js = [rp.model.state_to_json(s) for s in states]
+        return sum(_awkward(n, js[i], a) for i, (n, a) in enumerate(p))
+
+    states = rp.run(path)
+    if states is None or not rp.breaks(path, states):
+        return path
+    # a reordering must reach the same state (the steps commute) and break the same property
+    end = _essence(rp.model.state_to_json(states[-1]))
+    best = cost(path, states)
+
+    def same(st: list[Any]) -> bool:
+        return _essence(rp.model.state_to_json(st[-1])) == end and rp.breaks(path, st)
+
+    def eager() -> bool:
+        """The implementation's own steps as early as they can be (it takes them at once), so
+        that what the story does later with the environment finds them done."""
+        nonlocal path, states, best
+        moved = False
+        for i in range(len(path)):
+            if path[i][0] in MOVABLE:
+                continue
+            for j in range(i):
+                cand = path[:i] + path[i + 1 :]
+                cand.insert(j, path[i])
+                st = rp.run(cand)
+                if st is not None and same(st) and (c := cost(cand, st)) <= best:
+                    path, states, best, moved = cand, st, c, True
+                    break
+        return moved
+
+    for _ in range(max_rounds):
+        if best == 0:
+            break
+        eager()
+        improved = False
+        # an awkward step moved, or (failing that) any step moved out of its way
+        js = [rp.model.state_to_json(s) for s in states]
+        bad = [i for i, (n, a) in enumerate(path) if _awkward(n, js[i], a)]
+        order = bad + [i for i in range(len(path)) if i not in bad]
+        for i in order:
+            for j in sorted(range(len(path)), key=lambda j: (abs(j - i), j)):
+                if j == i:
+                    continue
+                cand = path[:i] + path[i + 1 :]
+                cand.insert(j, path[i])
+                st = rp.run(cand)
+                if st is None or not same(st):
+                    continue
+                c = cost(cand, st)
+                if c < best:
+                    path, states, best, improved = cand, st, c, True
+                    break
+            if improved:
+                break
+        if not improved:
+            break
+    return path
+
+
+def read(path: str) -> cxfile.CounterexampleTrace:
+    """The counterexample in ``path`` (NDJSON or ITF, by content), or StoryError (one line)."""
+    try:
+        trace = itf.read_any(path)
+    except cxfile.TraceFileError as e:
+        raise StoryError(str(e)) from None
+    if not trace.steps:
+        raise StoryError(f"{path}: the counterexample has no step")
+    return trace
+
+
+def start_command(config: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """The ``start`` of a story: one broker per spec replica (replica i is broker i), one
+    partition replicated on all of them, the model's min.insync.replicas and acks. A setting the
+    adapter protocol cannot ask for is a StoryError."""
+    if config.get("unclean"):
+        raise StoryError(
+            "the counterexample's model elects unclean leaders (--unclean): the adapter "
+            "protocol has no unclean-election setting"
+        )
+    acks = str(config.get("acks", "all"))
+    if acks not in ("all", "1"):
+        raise StoryError(
+            f"the counterexample's model has acks {acks}: the adapter protocol's producers use "
+            "acks all or 1"
+        )
+    n = int(config.get("replicas", 3))
+    return {
+        "op": "start",
+        "brokers": n,
+        "replication": n,
+        "partitions": 1,
+        "min_insync": int(config.get("min_isr", 1)),
+        "acks": acks,
+    }
+
+
+# The schedule's timings (ZooKeeper family, the reference implementation's scale: impl/sim
+# sim_config, a session timeout the story's start sets). The adapter protocol has no command
+# that waits for an observable condition, so each step of the implementation's own is a bounded
+# `run`: long enough for the step, short enough that the story's cut links (below) do not last
+# past the follower lag time (400 ms) before the story itself opens them.
+STEP_MS = 20  # a step the implementation takes at once (a LeaderAndIsr applied: 1-5 ms away)
+OPEN_MS = 400  # a cut link opened: a fetch or epoch query lost while cut is retried (<= 350)
+SESSION_MS = 200  # the story's session timeout: a crash is noticed after it
+ELECT_MS = 260  # ControllerElectLeader / ControllerShrinkIsr: after the session expired
+LAG_MS = 460  # LeaderShrinkIsr: the leader's lag time (400) and its check (50)
+WAITS = {
+    "ControllerElectLeader": ELECT_MS,
+    "ControllerShrinkIsr": ELECT_MS,
+    "LeaderShrinkIsr": LAG_MS,
+}
+LINKED = frozenset({"FollowerFetch", "FollowerTruncate", "FollowerResetToLogStart"})
+
+
+def schedule(
+    path: Path, config: dict[str, Any], claimed: str, story: Story | None = None
+) -> Scenario:
+    """The adapter schedule of a spec path (each step by ``scenarios.step_ops``, the one
+    mapping). ZooKeeper family: the spec's controller is no replica, so the story runs on one
+    broker more than it has replicas, with the controller moved there (controller_failover);
+    the links between replicas are cut (partition) from the start, a link is opened for the
+    story's steps between those two replicas (a fetch, a truncation) and cut again before the
+    next environment step, so the implementation does not replicate what the story keeps
+    apart; the implementation's own
+    steps are bounded runs (``WAITS``, ``STEP_MS``). kraft: one broker per replica and the
+    steps as they are (the reference kraft adapter has no partitions). ``story``: gets a note
+    per step."""
+    lose = bool(config.get("lose_unflushed"))
+    n = int(config.get("replicas", 3))
+    zk = family(claimed) == "zookeeper"
+    start = start_command(config, claimed)
+    ops: Scenario = [start]
+    ctl = n  # the controller's broker
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    opened: set[tuple[int, int]] = set()
+
+    def cut() -> Scenario:
+        return [{"op": "partition", "a": a, "b": b} for a, b in pairs if (a, b) not in opened]
+
+    if zk:
+        start.update({"brokers": n + 1, "session_timeout_ms": SESSION_MS})
+        ops += [{"op": "controller_failover", "broker": ctl}, {"op": "run", "ms": 50}, *cut()]
+    for k, (name, args) in enumerate(path, start=1):
+        where = f"step {k} ({name})"
+        try:
+            cmds = step_ops(name, args, lose_unflushed=lose)
+        except (NoAdapterCommand, KeyError) as e:
+            why = str(e) if isinstance(e, NoAdapterCommand) else f"argument {e} missing"
+            raise StoryError(f"{where}: no adapter command: {why}") from None
+        own = all(c["op"] == "run" for c in cmds)
+        how = ""
+        if zk:
+            link = None
+            if name in LINKED and "follower" in args and "leader" in args:
+                f, ld = int(args["follower"]), int(args["leader"])
+                link = (min(f, ld), max(f, ld))
+            if not own and opened:  # an environment step: what it does stays apart
+                opened.clear()
+                cmds = [*cut(), *cmds]
+            if name == "NetworkLoseLeaderAndIsr":  # from the controller's broker, then re-cut
+                cmds = [
+                    {"op": "partition", "a": ctl, "b": args["replica"]},
+                    cmds[-2],
+                    {"op": "heal"},
+                    *cut(),
+                ]
+            elif link is not None and link not in opened:
+                opened.add(link)
+                cmds = [{"op": "heal"}, *cut(), {"op": "run", "ms": OPEN_MS}]
+                how = f"opens the link {link[0]}-{link[1]}, run {OPEN_MS} ms"
+            else:
+                ms = WAITS.get(name, STEP_MS)
+                cmds = [{**c, "ms": ms} if c["op"] == "run" else c for c in cmds]
+        ops += cmds
+        if story is None:
+            continue
+        shown = ", ".join(f"{k_}={v}" for k_, v in args.items())
+        if own:
+            story.own += 1
+            run = how or f"run {next((c['ms'] for c in cmds if c['op'] == 'run'), 0)} ms"
+            story.notes.append(f"{k}. {name}({shown}): the implementation's own step, {run}")
+        else:
+            story.caused += 1
+            story.notes.append(f"{k}. {name}({shown}): " + ", ".join(c["op"] for c in cmds))
+    return ops + settle(n + 1 if zk else n)
+
+
+def to_story(trace: cxfile.CounterexampleTrace, claimed: str) -> Story:
+    """The scenario of ``trace`` for an implementation of ``claimed``: refused (StoryError) when
+    the counterexample is of another protocol family, or a step has no adapter command. A
+    ZooKeeper-era story is first reordered (``normalize``) so that its environment steps fall
+    where an adapter can cause them; the notes say which steps are still only approximated."""
+    head = trace.header
+    cfg = head.get("config") or {}
+    proto = str(cfg.get("protocol") or "")
+    if family(proto) != family(claimed):
+        raise StoryError(
+            f"the counterexample is of {proto} ({family(proto)} family); --protocol {claimed} "
+            f"is of the {family(claimed)} family: its steps are another model's"
+        )
+    path: Path = []
+    for step in trace.steps:
+        name = step.get("action")
+        if not name:
+            raise StoryError(f"step {step.get('index')}: the step names no action")
+        path.append((str(name), dict(step.get("args") or {})))
+    prop = str(head.get("property") or "?")
+    story = Story(proto, prop, len(trace.steps), [])
+    if family(claimed) == "zookeeper":
+        rp = Replayer(cfg, trace.initial, prop)
+        new = normalize(path, rp)
+        story.reordered = new != path
+        path = new
+        states = rp.run(path)
+        if states is not None:
+            js = [rp.model.state_to_json(s) for s in states]
+            story.approximate = [k + 1 for k, (n, a) in enumerate(path) if _awkward(n, js[k], a)]
+    story.scenario = schedule(path, cfg, claimed, story)
+    return story
+
+
+def load_story(path: str, claimed: str) -> Story:
+    """``read`` then ``to_story``."""
+    return to_story(read(path), claimed)
