@@ -36,14 +36,20 @@ class MemCoord:
         return CasResult(w.tp, True, w.state, cur[1] + 1)
 
     def alter_partition(
-        self, w: CasWrite, broker_epochs: dict[int, int], min_isr: int = 1
+        self,
+        w: CasWrite,
+        broker_epochs: dict[int, int],
+        min_isr: int = 1,
+        down: frozenset[int] = frozenset(),
     ) -> CasResult:
         """kraft: the controller's checks of a leader's AlterPartition (the spec's
         ControllerHandleAlterPartition): made with the current partition epoch (the version;
         INVALID_UPDATE_VERSION), by the recorded leader's current incarnation
         (STALE_BROKER_EPOCH), no member fenced (KIP-841: a broker with no session is fenced;
         INELIGIBLE_REPLICA; nor in controlled shutdown), and the added follower's broker epoch its
-        registered one (KIP-903)."""
+        registered one (KIP-903). ``down``: brokers that crashed, fenced at once by this
+        controller (it learns of a crash from the coordination service: the header's
+        ``fence_at_crash``), so ineligible too, whatever their session."""
         cur = self.states.get(w.tp)
         if cur is None or cur[1] != w.expected_version:
             return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1,
@@ -54,7 +60,9 @@ class MemCoord:
             err = "FENCED_LEADER_EPOCH"
         elif broker_epochs.get(st.leader) != w.leader_broker_epoch:
             err = "STALE_BROKER_EPOCH"
-        elif any(b not in self.sessions or b in self.shutting_down for b in w.state.isr):
+        elif any(
+            b not in self.sessions or b in self.shutting_down or b in down for b in w.state.isr
+        ):
             err = "INELIGIBLE_REPLICA"
         elif w.added >= 0 and broker_epochs.get(w.added) != w.added_broker_epoch:
             err = "STALE_BROKER_EPOCH"  # KIP-903: a previous incarnation's fetch

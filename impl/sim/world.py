@@ -505,7 +505,10 @@ class World:
             return
         del self._alters[l]
         self._coord_sync(l)
-        res = self.coord.alter_partition(e, self.broker_epochs, self.config.min_insync_replicas)
+        down = frozenset(b for b, n in self.nodes.items() if not n.alive)
+        res = self.coord.alter_partition(
+            e, self.broker_epochs, self.config.min_insync_replicas, down
+        )
         node = self.nodes[l]
         br = node.broker
         assert br is not None
