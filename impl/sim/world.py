@@ -522,6 +522,13 @@ class World:
         args: dict[str, Any] = {"leader": l, "accepted": res.ok}
         if not res.ok:
             args["error"] = res.error
+        if not node.alive:
+            # Logged on a dead broker's clock, the decision could sort before events that came
+            # before it in time but are not causally before it (a follower's fetch to this
+            # leader before its crash), in an order no spec run has (the fetch after the crash
+            # that fenced it). Raising a Lamport clock keeps every causal order: lift it above
+            # every clock now, so the merged trace keeps this decision after them.
+            br.clock.merge(max(n.broker.clock.value for n in self.nodes.values() if n.broker))
         self.trace.append(
             event(br.clock.tick(), l, "ControllerHandleAlterPartition", args, now_ms=self.now,
                   tp=e.tp, state={"alive": live})

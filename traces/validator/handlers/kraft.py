@@ -49,8 +49,9 @@ def on_send_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) ->
     a = ev["args"]
     f, l = v.pm.rep(a["follower"]), v.pm.rep(a["leader"])
     s = c[0]
-    if l in v.down:
-        # connection refused: the leader's process is down (trace-determined); no spec step
+    if l in v.down or not s.replicas[l].alive:
+        # connection refused: the leader's process is down (trace-determined, or its crash
+        # already taken in this candidate, as an event logged on its behalf forces); no spec step
         return [c] if v.check(ev, f, s, mism) else []
     want = (
         f,
