@@ -12,6 +12,7 @@ from isr.checker.engines import EngineOptionError, Limits, Options
 from isr.checker.paths import ReplayError
 from isr.checker.progress import stderr_reporter
 from isr.checker.result import CheckResult
+from isr.spec.config import did_you_mean
 from isr.spec.protocols import protocol_source
 
 from . import junit, reports, traceout
@@ -144,7 +145,10 @@ def run(args: argparse.Namespace) -> int:
     model = model_from_args(args)
     unknown, known = engines.unknown_properties(model, args.properties)
     if unknown:
-        raise UsageError(f"unknown property {unknown[0]!r}; the spec has: {', '.join(known)}")
+        raise UsageError(
+            f"unknown property {unknown[0]!r}{did_you_mean(unknown[0], known)}; "
+            f"the spec has: {', '.join(known)}"
+        )
     if args.max_states is not None and args.max_states <= 0:
         raise UsageError("--max-states must be positive")
     if args.max_seconds is not None and args.max_seconds <= 0:
@@ -209,7 +213,23 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(render_result(res, header_line(model.config)))
+        why = unreachable_by_bounds(res, model.config)
+        if why:
+            print(f"note: {why}")
     return res.exit_code()
+
+
+def unreachable_by_bounds(res, config) -> str:
+    """Why a "sometimes" property the bounds themselves rule out was never reached, or "": with
+    --records 0 no record is ever written, so SometimesCommitted cannot hold (a verdict of the
+    bounds, not of the protocol)."""
+    never = [p.name for p in res.properties if p.kind == "sometimes" and p.holds is False]
+    if config.records == 0 and "SometimesCommitted" in never:
+        return (
+            "SometimesCommitted cannot be reached with --records 0 (no record is ever written): "
+            "use --records 1 or more, or check only what you need (--invariant NAME)"
+        )
+    return ""
 
 
 # Below this estimated size one process is the faster choice: a search of a few CPU seconds,

@@ -7,6 +7,8 @@ import argparse
 import importlib
 import sys
 
+from isr.spec.config import did_you_mean
+
 from .errors import BAD_INPUT, UsageError, one_line
 from .sparkopts import flush_notices
 
@@ -48,8 +50,28 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self._argv: list[str] = []
 
     def error(self, message: str):  # argparse's own usage errors: exit 2, one line
+        if message.startswith("unrecognized arguments: "):
+            # an option mistyped (``--replica``, ``--invariants``): name the closest one
+            opts = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            for a in self._actions:  # the top parser reports its command's leftovers
+                if isinstance(a, argparse._SubParsersAction):
+                    cmd = next((w for w in self._argv if w in a.choices), None)
+                    if cmd is not None:
+                        opts += [
+                            o
+                            for b in a.choices[cmd]._actions
+                            for o in b.option_strings
+                            if o.startswith("--")
+                        ]
+            for word in message.split(": ", 1)[1].split():
+                if word.startswith("--"):
+                    hint = did_you_mean(word.split("=", 1)[0], opts)
+                    if hint:
+                        message += hint
+                        break
         self.exit(BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
@@ -73,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
+        parser._argv = list(sys.argv[1:] if argv is None else argv)  # (for error hints)
         args = parser.parse_args(argv)
     except SystemExit as e:  # a usage error (its line is printed): the code, like any other
         if e.code == BAD_INPUT:

@@ -9,6 +9,7 @@ import sys
 from isr.checker import engines
 from isr.checker.engines import EngineOptionError, Options
 from isr.checker.progress import stderr_reporter
+from isr.spec.config import did_you_mean
 from isr.spec.protocols import protocol_source
 
 from .errors import OK, VIOLATION, UsageError
@@ -73,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
     model = model_from_args(args, exhaustive=False)
     unknown, known = engines.unknown_properties(model, args.properties)
     if unknown:
-        raise UsageError(f"unknown property {unknown[0]!r}; the spec has: {', '.join(known)}")
+        raise UsageError(
+            f"unknown property {unknown[0]!r}{did_you_mean(unknown[0], known)}; "
+            f"the spec has: {', '.join(known)}"
+        )
     limit = MAX_STEPS * (100 if family == "spark" else 1)
     if args.walks * args.depth > limit:
         raise UsageError(

@@ -16,6 +16,21 @@ class ConfigError(ValueError):
     """An impossible configuration; the message is one line for the user."""
 
 
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """`` (did you mean X?)`` for the choice closest to a mistyped ``word`` (case and dashes
+    ignored: ``kip320`` -> kip-320, ``StrongISR`` -> StrongIsr), or ``""``."""
+    import difflib
+
+    def norm(x: str) -> str:
+        return x.lower().replace("-", "").replace("_", "").replace(".", "")
+
+    by_norm = {norm(c): c for c in choices}
+    if norm(word) in by_norm:
+        return f" (did you mean {by_norm[norm(word)]}?)"
+    close = difflib.get_close_matches(norm(word), list(by_norm), n=1, cutoff=0.75)
+    return f" (did you mean {by_norm[close[0]]}?)" if close else ""
+
+
 @dataclass(frozen=True)
 class Config:
     """The bounds that make the state space finite, and the protocol options.
@@ -89,7 +104,9 @@ class Config:
             )
         if self.protocol not in PROTOCOLS:
             raise ConfigError(
-                f"unknown protocol {self.protocol!r}; `isr protocols` lists: {', '.join(PROTOCOL_NAMES)}"
+                f"unknown protocol {self.protocol!r}"
+                f"{did_you_mean(self.protocol, PROTOCOL_NAMES)}; `isr protocols` lists: "
+                f"{', '.join(PROTOCOL_NAMES)}"
             )
         if self.retries < 0:
             raise ConfigError(f"--retries must be >= 0, got {self.retries}")
