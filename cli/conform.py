@@ -444,10 +444,15 @@ def _report(args, rep, stories: dict | None = None) -> int:
         for m in missing:
             print(f"required coverage not met: {m}")
     if rep.rejected or missing:
-        return VIOLATION
-    if stories and any(v.verdict == "unsupported" for n, _s, v in rep.results if n in stories):
-        return INCOMPLETE  # a story the adapter could not perform (a coverage gap) is no pass
-    return INCOMPLETE if rep.undecided else OK  # undecided is never a pass
+        code = VIOLATION
+    elif stories and any(v.verdict == "unsupported" for n, _s, v in rep.results if n in stories):
+        code = INCOMPLETE  # a story the adapter could not perform (a coverage gap) is no pass
+    else:
+        code = INCOMPLETE if rep.undecided else OK  # undecided is never a pass
+    if args.format != "json":  # the last line says it all, as `isr check`'s does
+        word = {OK: "CONFORMS", VIOLATION: "DOES NOT CONFORM", INCOMPLETE: "UNDECIDED"}[code]
+        print(f"verdict: {word} (exit {code})")
+    return code
 
 
 def _report_mutants(args, base, rows, mutants, seconds: float) -> int:

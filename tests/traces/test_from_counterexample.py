@@ -85,6 +85,7 @@ def test_the_cli_runs_the_story_and_names_the_property(tmp_path: Path, capsys) -
     assert code == 0, out  # the reference kip-279 survives kip-101's story
     assert f"counterexample: kip-101 {prop} (10 steps)" in out
     assert "verdicts: 1 accepted" in out
+    assert out.strip().splitlines()[-1] == "verdict: CONFORMS (exit 0)"  # (issue 30)
     code = main(
         ["conform", "--from-counterexample", str(cx), "--protocol", "kip-279",
          "--format", "json"]
@@ -153,3 +154,4 @@ def test_an_unsupported_story_is_no_pass(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 3, out
     assert "unsupported" in out and "power_fail" in out
+    assert out.strip().splitlines()[-1] == "verdict: UNDECIDED (exit 3)"
