@@ -72,7 +72,16 @@ def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
         if path.is_dir():
             files = sorted(path.glob("*.ndjson"))
             if not files:
-                raise UsageError(f"{p}: directory holds no *.ndjson trace files")
+                # a folder of runs (one folder or file per run below it): say how to pass them
+                below = sorted({f.parent for f in path.rglob("*.ndjson")})
+                hint = (
+                    f"; {len(below)} folder(s) below it hold some: pass the runs themselves, "
+                    f"each run's file (`isr validate {p.rstrip('/')}/*/*.ndjson`) or each "
+                    "run's folder of per-process files"
+                    if below
+                    else ""
+                )
+                raise UsageError(f"{p}: directory holds no *.ndjson trace files{hint}")
             out.append((p, files))
         elif path.is_file():
             out.append((p, [path]))
@@ -134,6 +143,12 @@ def run(args: argparse.Namespace) -> int:
                 "spark: {traces} traces, {events} events in {seconds:.1f}s "
                 "({events_per_s:.0f} events/s): {verdicts}".format(**summary)
             )
+        elif len(verdicts) > 1:  # a batch: one line of totals at the end
+            counts: dict[str, int] = {}
+            for v in verdicts:
+                counts[v.verdict] = counts.get(v.verdict, 0) + 1
+            totals = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+            print(f"{len(verdicts)} traces: {totals}")
     codes = {v.exit for v in verdicts}
     for code in (BAD_INPUT, VIOLATION, INCOMPLETE):
         if code in codes:

@@ -37,3 +37,20 @@ def test_records_0_says_why_sometimes_committed_fails(capsys) -> None:
     assert "note: SometimesCommitted cannot be reached with --records 0" in out
     assert main(["check", "--replicas", "2", "--records", "1", "--epochs", "2"]) == 0
     assert "note:" not in capsys.readouterr().out
+
+
+def test_a_folder_of_runs_is_explained_and_a_batch_ends_with_totals(capsys) -> None:
+    """`isr validate DIR` takes DIR as one run's per-process files: a folder of runs (or of
+    folders of runs) gets one line saying how to pass them; several traces end with totals."""
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "traces" / "samples"
+    assert main(["validate", str(samples)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "folder(s) below it hold some" in err and "/*/*.ndjson" in err and "\n" not in err
+    assert main(["validate", str(samples / "accepted")]) == 2
+    assert "to validate separate runs, pass their files" in capsys.readouterr().err
+    files = [str(p) for p in sorted((samples / "accepted").glob("*.ndjson"))][:2]
+    files += [str(p) for p in sorted((samples / "rejected").glob("*.ndjson"))][:1]
+    assert main(["validate", "--quiet", *files]) == 1
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "3 traces: 2 accepted, 1 rejected"

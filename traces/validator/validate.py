@@ -320,7 +320,10 @@ def _run_header(heads: list[dict[str, Any]]) -> dict[str, Any]:
     head = next((h for h in heads if h.get("cluster")), heads[0])
     protos = {h.get("protocol") for h in heads}
     if len(protos) > 1:
-        raise TraceInputError(f"files of one run disagree on the protocol: {sorted(protos)}")
+        raise TraceInputError(
+            f"files of one run disagree on the protocol: {sorted(protos)} (a folder is one "
+            "run's per-process files; to validate separate runs, pass their files)"
+        )
     return head
 
 
