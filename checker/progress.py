@@ -15,12 +15,24 @@ except ImportError:  # not on Windows
 ProgressReporter = Callable[[dict], None]
 
 
-def peak_rss_mib() -> float | None:
-    """The process's peak resident set size so far, in MiB (None where it cannot be read)."""
+def peak_rss_mib(pids: Sequence[int] = ()) -> float | None:
+    """The process's peak resident set size so far, in MiB (None where it cannot be read), plus
+    that of the processes ``pids`` (a parallel run's workers, which hold the states: Linux's
+    /proc/PID/status VmHWM; a worker that cannot be read, or is gone, adds nothing)."""
     if resource is None:
         return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024  # bytes there, KiB here
+    mib = peak / (1 << 20) if sys.platform == "darwin" else peak / 1024  # bytes there, KiB here
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        mib += int(line.split()[1]) / 1024  # kB
+                        break
+        except (OSError, ValueError):
+            continue
+    return mib
 
 
 def estimate_eta(levels: Sequence[int], expanded_in_level: int, seconds: float) -> float | None:
@@ -108,6 +120,8 @@ class Progress:
 
     reporter: ProgressReporter | None
     last: float = 0.0
+    # the worker processes whose memory counts too (the parallel engine sets it)
+    pids: Callable[[], Sequence[int]] | None = None
 
     def maybe_report(
         self,
@@ -126,7 +140,7 @@ class Progress:
         if seconds - self.last < interval:
             return
         self.last = seconds
-        info = self._info(seconds, generated, distinct, queue, depth, False)
+        info = self._info(seconds, generated, distinct, queue, depth, False, self._pids())
         if levels is not None:
             info["eta_seconds"] = estimate_eta(levels, expanded_in_level, seconds)
         self.reporter(info)
@@ -143,12 +157,15 @@ class Progress:
         """The closing line, only after at least one progress line. ``queue``: states left
         unexpanded (0 when the search completed)."""
         if self.reporter is not None and self.last > 0:
-            info = self._info(seconds, generated, distinct, queue, depth, True)
+            info = self._info(seconds, generated, distinct, queue, depth, True, self._pids())
             info["stop_reason"] = stop_reason
             self.reporter(info)
 
+    def _pids(self) -> Sequence[int]:
+        return self.pids() if self.pids is not None else ()
+
     @staticmethod
-    def _info(seconds, generated, distinct, queue, depth, final) -> dict:
+    def _info(seconds, generated, distinct, queue, depth, final, pids=()) -> dict:
         return {
             "seconds": seconds,
             "generated": generated,
@@ -157,5 +174,5 @@ class Progress:
             "depth": depth,
             "rate": distinct / seconds if seconds > 0 else 0.0,
             "final": final,
-            "peak_rss_mib": peak_rss_mib(),
+            "peak_rss_mib": peak_rss_mib(pids),
         }

@@ -246,6 +246,9 @@ class LevelRun:
                 self.n, self.model, self.symmetry, self.props, resume_arg
             ) as pool:
                 self.pool = pool
+                # the progress line's peak RSS counts the workers, which hold the states
+                procs = getattr(pool, "procs", None) or []
+                self.reporter.pids = lambda: [p.pid for p in procs if p.pid is not None]
                 return self._search(pool, directory, identity, t0, resumed_from)
         finally:
             self.pool = None

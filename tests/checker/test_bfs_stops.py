@@ -162,3 +162,19 @@ def test_progress_lines():
     assert got[-1]["queue"] == 7 and format_line(got[-1]).startswith("[stopped: max-seconds]")
     p.final(2.0, 10, 5, 3)
     assert format_line(got[-1]).startswith("[done]")
+
+
+def test_peak_rss_counts_the_workers_it_is_given() -> None:
+    """A parallel run's progress line counts its workers' memory (issue 30: "peak RSS 45 MiB"
+    was the coordinator's alone while the workers held 913 MB)."""
+    import os
+    import sys
+
+    from isr.checker.progress import peak_rss_mib
+
+    own = peak_rss_mib()
+    assert own is not None and own > 0
+    if sys.platform.startswith("linux"):
+        # a process counted twice (itself as a "worker") at least doubles; a gone pid adds 0
+        assert peak_rss_mib([os.getpid()]) >= 1.9 * own
+        assert peak_rss_mib([2**22 + 12345]) == own
