@@ -352,6 +352,28 @@ def load_manifest(directory: str, name: str, error: type[Exception]) -> Any:
         raise error(f"cannot read {path}: {e}") from None
 
 
+def identity_mismatch(directory: str, saved: dict, mine: dict) -> str:
+    """The one-line reason a checkpoint's identity ``saved`` is not this run's ``mine``, naming
+    each field that differs with both values (``config.records: 1 in the checkpoint, 2 now``),
+    nested one level (the bounds live in ``config``); "" when they are the same."""
+    diffs = []
+    for k in sorted(set(saved) | set(mine), key=str):
+        a, b = saved.get(k), mine.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            for f in sorted(set(a) | set(b), key=str):
+                if a.get(f) != b.get(f):
+                    diffs.append(f"{k}.{f}: {a.get(f)!r} in the checkpoint, {b.get(f)!r} now")
+        elif isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) + len(b) > 8:
+            diffs.append(f"{k} ({len(a)} entries in the checkpoint, {len(b)} now)")
+        else:
+            diffs.append(f"{k}: {a!r} in the checkpoint, {b!r} now")
+    if not diffs:
+        return ""
+    return f"checkpoint in {directory} was made for another check ({'; '.join(diffs)})"
+
+
 # --- the CLI's vocabulary -------------------------------------------------------------------
 
 # `--engine local|spark` on every command. `local` is this machine: for `check`, the sequential

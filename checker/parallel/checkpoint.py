@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..engines import load_manifest
+from ..engines import identity_mismatch, load_manifest
 from ..fpset import FingerprintTable
 from ..model import State
 
@@ -333,10 +333,7 @@ def read_manifest(directory: str, identity: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(saved, dict) or saved.get("engine") != identity.get("engine"):
         raise CheckpointError(f"checkpoint in {directory} was not written by the local engine")
     if saved != identity:
-        diff = sorted(k for k in set(saved) | set(identity) if saved.get(k) != identity.get(k))
-        raise CheckpointError(
-            f"checkpoint in {directory} was made for another check (differs in {', '.join(diff)})"
-        )
+        raise CheckpointError(identity_mismatch(directory, saved, identity))
     if not isinstance(depth, int) or not isinstance(workers, int) or workers < 1:
         raise CheckpointError(f"{path}: incomplete manifest")
     have = set()

@@ -31,7 +31,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from ..engines import load_manifest
+from ..engines import identity_mismatch, load_manifest
 from .partition import route
 from .tally import Tally
 
@@ -174,10 +174,7 @@ def read_manifest(directory: str, identity: dict[str, Any]) -> dict[str, Any]:
     saved.pop("partitions", None)
     mine.pop("partitions", None)
     if saved != mine:
-        diff = sorted(k for k in set(saved) | set(mine) if saved.get(k) != mine.get(k))
-        raise CheckpointError(
-            f"checkpoint in {directory} was made for another check (differs in {', '.join(diff)})"
-        )
+        raise CheckpointError(identity_mismatch(directory, saved, mine))
     return manifest
 
 

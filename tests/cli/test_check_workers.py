@@ -56,7 +56,8 @@ def test_checkpoint_and_resume_with_the_local_engine(capsys, tmp_path):
     assert full["parallel"]["resumed_from_level"] == len(part["parallel"]["levels"])
     code, out, err = run_json(capsys, "--resume", d, "--replicas", "3")
     assert code == 2 and out is None
-    assert err.startswith("isr: error: checkpoint in ") and "differs in config" in err
+    assert err.startswith("isr: error: checkpoint in ")
+    assert "config.replicas: 2 in the checkpoint, 3 now" in err  # the field and both values
     code, out, err = run_json(capsys, "--resume", str(tmp_path / "none"))
     assert code == 2 and "no checkpoint to resume" in err
 
