@@ -252,14 +252,22 @@ def _is_multi(cells: list[dict[str, Any]]) -> bool:
 
 
 def render_text(cells: list[dict[str, Any]], header: str) -> str:
+    """The terminal table. A property that holds in every cell (or is n/a) tells nothing per
+    cell: it is named on one line under the table instead of taking a column (the full table
+    is the Markdown and JSON that --out writes)."""
     multi = _is_multi(cells)
-    heads = (["bounds"] if multi else []) + ["protocol", "fault mode", *COLUMNS]
-    rows = [[*_row_label(c, multi), *(cell_text(c, n) for n in COLUMNS)] for c in cells]
+    same = [n for n in COLUMNS if all(cell_text(c, n) in ("holds", "n/a") for c in cells)]
+    shown = [n for n in COLUMNS if n not in same] if cells else list(COLUMNS)
+    heads = (["bounds"] if multi else []) + ["protocol", "fault mode", *shown]
+    rows = [[*_row_label(c, multi), *(cell_text(c, n) for n in shown)] for c in cells]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
     out = [header, ""]
     out.append("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip())
     for r in rows:
         out.append("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+    if cells and same:
+        out.append("")
+        out.append(f"hold in every cell (or n/a): {', '.join(same)}")
     return "\n".join(out)
 
 

@@ -29,7 +29,14 @@ def test_the_cells_public_history_fixes(tmp_path, capsys):
     # acks=1 loses a record on leader failover; acks=all writes are not at risk
     acks1 = cells[(2, "kip-320", "acks-1")]
     assert acks1["NoAckedLoss"] == "violated (3 steps)" and acks1["NoCommittedLoss"] == "holds"
-    assert "kip-320" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "kip-320" in out
+    # the terminal table names the properties that hold everywhere instead of giving each a
+    # column (issue 30: it was 240 columns wide)
+    table = out[: out.index("hold in every cell")]
+    last = out[out.index("hold in every cell") :].splitlines()[0]
+    assert "TypeOK" in last and "TypeOK" not in table and "NoCommittedLoss" in table
+    assert max(len(line) for line in table.splitlines()) < 160
 
 
 def test_a_majority_quorum_survives_f_crashes_with_2f_plus_1_replicas(tmp_path):
