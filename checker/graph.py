@@ -239,7 +239,8 @@ def _dot_escape(text: str) -> str:
 
 def to_dot(sg: StateGraph, *, with_states: bool = True) -> str:
     """DOT text: initial states double-circled, deadlocks red, edges labelled by their actions;
-    each node's tooltip is its state as JSON (when ``with_states``)."""
+    each node labelled by its id and, when the model has ``state_label``, its short summary;
+    its tooltip is its state as JSON (when ``with_states``)."""
     model = sg.model
     ids = _node_ids(sg)
     lines = [
@@ -247,8 +248,10 @@ def to_dot(sg: StateGraph, *, with_states: bool = True) -> str:
         "  node [shape=circle, fontsize=10];",
         "  edge [fontsize=8];",
     ]
+    short = getattr(model, "state_label", None)  # a model may name its states briefly
     for u in sorted(sg.graph, key=lambda u: sg.dist[u]):
-        attrs = [f'label="{ids[u]}"']
+        text = ids[u] if short is None else f"{ids[u]}\n{short(sg.states[u])}"
+        attrs = [f'label="{_dot_escape(text)}"']
         if u in sg.init:
             attrs.append("shape=doublecircle")
         if sg.graph.out_degree(u) == 0 and u not in sg.outside:

@@ -237,6 +237,15 @@ class IsrSpec:
         a = self.actions[kind]
         return {"action": a.name, "args": dict(zip(a.params, args, strict=True))}
 
+    def state_label(self, s: State) -> str:
+        """A short label for a drawing of the state graph (checker/graph.py's DOT export): the
+        recorded leader, epoch and ISR, then each replica's log length and HW ("-" for a
+        replica that is down). The full state is the node's tooltip."""
+        c = s.coord
+        isr = ",".join(str(i) for i in range(len(s.replicas)) if c.isr >> i & 1)
+        reps = " ".join(f"{len(r.log)}/{r.hw}" if r.alive else "-" for r in s.replicas)
+        return f"L{c.leader} e{c.epoch} {{{isr}}}\n{reps}"
+
     def state_to_json(self, s: State) -> dict[str, Any]:
         return state_to_json(s)
 

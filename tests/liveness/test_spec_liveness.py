@@ -111,3 +111,6 @@ def test_cli_graph_exports(tmp_path, capsys):
     g = nx.read_graphml(gml)
     assert g.number_of_nodes() == stats["states"] and g.number_of_edges() == stats["edges"]
     assert dot.read_text().count("->") == stats["edges"]
+    # each node says what it is: leader, epoch, ISR, then each replica's log length and HW
+    # (issue 30: the labels were s0...sN); the initial state: leader 0, epoch 1, both in sync
+    assert 's0 [label="s0\\nL0 e1 {0,1}\\n0/0 0/0", shape=doublecircle' in dot.read_text()
