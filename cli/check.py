@@ -212,6 +212,9 @@ def run(args: argparse.Namespace) -> int:
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
+        kept = getattr(args, "checkpoint", None) or getattr(args, "resume", None)
+        if kept and not res.complete:
+            res.extra.setdefault("checkpoint_dir", kept)
         print(render_result(res, header_line(model.config)))
         why = unreachable_by_bounds(res, model.config)
         if why:

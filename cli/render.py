@@ -107,9 +107,12 @@ def render_result(res: CheckResult, header: str) -> str:
     if not res.complete and res.extra.get("unexplored"):
         out.append(f"states left unexplored in the queue: {res.extra['unexplored']:,}")
     if res.stop_reason == "interrupted" and res.engine in RESUMABLE:
+        kept = res.extra.get("checkpoint_dir")
         out.append(
-            "to continue a long run later: start it with --checkpoint DIR (every finished BFS "
-            "level is kept) and continue with --resume DIR"
+            f"continue this run with --resume {kept} (its finished levels are kept there)"
+            if kept
+            else "to continue a long run later: start it with --checkpoint DIR (every finished "
+            "BFS level is kept) and continue with --resume DIR"
         )
     out.append(f"fingerprint collision probability {res.collision_probability:.1e} (optimistic)")
     out.append("")

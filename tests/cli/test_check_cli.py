@@ -133,7 +133,7 @@ def test_limits_report_how_far_undecided_properties_were_checked(capsys):
 
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGTERM-group"])
-def test_ctrl_c_prints_the_partial_result(how):
+def test_ctrl_c_prints_the_partial_result(how, tmp_path):
     """SIGINT or SIGTERM (a supervisor's stop; to the process, or to its whole group as
     `timeout` sends it, workers included) to a running `isr check` (the default model runs
     ~2 min on every core): exit 3, the partial statistics and the properties checked so far,
@@ -142,8 +142,10 @@ def test_ctrl_c_prints_the_partial_result(how):
     import select
     import signal
 
+    # (the group case also keeps a checkpoint: the run then says how to resume it)
+    ck = ["--checkpoint", str(tmp_path / "ck")] if how.endswith("group") else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "isr.cli", "check"],
+        [sys.executable, "-m", "isr.cli", "check", *ck],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -168,7 +170,10 @@ def test_ctrl_c_prints_the_partial_result(how):
     assert "Traceback" not in err
     assert "INCOMPLETE: interrupted (" in out and "distinct states" in out
     assert "no violation up to depth" in out and "verdict: INCOMPLETE (exit 3)" in out
-    assert "--checkpoint DIR" in out
+    if ck:
+        assert f"continue this run with --resume {tmp_path / 'ck'}" in out
+    else:
+        assert "--checkpoint DIR" in out
     last = err.strip().splitlines()[-1]
     assert last.startswith("[stopped: interrupted]") and " queue 0 " not in last, last
     assert "peak RSS" in first
