@@ -621,10 +621,16 @@ def test_two_records_and_a_crash_hold():
     fencing and registration, x1.18; 126,750 before the partition epoch
     was apart from the leader epoch; 41,312 with step 1's atomic ISR changes; kip-966: 4,454,
     kip-320: 5,626)."""
-    res = check_bfs(kraft(replicas=2, records=1, epochs=2, crashes=1), symmetry=True)
-    assert res.complete and res.distinct_states == 818042
+    # The complete search (818,042 states, ~55 s) is bench/large_pins.py's
+    # kraft-2-1-2-1-safety; the suite checks every state within 15 steps (the stories the
+    # kraft flags' bugs tell at these bounds are 6-15 steps long) and that none breaks a
+    # safety property (about 20 s instead of 55).
+    res = check_bfs(
+        kraft(replicas=2, records=1, epochs=2, crashes=1), limits=Limits(max_states=300_000)
+    )
+    assert not res.complete and res.depth >= 16
     v = verdicts(res)
-    assert all(v[p].holds for p in SAFETY), [p for p in SAFETY if not v[p].holds]
+    assert not [p for p in SAFETY if v[p].holds is False]
 
 
 def _permutation_commutes(m: IsrSpec, limit: int) -> int:
@@ -679,11 +685,20 @@ def test_counting_a_diverging_fetch_loses_a_committed_record():
     third epoch). The default holds at the first bounds (375,601 states; 329,638 before issue
     25's Kafka 4.x rules; 325,898 before the
     epoch cache was its own state, x1.01; 268,898 before KIP-392's consumer, x1.21)."""
-    res = check_bfs(kraft(replicas=2, records=2, epochs=2, crashes=0), symmetry=True)
-    assert res.complete and res.distinct_states == 375601
-    assert all(p.holds for p in res.properties if p.name in SAFETY)
+    # the default's complete "holds" (375,601 states) is bench/large_pins.py's
+    # kraft-2-2-2-0-safety; here: nothing within reach of the bug's 7 steps breaks StrongIsr
+    res = check_bfs(
+        kraft(replicas=2, records=2, epochs=2, crashes=0),
+        limits=Limits(max_states=60_000),
+        properties=["StrongIsr"],
+    )
+    assert res.depth >= 14 and verdicts(res)["StrongIsr"].holds is not False
     bug = without(count_diverging_fetch=True)
-    res = check_bfs(kraft(bug, replicas=2, records=2, epochs=2, crashes=0), symmetry=True)
+    res = check_bfs(
+        kraft(bug, replicas=2, records=2, epochs=2, crashes=0),
+        properties=["StrongIsr"],
+        stop_at_first_violation=True,
+    )  # (breadth first: the first violation found is a shortest one)
     v = verdicts(res)
     assert v["StrongIsr"].holds is False and v["StrongIsr"].counterexample.length == 7
     res = check_bfs(
@@ -794,16 +809,18 @@ def test_without_the_maximal_isr_the_hw_passes_a_member_the_controller_keeps():
 
 
 def test_fresh_hw_is_not_a_safety_bug():
+    # The complete search (628,638 states: 318,620 before KIP-392's consumer, 367,439 before
+    # the epoch cache was its own state, 386,337 before issue 25's Kafka 4.x rules, 591,437
+    # before a crash was fenced at its session timeout, 614,869 before leader -1 took a new
+    # leader epoch, 506,436 before a clean exit was told apart from a kill) is
+    # bench/large_pins.py's kraft-fresh-hw-2-1-2-1-safety; here every state within 12 steps.
     res = check_bfs(
-        kraft(without(fresh_hw_in_response=True), replicas=2, records=1, epochs=2, crashes=1)
+        kraft(without(fresh_hw_in_response=True), replicas=2, records=1, epochs=2, crashes=1),
+        limits=Limits(max_states=150_000),
     )
-    # 318,620 before KIP-392's consumer, 367,439 before the epoch cache was its own state,
-    # 386,337 before issue 25's Kafka 4.x rules, 591,437 before a crash was fenced at its
-    # session timeout, 614,869 before leader -1 took a new leader epoch, 506,436 before a clean
-    # exit was told apart from a kill
-    assert res.complete and res.distinct_states == 628638
+    assert not res.complete and res.depth >= 13
     v = verdicts(res)
-    assert all(v[p].holds for p in SAFETY)
+    assert not [p for p in SAFETY if v[p].holds is False]
 
 
 # --- the CLI ------------------------------------------------------------------------------------
