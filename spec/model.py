@@ -237,6 +237,22 @@ class IsrSpec:
         a = self.actions[kind]
         return {"action": a.name, "args": dict(zip(a.params, args, strict=True))}
 
+    def follow(self, state: State, steps: list[dict[str, Any]]) -> list[tuple] | None:
+        """The run of ``steps`` (each ``{"action", "args"}`` as ``describe_action`` names it)
+        from ``state``: one (action, next state) per step, or None at the first step that is
+        no transition of the spec from the state before it."""
+        out: list[tuple] = []
+        for want in steps:
+            nxt = next(
+                ((a, t) for a, t in self.successors(state) if self.describe_action(a) == want),
+                None,
+            )
+            if nxt is None:
+                return None
+            out.append(nxt)
+            state = nxt[1]
+        return out
+
     def state_label(self, s: State) -> str:
         """A short label for a drawing of the state graph (checker/graph.py's DOT export): the
         recorded leader, epoch and ISR, then each replica's log length and HW ("-" for a

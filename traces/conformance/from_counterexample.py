@@ -145,21 +145,8 @@ class Replayer:
     def run(self, path: Path) -> list[Any] | None:
         if self.init is None:
             return None
-        out = [self.init]
-        for name, args in path:
-            want = {"action": name, "args": args}
-            nxt = next(
-                (
-                    (a, t)
-                    for a, t in self.model.successors(out[-1])
-                    if self.model.describe_action(a) == want
-                ),
-                None,
-            )
-            if nxt is None:
-                return None
-            out.append(nxt[1])
-        return out
+        run = self.model.follow(self.init, [{"action": n, "args": a} for n, a in path])
+        return None if run is None else [self.init, *(t for _a, t in run)]
 
     def breaks(self, path: Path, states: list[Any]) -> bool:
         """Whether the path's end breaks the story's property (an invariant in the last state,
@@ -170,13 +157,9 @@ class Replayer:
         if p.kind == "always":
             return not p.check(states[-1])
         if p.kind == "action" and len(states) > 1:
-            last = next(
-                a
-                for a, t in self.model.successors(states[-2])
-                if self.model.describe_action(a) == {"action": path[-1][0], "args": path[-1][1]}
-                and t == states[-1]
-            )
-            return not p.check(states[-2], last, states[-1])
+            step = self.model.follow(states[-2], [{"action": path[-1][0], "args": path[-1][1]}])
+            assert step is not None  # (states came from run: the last step is a transition)
+            return not p.check(states[-2], step[0][0], states[-1])
         return False
 
 

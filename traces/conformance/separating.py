@@ -357,16 +357,11 @@ def _breaks_too(model: Any, init: Any, steps: list[dict[str, Any]], prop: str) -
     """Whether the same steps are a run of ``model`` (the claimed version) that ends breaking
     ``prop`` too."""
     state = next((s for s in model.init_states() if s == init), None)
-    if state is None:
-        return False
-    for want in steps:
-        state = next(
-            (t for a, t in model.successors(state) if model.describe_action(a) == want), None
-        )
-        if state is None:
-            return False  # not a run of the claimed version: its rule cut elsewhere
+    run = None if state is None else model.follow(state, steps)
+    if run is None:
+        return False  # not a run of the claimed version: its rule cut elsewhere
     p = next(p for p in model.properties if p.name == prop)
-    return not p.check(state)
+    return not p.check(run[-1][1] if run else state)
 
 
 def _to_violation(

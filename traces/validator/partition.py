@@ -95,6 +95,7 @@ class PartitionValidator:
         # kraft: leaders whose AlterPartition was made on a stale partition epoch (a stutter,
         # handlers/kraft.py) and whose refusal is still to come
         self.stale_alter: set[int] = set()
+        self.activations = 0  # ControllerActivate events seen: the first is the spec's Init
         self.crashed_once: set[int] = set()  # kraft: replicas with a BrokerCrash in the trace
 
     # ---- spec steps ------------------------------------------------------------------------

@@ -130,7 +130,7 @@ _elect_leader = controller_handler("ControllerElectLeader", "leader")
 
 def prepare_activate(v: PartitionValidator, ev: Event) -> None:
     """Counts the controller activations seen (the first is the spec's Init)."""
-    v.activations = getattr(v, "activations", 0) + 1  # type: ignore[attr-defined]
+    v.activations += 1
 
 
 def on_activate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
@@ -142,7 +142,7 @@ def on_activate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> l
     controllers' connections, see PartitionValidator). A restarted follower whose bounce the
     previous controller missed learns its state here. Not for kraft (its controller is a
     quorum; a failover sends nothing)."""
-    if getattr(v, "activations", 0) <= 1 or v.ctx.split_fetch:
+    if v.activations <= 1 or v.ctx.split_fetch:
         return [c]
     s, pend, ack = c
     co = s.coord
