@@ -1,10 +1,10 @@
 """Exhaustive breadth-first search: the embedded default engine.
 
 Level by level, so the first violation of each property found is a shortest one. The visited set
-holds 64-bit fingerprints with their parent fingerprints in a flat open-addressing table
-(:mod:`checker.fpset`); counterexamples are rebuilt from it by replay. The frontier holds
-canonical states only (a fingerprint is recomputed when its state is expanded: cheaper than
-keeping it).
+holds 64-bit fingerprints in a flat open-addressing table (:class:`checker.fpset.FingerprintSet`);
+the parent links and the queue of each level are kept by a :class:`checker.store.SearchStore`,
+in memory or on disk; counterexamples are rebuilt from the parent links by replay. The queue
+holds canonical states with their fingerprints.
 
 The search ends when the state space is exhausted, when every checked property is decided, at
 the first violation when asked (``stop_at_first_violation``, TLC's default), at a limit, or on
@@ -22,7 +22,6 @@ from contextlib import contextmanager
 
 from .engines import NO_LIMITS, Limits, split_properties
 from .fingerprint import ZERO_STANDIN, collision_probability, fingerprint
-from .fpset import FingerprintTable, ParentMap
 from .model import Action, Model, State
 from .nogc import gc_paused
 from .paths import (
@@ -34,6 +33,7 @@ from .paths import (
 )
 from .progress import Progress, ProgressReporter
 from .result import CheckResult
+from .store import SearchStore
 from .verdicts import property_results
 
 
@@ -94,6 +94,8 @@ def check_bfs(
     progress: ProgressReporter | None = None,
     config: dict | None = None,
     stop_at_first_violation: bool = False,
+    store: str = "memory",
+    store_dir: str | None = None,
 ) -> CheckResult:
     """Explore every reachable state of ``model`` and check its properties, with the cyclic
     garbage collector paused (see checker.nogc). ``properties`` restricts the check to the named
@@ -101,8 +103,37 @@ def check_bfs(
     `always` or `action` property is violated (it is still a shortest counterexample; the other
     properties are reported as checked up to the depth reached). Otherwise the search goes on until
     every checked property is decided. Ctrl-C ends the search early with what it found so far
-    (stop_reason "interrupted").
+    (stop_reason "interrupted"). ``store``: where the queue and the parent links are kept,
+    "memory" or "disk" (in ``store_dir``, else a temporary directory removed at the end;
+    :mod:`checker.store`); the visited set's fingerprints are in memory either way.
     """
+    kept = SearchStore(model, store, store_dir, "bfs")
+    try:
+        return _search(
+            model,
+            kept,
+            symmetry=symmetry,
+            limits=limits,
+            properties=properties,
+            progress=progress,
+            config=config,
+            stop_at_first_violation=stop_at_first_violation,
+        )
+    finally:
+        kept.cleanup()
+
+
+def _search(
+    model: Model,
+    kept: SearchStore,
+    *,
+    symmetry: bool,
+    limits: Limits,
+    properties: list[str] | None,
+    progress: ProgressReporter | None,
+    config: dict | None,
+    stop_at_first_violation: bool,
+) -> CheckResult:
     t0 = time.perf_counter()
     canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
     split = split_properties(model, properties)
@@ -118,9 +149,8 @@ def check_bfs(
     fired = [False] * len(model.action_names)
     stop_first = stop_at_first_violation
 
-    seen = FingerprintTable()
-    add = seen.add
-    frontier: list[State] = []
+    seen = kept.seen
+    trace = kept.trace
     generated = 0
     # the check functions themselves, kept beside the property lists (the hot path calls them
     # without an attribute lookup each); refreshed whenever a property is decided
@@ -162,148 +192,171 @@ def check_bfs(
     stop_reason = "exhausted"
     deadlocks = 0
     deadlock_fp: int | None = None
-    reporter = Progress(progress)
+    reporter = Progress(progress, disk=kept.disk_bytes if kept.dir is not None else None)
     max_states = limits.max_states
     deadline = None if limits.max_seconds is None else t0 + limits.max_seconds
     check_every = 256
     counter = 0
     levels: list[int] = []  # the size of each level, the last being expanded
-    idx = 0  # the frontier index being expanded
-    next_frontier: list[State] = []
+    expanded = 0  # states of the level being expanded taken from its queue so far
+    frontier = kept.queue(0)
+    next_frontier = frontier
     unexpanded = 0  # states left in the queue when the search stops early
     interrupted = [False]
+    n = 0
 
     def all_decided() -> bool:
         return not invariants and not action_props and not some_states and not some_trans
 
     with sigint_sets(interrupted):
         try:
+            trace.level(0)
             for s in model.init_states():
                 c = canon(s)
                 fp = fingerprint(c)
                 generated += 1
-                if not add(fp, fp):  # an initial state is its own parent
+                if not seen.add(fp):
                     continue
-                frontier.append(c)
+                trace.fps.append(fp)
+                trace.parents.append(fp)  # an initial state is its own parent
+                frontier.append(c, fp)
                 check_new_state(fp, c)
-            depth = 0 if frontier else -1
-            fps, parents, mask = seen._fps, seen._parents, seen._mask  # the inlined add below
+            depth = 0 if len(frontier) else -1
+            fps, mask, limit = seen._fps, seen._mask, seen._limit  # the inlined add below
 
-            while frontier:
+            while len(frontier):
                 if props and all_decided():
                     stop_reason = "all-properties-decided"
                     unexpanded = len(frontier)
                     break
-                levels.append(len(frontier))
-                next_frontier = []
-                for idx in range(len(frontier)):
-                    s = frontier[idx]
-                    frontier[idx] = None  # type: ignore[call-overload]  # free expanded states
-                    counter += 1
-                    if counter >= check_every:
-                        counter = 0
-                        now = time.perf_counter()
-                        if interrupted[0]:
-                            stop_reason = "interrupted"
-                        elif deadline is not None and now >= deadline:
-                            stop_reason = "max-seconds"
-                        if stop_reason != "exhausted":
-                            unexpanded = len(frontier) - idx + len(next_frontier)
-                            break
-                        reporter.maybe_report(
-                            now - t0,
-                            generated,
-                            len(seen),
-                            len(frontier) - idx + len(next_frontier),
-                            depth,
-                            levels,
-                            idx,
-                        )
-                    if not within(s):
-                        continue
-                    sfp = fingerprint(s)
-                    n = 0
-                    for action, t in successors(s):
-                        n += 1
-                        fired[action[0]] = True
-                        for check in act_checks:
-                            if not check(s, action, t):
+                size = len(frontier)
+                levels.append(size)
+                expanded = 0
+                next_frontier = kept.queue(depth + 1)
+                next_append = next_frontier.append
+                trace.level(depth + 1)
+                t_fps_append = trace.fps.append
+                t_par_append = trace.parents.append
+                for states, state_fps in frontier.chunks():
+                    for j in range(len(states)):
+                        s = states[j]
+                        states[j] = None  # type: ignore[call-overload]  # free expanded states
+                        expanded += 1
+                        counter += 1
+                        if counter >= check_every:
+                            counter = 0
+                            now = time.perf_counter()
+                            if interrupted[0]:
+                                stop_reason = "interrupted"
+                            elif deadline is not None and now >= deadline:
+                                stop_reason = "max-seconds"
+                            if stop_reason != "exhausted":
+                                unexpanded = size - expanded + 1 + len(next_frontier)
                                 break
-                        else:
-                            check = None
-                        if check is not None:  # an action property fails: find every one
-                            for p in action_props:
-                                if not p.check(s, action, t):
-                                    action_violation[p.name] = sfp
-                                    found[p.name] = (time.perf_counter() - t0, len(seen))
-                            action_props[:] = [
-                                p for p in action_props if p.name not in action_violation
-                            ]
-                            act_checks[:] = [p.check for p in action_props]
-                            decided()
-                        if some_trans:
-                            hit = False
-                            for p in some_trans:
-                                if p.check(s, action, t):
-                                    witnessed[p.name] = sfp
-                                    hit = True
-                            if hit:
-                                some_trans[:] = [p for p in some_trans if p.name not in witnessed]
+                            trace.maybe_flush()
+                            t_fps_append = trace.fps.append
+                            t_par_append = trace.parents.append
+                            reporter.maybe_report(
+                                now - t0,
+                                generated,
+                                len(seen),
+                                size - expanded + len(next_frontier),
+                                depth,
+                                levels,
+                                expanded,
+                            )
+                        if not within(s):
+                            continue
+                        sfp = state_fps[j]
+                        n = 0
+                        for action, t in successors(s):
+                            n += 1
+                            fired[action[0]] = True
+                            for check in act_checks:
+                                if not check(s, action, t):
+                                    break
+                            else:
+                                check = None
+                            if check is not None:  # an action property fails: find every one
+                                for p in action_props:
+                                    if not p.check(s, action, t):
+                                        action_violation[p.name] = sfp
+                                        found[p.name] = (time.perf_counter() - t0, len(seen))
+                                action_props[:] = [
+                                    p for p in action_props if p.name not in action_violation
+                                ]
+                                act_checks[:] = [p.check for p in action_props]
                                 decided()
-                        c = canon(t)
-                        fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
-                        # seen.add(fp, sfp), inlined (hot path): the probe, then the insert
-                        i = fp & mask
-                        v = fps[i]
-                        while v:
-                            if v == fp:
-                                break
-                            i = (i + 1) & mask
+                            if some_trans:
+                                hit = False
+                                for p in some_trans:
+                                    if p.check(s, action, t):
+                                        witnessed[p.name] = sfp
+                                        hit = True
+                                if hit:
+                                    some_trans[:] = [
+                                        p for p in some_trans if p.name not in witnessed
+                                    ]
+                                    decided()
+                            c = canon(t)
+                            fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
+                            # seen.add(fp), inlined (hot path): the probe, then the insert
+                            i = fp & mask
                             v = fps[i]
-                        if v:
-                            continue  # visited
-                        fps[i] = fp
-                        parents[i] = sfp
-                        seen._size += 1
-                        if seen._size * 2 > mask:
-                            seen._grow()
-                            fps, parents, mask = seen._fps, seen._parents, seen._mask
-                        next_frontier.append(c)
-                        if invariants or some_states:
-                            check_new_state(fp, c)
-                    generated += n
-                    if n == 0:
-                        deadlocks += 1
-                        if deadlock_fp is None:
-                            deadlock_fp = sfp
-                    if max_states is not None and len(seen) >= max_states:
-                        stop_reason = "max-states"
-                        unexpanded = len(frontier) - idx - 1 + len(next_frontier)
+                            while v:
+                                if v == fp:
+                                    break
+                                i = (i + 1) & mask
+                                v = fps[i]
+                            if v:
+                                continue  # visited
+                            fps[i] = fp
+                            seen._size += 1
+                            if seen._size > limit:
+                                seen._grow()
+                                fps, mask, limit = seen._fps, seen._mask, seen._limit
+                            t_fps_append(fp)
+                            t_par_append(sfp)
+                            next_append(c, fp)
+                            if invariants or some_states:
+                                check_new_state(fp, c)
+                        generated += n
+                        if n == 0:
+                            deadlocks += 1
+                            if deadlock_fp is None:
+                                deadlock_fp = sfp
+                        if max_states is not None and len(seen) >= max_states:
+                            stop_reason = "max-states"
+                            unexpanded = size - expanded + len(next_frontier)
+                            break
+                    if stop_reason != "exhausted":
                         break
                 if stop_reason != "exhausted":
                     break
+                frontier.delete()
                 frontier = next_frontier
-                next_frontier = []
-                if frontier:
+                if len(frontier):
                     depth += 1
         except _StopEarly as e:
             stop_reason = e.reason
-            if levels:  # halfway through expanding frontier[idx]
+            if levels:  # halfway through expanding a state
                 generated += n
-                unexpanded = len(frontier) - idx - 1 + len(next_frontier)
+                unexpanded = size - expanded + len(next_frontier)
             else:  # among the initial states
                 unexpanded = len(frontier)
         except KeyboardInterrupt:  # raised by the model code, or a second Ctrl-C
             stop_reason = "interrupted"
-            left = len(frontier) - idx - 1 if levels else len(frontier)
-            unexpanded = max(left, 0) + len(next_frontier)
+            left = size - expanded if levels else len(frontier)
+            unexpanded = max(left, 0) + (len(next_frontier) if next_frontier is not frontier else 0)
 
     seconds = time.perf_counter() - t0
     complete = stop_reason == "exhausted"
     depth = max(depth, 0)
     reporter.final(seconds, generated, len(seen), depth, 0 if complete else unexpanded, stop_reason)
-
-    parent_of = ParentMap(seen)
+    frontier.delete()
+    next_frontier.delete()
+    kept.close()
+    parent_of = kept.parents()
 
     def path_to(fp: int):
         return replay_chain(model, canon, fingerprint_chain(fp, parent_of))
@@ -326,6 +379,8 @@ def check_bfs(
     extra: dict = {}
     if not complete:
         extra["unexplored"] = unexpanded
+    if kept.kind != "memory":
+        extra["store"] = kept.kind
     deadlock_example = None
     if deadlock_fp is not None:
         try:

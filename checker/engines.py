@@ -133,7 +133,9 @@ class Options:
     progress callback (checker.progress). ``stop_at_first_violation``: end at the first violation
     of an invariant or action property. ``checkpoint``/``resume``: a directory to checkpoint the
     search to / to resume it from. ``config``: the model's configuration, copied into the
-    result."""
+    result. ``store``: where a breadth-first search keeps its queue and parent links, "memory"
+    or "disk" (:mod:`checker.store`); ``store_dir``: the disk store's directory (default: the
+    checkpoint directory, else a temporary one)."""
 
     properties: list[str] | None = None
     symmetry: bool = True
@@ -143,6 +145,8 @@ class Options:
     checkpoint: str | None = None
     resume: str | None = None
     config: dict[str, Any] | None = None
+    store: str = "memory"
+    store_dir: str | None = None
 
     def asked(self) -> set[str]:
         """The options set away from their defaults."""
@@ -226,6 +230,9 @@ class EngineSpec:
             kw["checkpoint"] = options.checkpoint
         if "resume" in self.supports:
             kw["resume"] = options.resume
+        if "store" in self.supports:
+            kw["store"] = options.store
+            kw["store_dir"] = options.store_dir
         if "progress" not in self.supports:
             kw.pop("progress")
         return {**kw, **self.defaults, **extras}
@@ -241,14 +248,15 @@ ENGINES: dict[tuple[str, str], EngineSpec] = {
             "bfs",
             "isr.checker.bfs:check_bfs",
             "exhaustive breadth-first search in this process",
-            _SEARCH | {"progress", "stop_at_first_violation"},
+            _SEARCH | {"progress", "stop_at_first_violation", "store", "store_dir"},
         ),
         EngineSpec(
             "check",
             "parallel",
             "isr.checker.parallel:check_parallel",
             "exhaustive breadth-first search on local worker processes",
-            _SEARCH | {"progress", "stop_at_first_violation", "checkpoint", "resume"},
+            _SEARCH
+            | {"progress", "stop_at_first_violation", "checkpoint", "resume", "store", "store_dir"},
             extras=frozenset({"workers"}),
             defaults={"workers": 1},
         ),

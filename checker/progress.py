@@ -95,6 +95,8 @@ def format_line(info: dict) -> str:
     )
     if info.get("peak_rss_mib") is not None:
         line += f"  peak RSS {info['peak_rss_mib']:,.0f} MiB"
+    if info.get("disk_mib") is not None:
+        line += f"  disk {info['disk_mib']:,.0f} MiB"
     if info.get("eta_seconds") is not None and not info.get("final"):
         line += f"  ETA ~{_duration(info['eta_seconds'])} (rough estimate)"
     return line
@@ -114,7 +116,8 @@ def stderr_reporter(interval: float = 3.0) -> ProgressReporter:
 class Progress:
     """Rate-limits calls to a reporter; a no-op without one.
 
-    Reports carry ``seconds generated distinct queue depth rate final`` and ``peak_rss_mib``;
+    Reports carry ``seconds generated distinct queue depth rate final`` and ``peak_rss_mib``
+    (``disk_mib`` too when the engine keeps a disk store);
     ``eta_seconds`` (None when there is no estimate) when the engine passes its level sizes; the
     final one ``stop_reason``."""
 
@@ -122,6 +125,8 @@ class Progress:
     last: float = 0.0
     # the worker processes whose memory counts too (the parallel engine sets it)
     pids: Callable[[], Sequence[int]] | None = None
+    # bytes the run's disk store holds now (checker.store; engines with one set it)
+    disk: Callable[[], int] | None = None
 
     def maybe_report(
         self,
@@ -141,6 +146,7 @@ class Progress:
             return
         self.last = seconds
         info = self._info(seconds, generated, distinct, queue, depth, False, self._pids())
+        self._add_disk(info)
         if levels is not None:
             info["eta_seconds"] = estimate_eta(levels, expanded_in_level, seconds)
         self.reporter(info)
@@ -158,8 +164,13 @@ class Progress:
         unexpanded (0 when the search completed)."""
         if self.reporter is not None and self.last > 0:
             info = self._info(seconds, generated, distinct, queue, depth, True, self._pids())
+            self._add_disk(info)
             info["stop_reason"] = stop_reason
             self.reporter(info)
+
+    def _add_disk(self, info: dict) -> None:
+        if self.disk is not None:
+            info["disk_mib"] = self.disk() / (1 << 20)
 
     def _pids(self) -> Sequence[int]:
         return self.pids() if self.pids is not None else ()

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from ..engines import identity_mismatch, load_manifest
-from ..fpset import FingerprintTable
 from ..model import State
 
 FORMAT_VERSION = 1
@@ -90,17 +89,14 @@ def write_partition(
     depth: int,
     k: int,
     n: int,
-    table: FingerprintTable,
-    frontier: list[State],
-    frontier_fps: array,
+    fps: array,
+    parents: array,
+    frontier: Any,
 ) -> list[dict[str, Any]]:
-    """Write worker ``k``'s visited set and frontier; their manifest entries."""
+    """Write worker ``k``'s visited set (its fingerprints and their parents, entry for entry) and
+    its frontier (a :class:`checker.store.MemoryQueue`); their manifest entries."""
     d = level_dir(directory, depth)
     d.mkdir(parents=True, exist_ok=True)
-    fps, parents = fp_array(), fp_array()
-    for fp, parent in table.items():
-        fps.append(fp)
-        parents.append(parent)
     base = f"w{k}-of-{n}"
     entries = []
     visited = d / f"{base}.visited"
@@ -108,9 +104,9 @@ def write_partition(
     entries.append({"worker": k, "kind": "visited", "path": f"{d.name}/{visited.name}", **meta})
     front = d / f"{base}.frontier"
     chunks = [
-        HEADER.pack(FRONTIER_MAGIC, len(frontier_fps)),
-        _le(frontier_fps),
-        marshal.dumps(encode_states(frontier), 4),
+        HEADER.pack(FRONTIER_MAGIC, len(frontier.fps)),
+        _le(frontier.fps),
+        marshal.dumps(encode_states(frontier.states), 4),
     ]
     meta = _write_atomic(front, chunks)
     entries.append({"worker": k, "kind": "frontier", "path": f"{d.name}/{front.name}", **meta})
@@ -264,8 +260,11 @@ def write_manifest(
     workers: int,
     tally: dict[str, Any],
     entries: list[dict[str, Any]],
+    store: str = "memory",
+    frontier_depth: int | None = None,
 ) -> None:
-    """Commit level ``depth``: write the manifest atomically, then drop older levels."""
+    """Commit level ``depth``: write the manifest atomically, then drop older levels (a disk
+    store's queue files of the depths before ``frontier_depth``: their states are expanded)."""
     root = Path(directory)
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -275,12 +274,20 @@ def write_manifest(
         "tally": tally,
         "files": entries,
     }
+    if store != "memory":
+        manifest["store"] = store
+        manifest["frontier_depth"] = frontier_depth
     tmp = root / (MANIFEST + ".tmp")
     with open(tmp, "w") as f:
         json.dump(manifest, f, indent=1)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, root / MANIFEST)
+    if frontier_depth is not None:
+        for old in (root / "queue").glob("*.states"):
+            d = old.name.partition("-")[0]
+            if d.isdigit() and int(d) < frontier_depth:
+                old.unlink(missing_ok=True)
     keep = level_dir(root, depth)
     for old in root.glob("level-*"):
         if old != keep:
@@ -336,6 +343,8 @@ def read_manifest(directory: str, identity: dict[str, Any]) -> dict[str, Any]:
         raise CheckpointError(identity_mismatch(directory, saved, identity))
     if not isinstance(depth, int) or not isinstance(workers, int) or workers < 1:
         raise CheckpointError(f"{path}: incomplete manifest")
+    if manifest.get("store", "memory") == "disk":
+        return _check_disk_manifest(root, path, manifest)
     have = set()
     for e in entries:
         rel = e.get("path", "") if isinstance(e, dict) else ""
@@ -355,6 +364,48 @@ def read_manifest(directory: str, identity: dict[str, Any]) -> dict[str, Any]:
     if have != want:
         raise CheckpointError(f"{path}: the manifest does not list one file set per worker")
     return manifest
+
+
+def _check_disk_manifest(root: Path, path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """A disk store's manifest: its queue files (one per worker, at the frontier's depth) must
+    have the size it says, and each name a file inside the store's queue folder. The trace
+    files are the store's own; the coordinator checks the visited count they give."""
+    depth, workers = manifest.get("frontier_depth"), manifest["workers"]
+    if not isinstance(depth, int) or depth < 0:
+        raise CheckpointError(f"{path}: incomplete manifest")
+    have = set()
+    for e in manifest["files"]:
+        rel = e.get("path", "") if isinstance(e, dict) else ""
+        target = (root / rel).resolve()
+        if not rel or Path(rel).is_absolute() or (root / "queue").resolve() != target.parent:
+            raise CheckpointError(f"{path}: a file entry points outside the checkpoint")
+        size = target.stat().st_size if target.exists() else 0
+        if size != e.get("bytes"):
+            raise CheckpointError(
+                f"checkpoint file {rel} does not match its manifest (altered, truncated or missing)"
+            )
+        have.add((e.get("worker"), e.get("kind")))
+    if have != {(k, "queue") for k in range(workers)}:
+        raise CheckpointError(f"{path}: the manifest does not list one queue per worker")
+    return manifest
+
+
+def disk_parts(directory: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    """What the workers resume a disk store from: the frontier's depth and the queue files.
+    What the interrupted level wrote after the manifest (trace files deeper than the frontier,
+    queue files of other depths) is removed first: the resumed run writes it again."""
+    root = Path(directory)
+    depth = manifest["frontier_depth"]
+    for f in (root / "trace").glob("*"):
+        d = f.name.partition("-")[0]
+        if d.isdigit() and int(d) > depth:
+            f.unlink(missing_ok=True)
+    for f in (root / "queue").glob("*"):
+        d = f.name.partition("-")[0]
+        if not (d.isdigit() and int(d) == depth):
+            f.unlink(missing_ok=True)
+    queues = [(e["worker"], str(root / e["path"])) for e in manifest["files"]]
+    return {"depth": depth, "queues": queues}
 
 
 def parts(directory: str, manifest: dict[str, Any]) -> list[tuple[int, str, str]]:

@@ -42,9 +42,11 @@ from ..nogc import gc_paused
 from ..paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
 from ..progress import Progress, ProgressReporter
 from ..result import CheckResult
+from ..store import StoreDir
 from ..verdicts import property_results
 from .checkpoint import (
     CheckpointError,
+    disk_parts,
     one_directory,
     parts,
     prepare,
@@ -52,7 +54,7 @@ from .checkpoint import (
     write_manifest,
 )
 from .pool import EngineFailure, Pool
-from .worker import LevelOrder
+from .worker import LevelOrder, Start
 
 NO_LIMITS = Limits()
 FIRST_VIOLATION = "first-violation"
@@ -139,20 +141,27 @@ def check_parallel(
     stop_at_first_violation: bool = False,
     checkpoint: str | None = None,
     resume: str | None = None,
+    store: str = "memory",
+    store_dir: str | None = None,
 ) -> CheckResult:
     """Explore every reachable state of ``model`` with ``workers`` processes; the same counts,
     depth, verdicts and counterexample lengths as ``check_bfs`` (the traces may differ).
 
     ``checkpoint``: after each level, write the search to that directory.
     ``resume``: continue the search checkpointed there (with any number of workers), and keep
-    checkpointing there. Raises :class:`~.checkpoint.CheckpointError` for a checkpoint that
-    cannot be resumed and :class:`~.pool.EngineFailure` when a worker dies.
+    checkpointing there (in the store the checkpoint was written with).
+    ``store``: "memory", or "disk": each worker's queue and parent links on disk
+    (:mod:`checker.store`), in the checkpoint directory when there is one, else in
+    ``store_dir`` or a temporary directory removed at the end.
+    Raises :class:`~.checkpoint.CheckpointError` for a checkpoint that cannot be resumed and
+    :class:`~.pool.EngineFailure` when a worker dies.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
     directory = one_directory(checkpoint, resume)
     run = LevelRun(model, workers, symmetry, limits, properties, progress, config)
     run.stop_at_first = stop_at_first_violation
+    run.store, run.store_dir = store, store_dir
     return run.execute(directory, resume is not None)
 
 
@@ -190,6 +199,8 @@ class LevelRun:
         self.interrupted = False
         self.pool: Pool | None = None
         self.t = new_tally()
+        self.store = "memory"  # checker.store: where the workers keep the queue and the trace
+        self.store_dir: str | None = None
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -232,9 +243,24 @@ class LevelRun:
             if not isinstance(self.t, dict) or not set(new_tally()) <= set(self.t):
                 raise CheckpointError(f"{directory}: the manifest's tally is incomplete")
             resumed_from = self.t["levels_done"]
-            resume_arg = (parts(directory, manifest), manifest["workers"])
+            self.store = manifest.get("store", "memory")  # a run resumes in its own store
+            if self.store == "disk":
+                resume_arg = (disk_parts(directory, manifest), manifest["workers"])
+            else:
+                resume_arg = (parts(directory, manifest), manifest["workers"])
         elif directory is not None:
             prepare(directory)
+        store_dir = None
+        owned: StoreDir | None = None
+        if self.store == "disk":
+            # a checkpointed run keeps its store in the checkpoint; else where asked, or a
+            # temporary directory of its own
+            owned = StoreDir(directory or self.store_dir)
+            store_dir = str(owned.root)
+            self.reporter.disk = owned.disk_bytes
+            if directory is None and self.store_dir is not None:
+                owned.owned = False
+        start = Start(self.store, store_dir, resume_arg, keep_queues=directory is not None)
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, self._on_sigint) if main else None
         # SIGTERM to the coordinator stops the run as Ctrl-C does (partial statistics, exit 3)
@@ -242,9 +268,7 @@ class LevelRun:
         if term is signal.SIG_DFL:
             signal.signal(signal.SIGTERM, self._on_sigint)
         try:
-            with self.pool_factory(
-                self.n, self.model, self.symmetry, self.props, resume_arg
-            ) as pool:
+            with self.pool_factory(self.n, self.model, self.symmetry, self.props, start) as pool:
                 self.pool = pool
                 # the progress line's peak RSS counts the workers, which hold the states
                 procs = getattr(pool, "procs", None) or []
@@ -252,6 +276,8 @@ class LevelRun:
                 return self._search(pool, directory, identity, t0, resumed_from)
         finally:
             self.pool = None
+            if owned is not None and directory is None:
+                owned.cleanup()
             if main:
                 signal.signal(signal.SIGINT, old)
             if term is signal.SIG_DFL:
@@ -388,7 +414,19 @@ class LevelRun:
         pool.ask_all(("save", directory, seq))
         entries = [e for written in pool.collect() for e in written]
         snapshot = dict(t, seconds=t["seconds"] + time.perf_counter() - t0)
-        write_manifest(directory, identity, seq, self.n, snapshot, entries)
+        if self.store == "disk":
+            write_manifest(
+                directory,
+                identity,
+                seq,
+                self.n,
+                snapshot,
+                entries,
+                store="disk",
+                frontier_depth=max(t["depth"], 0),
+            )
+        else:
+            write_manifest(directory, identity, seq, self.n, snapshot, entries)
 
     # --- the result -----------------------------------------------------------------------------
     def result(

@@ -44,12 +44,13 @@ import traceback
 from array import array
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..fingerprint import ZERO_STANDIN, fingerprint
-from ..fpset import FingerprintTable
 from ..model import Model, Property, State
 from ..nogc import paused_gc
+from ..store import MemoryQueue, MemoryTrace, SearchStore, StoreDir
 from .checkpoint import (
     CheckpointError,
     count_visited,
@@ -73,6 +74,21 @@ class Shared:
     sizes: Any  # RawArray q[n]: distinct states each worker owns
     generated: Any  # RawArray q[n]: states each worker generated in the current level so far
     abort: Any  # RawValue b: stop expanding this level
+
+
+@dataclass(frozen=True)
+class Start:
+    """How a worker starts: where it keeps its share of the search (checker.store: "memory", or
+    "disk" in ``store_dir``, a directory every worker reaches) and what it resumes from (None:
+    the initial states; else the checkpoint's parts and its number of workers). The pools pass
+    it through as they are given it."""
+
+    store: str = "memory"
+    store_dir: str | None = None
+    resume: Any = None
+    keep_queues: bool = (
+        False  # a disk checkpoint: queue files stay until the coordinator drops them
+    )
 
 
 @dataclass(frozen=True)
@@ -121,11 +137,11 @@ class Worker:
         self.abort = shared.abort
         self.ppid = os.getppid()
         self.cpu_mark = time.process_time()
-        self.seen = FingerprintTable()
-        self.frontier: list[State] = []
-        self.frontier_fps = fp_array()
-        self.next: list[State] = []
-        self.next_fps = fp_array()
+        # the store (checker.store) is opened by serve(), which is told where it is
+        self.store: SearchStore | None = None
+        self.keep_queues = False
+        self.frontier: Any = MemoryQueue()
+        self.next: Any = MemoryQueue()
         self.report = new_report()
         self.ends = 0  # end-of-level markers received during the current level
         # per peer: batches of (states, fps) asked about and not yet answered, oldest first
@@ -138,11 +154,18 @@ class Worker:
         self.kill_at = int(depth) if who == str(k) and depth.isdigit() else None
 
     # --- new states ------------------------------------------------------------------------------
+    def open_store(self, start: Start) -> None:
+        kind = start.store
+        where = StoreDir(start.store_dir) if kind == "disk" else None
+        self.store = SearchStore(self.model, kind, dir_obj=where, name=f"w{self.k}-of-{self.n}")
+        self.seen = self.store.seen
+        self.trace = self.store.trace
+        self.keep_queues = start.keep_queues
+
     def new_state(self, fp: int, c: State) -> None:
         """``c`` is new to the whole search and this worker holds it: queue it for the next level
         and check the state properties on it."""
-        self.next.append(c)
-        self.next_fps.append(fp)
+        self.next.append(c, fp)
         if self.invariants or self.some_states:
             self.check_new_state(fp, c)
 
@@ -190,8 +213,14 @@ class Worker:
             fps.frombytes(body[:half])
             parents.frombytes(body[half:])
             add = self.seen.add
-            flags = bytes([add(fp, parent) for fp, parent in zip(fps, parents, strict=True)])
-            self.inboxes[peer].put(b"A" + HEAD.pack(self.k) + flags)
+            t_fps, t_parents = self.trace.fps, self.trace.parents
+            flags = bytearray(len(fps))
+            for i, fp in enumerate(fps):
+                if add(fp):
+                    flags[i] = 1
+                    t_fps.append(fp)
+                    t_parents.append(parents[i])
+            self.inboxes[peer].put(b"A" + HEAD.pack(self.k) + bytes(flags))
         elif tag == b"A":  # the answer to this worker's oldest open question to that peer
             states, fps = self.pending[peer].popleft()
             new_state = self.new_state
@@ -222,16 +251,21 @@ class Worker:
             p for p in self.by_name.values() if p.kind == "sometimes" and not p.on_transitions
         ]
         canon = self.canon
+        assert self.store is not None
+        self.next = self.store.queue(0, self.keep_queues)
+        self.trace.level(0)
         for s in self.model.init_states():
             c = canon(s) if canon else s
             fp = fingerprint(c)
-            if fp % self.n == self.k and self.seen.add(fp, fp):  # an initial state: own parent
+            if fp % self.n == self.k and self.seen.add(fp):
+                self.trace.fps.append(fp)
+                self.trace.parents.append(fp)  # an initial state is its own parent
                 self.new_state(fp, c)
         self.finish_level()
 
     def finish_level(self) -> None:
-        self.frontier, self.frontier_fps = self.next, self.next_fps
-        self.next, self.next_fps = [], fp_array()
+        self.trace.flush()
+        self.frontier, self.next = self.next, MemoryQueue()
         rep = self.report
         rep["size"] = len(self.seen)
         rep["frontier"] = len(self.frontier)
@@ -261,10 +295,15 @@ class Worker:
         fired = [False] * len(model.action_names)
         n_workers, me = self.n, self.k
         seen = self.seen
-        # seen.add(fp, parent), inlined below as in checker.bfs (the probe, then the insert);
-        # the arrays are looked up again after each drain(), whose answers may grow the table
-        t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
-        next_append, next_fps_append = self.next.append, self.next_fps.append
+        # seen.add(fp), inlined below as in checker.bfs (the probe, then the insert); the table
+        # is looked up again after each drain(), whose answers may grow it
+        t_fps, mask, limit = seen._fps, seen._mask, seen._limit
+        assert self.store is not None
+        self.next = self.store.queue(order.depth + 1, self.keep_queues)
+        next_append = self.next.append
+        trace = self.trace
+        trace.level(order.depth + 1)
+        tr_fps_append, tr_par_append = trace.fps.append, trace.parents.append
         check_new_state = self.check_new_state
         ask = self.ask
         # per owner: successors to ask it about (states, fingerprints, parent fingerprints)
@@ -279,96 +318,106 @@ class Worker:
         deadline, max_states = order.deadline, order.max_states
         generated = deadlocks = 0
         deadlock_fp = None
-        frontier, fps = self.frontier, self.frontier_fps
-        self.frontier, self.frontier_fps = [], fp_array()
+        todo = self.frontier
+        self.frontier = MemoryQueue()
         counter = 0
         expanded = 0
-        for idx in range(len(frontier)):
-            s = frontier[idx]
-            frontier[idx] = None  # type: ignore[call-overload]  # free expanded states as we go
-            counter += 1
-            if counter >= TICK:
-                counter = 0
-                self.drain()
-                t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
-                sizes[me] = len(seen)
-                level_generated[me] = generated
-                if abort.value:
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    abort.value = 1
-                    break
-                if max_states is not None and sum(sizes) >= max_states:
-                    abort.value = 1
-                    break
-                self.check_parent()
-            expanded = idx + 1
-            if not within(s):
-                continue
-            sfp = fps[idx]
-            n = 0
-            for action, t in successors(s):
-                n += 1
-                fired[action[0]] = True
-                for check in act_checks:
-                    if not check(s, action, t):
+        stopped = False
+        for frontier, fps in todo.chunks():
+            for idx in range(len(frontier)):
+                s = frontier[idx]
+                frontier[idx] = None  # type: ignore[call-overload]  # free expanded states as we go
+                counter += 1
+                if counter >= TICK:
+                    counter = 0
+                    self.drain()
+                    t_fps, mask, limit = seen._fps, seen._mask, seen._limit
+                    trace.maybe_flush()
+                    sizes[me] = len(seen)
+                    level_generated[me] = generated
+                    if abort.value:
+                        stopped = True
                         break
-                else:
-                    check = None
-                if check is not None:  # an action property fails: find every one
-                    for p in action_props:
-                        if not p.check(s, action, t):
-                            rep["act"][p.name] = sfp
-                    action_props = [p for p in action_props if p.name not in rep["act"]]
-                    act_checks = [p.check for p in action_props]
-                    if order.stop_on_violation:
+                    if deadline is not None and time.monotonic() >= deadline:
                         abort.value = 1
-                if some_trans:
-                    met = [p for p in some_trans if p.check(s, action, t)]
-                    if met:
-                        for p in met:
-                            rep["wit"][p.name] = sfp
-                        some_trans = [p for p in some_trans if p.name not in rep["wit"]]
-                c = canon(t) if canon else t
-                fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
-                owner = fp % n_workers
-                if owner == me:
-                    i = fp & mask
-                    v = t_fps[i]
-                    while v:
-                        if v == fp:
+                        stopped = True
+                        break
+                    if max_states is not None and sum(sizes) >= max_states:
+                        abort.value = 1
+                        stopped = True
+                        break
+                    self.check_parent()
+                expanded += 1
+                if not within(s):
+                    continue
+                sfp = fps[idx]
+                n = 0
+                for action, t in successors(s):
+                    n += 1
+                    fired[action[0]] = True
+                    for check in act_checks:
+                        if not check(s, action, t):
                             break
-                        i = (i + 1) & mask
+                    else:
+                        check = None
+                    if check is not None:  # an action property fails: find every one
+                        for p in action_props:
+                            if not p.check(s, action, t):
+                                rep["act"][p.name] = sfp
+                        action_props = [p for p in action_props if p.name not in rep["act"]]
+                        act_checks = [p.check for p in action_props]
+                        if order.stop_on_violation:
+                            abort.value = 1
+                    if some_trans:
+                        met = [p for p in some_trans if p.check(s, action, t)]
+                        if met:
+                            for p in met:
+                                rep["wit"][p.name] = sfp
+                            some_trans = [p for p in some_trans if p.name not in rep["wit"]]
+                    c = canon(t) if canon else t
+                    fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
+                    owner = fp % n_workers
+                    if owner == me:
+                        i = fp & mask
                         v = t_fps[i]
-                    if v:
-                        continue  # visited
-                    t_fps[i] = fp
-                    t_parents[i] = sfp
-                    seen._size += 1
-                    if seen._size * 2 > mask:
-                        seen._grow()
-                        t_fps, t_parents, mask = seen._fps, seen._parents, seen._mask
-                    next_append(c)
-                    next_fps_append(fp)
-                    if self.invariants or self.some_states:
-                        check_new_state(fp, c)
-                elif fp not in sent:
-                    sent_add(fp)
-                    states = b_states[owner]
-                    states.append(c)
-                    b_fps[owner].append(fp)
-                    b_parents[owner].append(sfp)
-                    if len(states) >= BATCH:
-                        ask(owner, states, b_fps[owner], b_parents[owner])
-                        b_states[owner] = []
-                        b_fps[owner] = fp_array()
-                        b_parents[owner] = fp_array()
-            generated += n
-            if n == 0:
-                deadlocks += 1
-                if deadlock_fp is None:
-                    deadlock_fp = sfp
-        del frontier, fps, sent
+                        while v:
+                            if v == fp:
+                                break
+                            i = (i + 1) & mask
+                            v = t_fps[i]
+                        if v:
+                            continue  # visited
+                        t_fps[i] = fp
+                        seen._size += 1
+                        if seen._size > limit:
+                            seen._grow()
+                            t_fps, mask, limit = seen._fps, seen._mask, seen._limit
+                        tr_fps_append(fp)
+                        tr_par_append(sfp)
+                        next_append(c, fp)
+                        if self.invariants or self.some_states:
+                            check_new_state(fp, c)
+                    elif fp not in sent:
+                        sent_add(fp)
+                        states = b_states[owner]
+                        states.append(c)
+                        b_fps[owner].append(fp)
+                        b_parents[owner].append(sfp)
+                        if len(states) >= BATCH:
+                            ask(owner, states, b_fps[owner], b_parents[owner])
+                            b_states[owner] = []
+                            b_fps[owner] = fp_array()
+                            b_parents[owner] = fp_array()
+                generated += n
+                if n == 0:
+                    deadlocks += 1
+                    if deadlock_fp is None:
+                        deadlock_fp = sfp
+            if stopped:
+                break
+        if stopped:  # the rest of the level stays unexpanded (a checkpoint's queue stays on disk)
+            todo.close() if self.keep_queues else todo.delete()
+        del todo, sent
         # End of level: ask the rest, tell every peer, then answer and hear answers until every
         # peer has ended and every question of this worker is answered.
         for owner in range(n_workers):
@@ -402,10 +451,7 @@ class Worker:
         for src, dst, count in plan:
             if src != me:
                 continue
-            states = self.frontier[-count:]
-            fps = self.frontier_fps[-count:]
-            del self.frontier[-count:]
-            del self.frontier_fps[-count:]
+            states, fps = self.frontier.take(count)
             for i in range(0, count, BATCH):
                 part = (fps[i : i + BATCH].tobytes(), states[i : i + BATCH])
                 inboxes[dst].put(b"S" + HEAD.pack(me) + pickle.dumps(part, 5))
@@ -421,49 +467,115 @@ class Worker:
                 expected -= 1
                 continue
             fps_bytes, states = pickle.loads(memoryview(data)[1 + HEAD.size :])
-            self.frontier_fps.frombytes(fps_bytes)
-            self.frontier.extend(states)
+            fps = fp_array()
+            fps.frombytes(fps_bytes)
+            self.frontier.extend(states, fps)
         self.conn.send(("balanced", len(self.frontier)))
 
     # --- checkpoints --------------------------------------------------------------------------
     def save(self, directory: str, depth: int) -> None:
-        written = write_partition(
-            directory, depth, self.k, self.n, self.seen, self.frontier, self.frontier_fps
-        )
+        """Checkpoint this worker's share after a level. In memory: its visited entries and its
+        frontier as files of their own. On disk, the store is the checkpoint: the frontier's
+        queue file and the trace files are made durable, and named."""
+        assert self.store is not None
+        if self.store.dir is not None:
+            self.frontier.seal(sync=True)
+            self.trace.close(sync=True)
+            path = self.frontier.path
+            written = [
+                {
+                    "worker": self.k,
+                    "kind": "queue",
+                    "path": f"{path.parent.name}/{path.name}",
+                    "states": len(self.frontier),
+                    "bytes": path.stat().st_size if path.exists() else 0,
+                }
+            ]
+        else:
+            trace = self.trace
+            assert isinstance(trace, MemoryTrace)
+            fps, parents = fp_array(), fp_array()
+            for f, p in trace.by_depth.values():
+                fps.extend(f)
+                parents.extend(p)
+            written = write_partition(directory, depth, self.k, self.n, fps, parents, self.frontier)
         self.conn.send(("saved", written))
 
-    def load(self, parts: list[tuple[int, str, str]], old_n: int) -> None:
-        """Take this worker's share of a checkpoint: ``parts`` is [(old worker, visited file,
-        frontier file)]. The visited entries it owns; with the same number of workers, its own
-        files (a frontier state stays with the worker that generated it, whoever owns it),
-        otherwise the frontier states it owns."""
-        same = old_n == self.n
-        if same:
-            parts = [p for p in parts if p[0] == self.k]
-        total = count_visited([p[1] for p in parts])
-        self.seen = FingerprintTable(total if same else total // self.n + 1)
-        add = self.seen.add
-        n, k = self.n, self.k
-        for _, visited, frontier in parts:
-            for fp, parent in read_visited(visited):
-                if fp % n == k:
-                    add(fp, parent)
-            for fp, state in read_frontier(frontier):
-                if same or fp % n == k:
-                    self.frontier.append(state)
-                    self.frontier_fps.append(fp)
+    def load(self, parts: Any, old_n: int) -> None:
+        """Take this worker's share of a checkpoint (see :meth:`load_memory`,
+        :meth:`load_disk`), and report."""
+        if self.store is not None and self.store.dir is not None:
+            self.load_disk(parts, old_n)
+        else:
+            self.load_memory(parts, old_n)
         self.sizes[self.k] = len(self.seen)
         rep = new_report()
         rep["size"] = len(self.seen)
         rep["frontier"] = len(self.frontier)
         self.conn.send(("report", rep))
 
+    def load_memory(self, parts: list[tuple[int, str, str]], old_n: int) -> None:
+        """``parts`` is [(old worker, visited file, frontier file)]. The visited entries it owns;
+        with the same number of workers, its own files (a frontier state stays with the worker
+        that generated it, whoever owns it), otherwise the frontier states it owns."""
+        same = old_n == self.n
+        if same:
+            parts = [p for p in parts if p[0] == self.k]
+        total = count_visited([p[1] for p in parts])
+        assert self.store is not None
+        self.store.seen = self.seen = type(self.seen)(total if same else total // self.n + 1)
+        add = self.seen.add
+        self.trace.level(-1)  # entries from before the resume: their depths are not kept
+        t_fps, t_parents = self.trace.fps, self.trace.parents
+        n, k = self.n, self.k
+        self.frontier = MemoryQueue()
+        for _, visited, frontier in parts:
+            for fp, parent in read_visited(visited):
+                if fp % n == k and add(fp):
+                    t_fps.append(fp)
+                    t_parents.append(parent)
+            for fp, state in read_frontier(frontier):
+                if same or fp % n == k:
+                    self.frontier.append(state, fp)
+
+    def load_disk(self, parts: dict[str, Any], old_n: int) -> None:
+        """``parts``: {"depth": the frontier's depth, "queues": [(old worker, queue file)]}. The
+        visited set is rebuilt from the trace files up to that depth (the fingerprints this
+        worker owns); the frontier is its own queue file with the same number of workers,
+        otherwise the states it owns of every queue file."""
+        from ..store import read_queue_file, visited_from_trace
+
+        assert self.store is not None and self.store.dir is not None
+        depth = parts["depth"]
+        n, k = self.n, self.k
+        self.store.seen = self.seen = visited_from_trace(
+            self.store.dir.root, depth, None if n == 1 else (lambda fp: fp % n == k)
+        )
+        if old_n == n:
+            mine = [path for w, path in parts["queues"] if w == k]
+            share = self.store.queue(depth, self.keep_queues)
+            if mine and Path(mine[0]) != share.path:  # pragma: no cover - named by the store
+                raise CheckpointError(f"unexpected queue file {mine[0]}")
+            if mine:
+                share.attach()
+            self.frontier = share
+        else:
+            share = self.store.queue(depth, self.keep_queues)
+            for _, path in parts["queues"]:
+                for states, fps in read_queue_file(Path(path), self.store.from_wire):
+                    for s, fp in zip(states, fps, strict=True):
+                        if fp % n == k:
+                            share.append(s, fp)
+            self.frontier = share
+
     # --- the request loop ---------------------------------------------------------------------
-    def serve(self, resume: tuple[list[tuple[int, str, str]], int] | None) -> None:
-        if resume is None:
+    def serve(self, start: Start | None) -> None:
+        start = start or Start()
+        self.open_store(start)
+        if start.resume is None:
             self.initial()
         else:
-            self.load(*resume)
+            self.load(*start.resume)
         conn = self.conn
         while True:
             while not conn.poll(1.0):
@@ -477,12 +589,24 @@ class Worker:
             elif op == "save":
                 self.save(msg[1], msg[2])
             elif op == "parent":
-                fp = msg[1]
-                conn.send(("parent", self.seen.parent_of(fp) if fp in self.seen else None))
+                self.trace.flush()
+                try:
+                    parent = self.parents()[msg[1]]
+                except KeyError:
+                    parent = None
+                conn.send(("parent", parent))
             elif op == "stop":
                 return
             else:  # pragma: no cover - a coordinator bug
                 raise RuntimeError(f"unknown request {op!r}")
+
+    def parents(self) -> Any:
+        """This worker's parent links as a mapping (kept across lookups: a chain walks down)."""
+        if getattr(self, "_parents", None) is None:
+            assert self.store is not None
+            self.store.close()
+            self._parents = self.store.parents()
+        return self._parents
 
 
 def worker_main(k, n, model, symmetry, props, conn, inboxes, shared, resume) -> None:
