@@ -7,7 +7,8 @@ Each run is its own subprocess (``bfs``: check_bfs; ``N``: check_parallel with N
 a thread sampling, twice a second, the resident set (RSS) and the proportional set (PSS: pages
 shared since the fork split between the processes sharing them, the honest total) summed over
 the run's processes, and the bytes the disk store holds. Reported per run: wall seconds,
-distinct states per second, peak RSS and PSS sums, PSS bytes per distinct state (peak minus the
+distinct states per second, CPU seconds of all its processes (load-independent: compare these
+when the machine is shared), peak RSS and PSS sums, PSS bytes per distinct state (peak minus the
 process's size before the search, over the distinct states), peak disk, and the load average
 before and after (a load above the number of cores means the runs shared the machine).
 Counts and verdicts must agree between every run; the script says so, or fails.
@@ -26,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
-import json, os, sys, threading, time, tempfile, shutil
+import json, os, resource, sys, threading, time, tempfile, shutil
 sys.path.insert(0, sys.argv[4])
 from isr.spec import Config, IsrSpec
 from isr.checker.bfs import check_bfs
@@ -68,7 +69,12 @@ def sampler():
         peak["disk"] = max(peak["disk"], du(where))
 
 threading.Thread(target=sampler, daemon=True).start()
+def cpu():
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
 load_before = os.getloadavg()
+c0 = cpu()
 w0 = time.perf_counter()
 kw = dict(config=model.config.to_json(), store=store, store_dir=where if store == "disk" else None)
 if engine == "bfs":
@@ -76,6 +82,7 @@ if engine == "bfs":
 else:
     res = check_parallel(model, workers=int(engine), **kw)
 wall = time.perf_counter() - w0
+cpu_s = cpu() - c0
 done.set()
 shutil.rmtree(where, ignore_errors=True)
 print(json.dumps({
@@ -86,6 +93,8 @@ print(json.dumps({
     "verdicts": {p.name: p.holds for p in res.properties},
     "wall_s": round(wall, 2),
     "distinct_per_s": round(res.distinct_states / wall, 1),
+    "cpu_s": round(cpu_s, 2),
+    "distinct_per_cpu_s": round(res.distinct_states / cpu_s, 1),
     "peak_rss_sum_mib": round(peak["rss"] / 2**20, 1),
     "peak_pss_sum_mib": round(peak["pss"] / 2**20, 1),
     "pss_bytes_per_state": round((peak["pss"] - base) / res.distinct_states, 1),
@@ -124,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(r)
         print(
             f"{r['run']:>10}: {r['distinct_states']:,} distinct, depth {r['depth']}, "
-            f"{r['wall_s']:.1f} s, {r['distinct_per_s']:,.0f} distinct/s, peak PSS "
+            f"{r['wall_s']:.1f} s, {r['distinct_per_s']:,.0f} distinct/s, CPU {r['cpu_s']:.0f} s "
+            f"({r['distinct_per_cpu_s']:,.0f} distinct/CPU-s), peak PSS "
             f"{r['peak_pss_sum_mib']:,.0f} MiB (RSS {r['peak_rss_sum_mib']:,.0f}), "
             f"{r['pss_bytes_per_state']:.0f} B/state, disk {r['peak_disk_mib']:,.0f} MiB, "
             f"load {r['load_before'][0]:.1f}->{r['load_after'][0]:.1f}",

@@ -274,7 +274,8 @@ ENGINES: dict[tuple[str, str], EngineSpec] = {
             "isr.checker.spark.barrier:check_spark_barrier",
             "exhaustive breadth-first search by the parallel engine's workers as the tasks of one"
             " Spark barrier stage",
-            _SEARCH | {"progress", "stop_at_first_violation", "checkpoint", "resume"},
+            _SEARCH
+            | {"progress", "stop_at_first_violation", "checkpoint", "resume", "store", "store_dir"},
             extras=frozenset({"master", "tasks"}),
         ),
         EngineSpec(

@@ -26,6 +26,12 @@ The design follows stateright's `Model` trait and TLC's separation of spec, stat
   of ``permute(s, p)`` are the successors of ``s``, each permuted by ``p``, equal as values. A
   model without them (engines look them up with ``getattr``; ``None`` counts as absent) gets its
   counterexamples as paths of representatives, each step shown up to a renaming.
+* Optional: ``forget(state) -> state`` — a reduction folded into ``canonicalize`` (which is
+  then ``canonicalize(forget(s))``): it overwrites values no step will ever read again, so that
+  states differing only there become one (e.g. the ISR spec's dead-state reduction). It must
+  commute with the model's successors up to itself and with ``permute``; the replay then matches
+  concrete steps up to it, and the counterexamples stay concrete paths. A model with one names
+  it in ``reduction`` (a string; part of a checkpoint's identity).
 * Optional: ``symmetric`` — False for a model whose ``canonicalize`` is the identity whatever
   the engine asks (results then say symmetry off).
 * Optional: ``to_wire(state)`` and ``from_wire(wire)`` — the state as nested plain tuples (no
@@ -126,7 +132,12 @@ def model_identity(model: Model) -> dict[str, Any]:
     and its ``version`` when it has one (an optional attribute: e.g. the hash of a user's
     protocol file, whose name alone does not change when the file does)."""
     version = getattr(model, "version", None)
-    return {"model": model.name, **({"model_version": version} if version else {})}
+    reduction = getattr(model, "reduction", None)
+    return {
+        "model": model.name,
+        **({"model_version": version} if version else {}),
+        **({"reduction": reduction} if reduction else {}),
+    }
 
 
 @dataclass

@@ -114,6 +114,9 @@ def _replay_with_permutations(model: Model, cwp, permute, chain: Sequence[int]) 
     else:
         raise ReplayError("no initial state has the first fingerprint of the path")
     path = ReplayedPath([(INIT, s)])
+    # a model with a reduction that forgets (checker.model: ``forget``) canonicalizes the
+    # forgotten values away too: the concrete step is matched up to them
+    forget = getattr(model, "forget", None)
     for step, want in enumerate(chain[1:], start=1):
         for _, t in successors(c):
             c2, q = cwp(t)
@@ -124,7 +127,13 @@ def _replay_with_permutations(model: Model, cwp, permute, chain: Sequence[int]) 
                 f"no successor of the representative at step {step - 1} has fingerprint {want} "
                 "(a fingerprint collision, or successors that are not a function of the state)"
             )
-        step_taken = next(((a, u) for a, u in successors(s) if permute(u, perm) == t), None)
+        if forget is None:
+            step_taken = next(((a, u) for a, u in successors(s) if permute(u, perm) == t), None)
+        else:
+            ft = forget(t)
+            step_taken = next(
+                ((a, u) for a, u in successors(s) if forget(permute(u, perm)) == ft), None
+            )
         if step_taken is None:
             raise ReplayError(
                 f"step {step}: the concrete state has no successor matching the representative's "

@@ -85,7 +85,8 @@ def _from_le(data: bytes | memoryview) -> array:
 
 class StoreDir:
     """The directory of one run's store. ``path`` None: a fresh temporary directory, removed by
-    :meth:`cleanup` (a store the user named is kept: it is also the run's checkpoint)."""
+    :meth:`cleanup` (a directory the user named is not removed; the processes of a run without
+    a checkpoint remove their own files from it: :meth:`SearchStore.cleanup`)."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.owned = path is None
@@ -577,8 +578,27 @@ class SearchStore:
         self.trace.close()
 
     def cleanup(self) -> None:
+        """At the end of a run without a checkpoint: a temporary store is removed, and from a
+        directory the user named, this process's files."""
         if self.dir is not None:
-            self.dir.cleanup()
+            if self.dir.owned:
+                self.dir.cleanup()
+            else:
+                self.remove_own_files()
+
+    def remove_own_files(self) -> None:
+        """Remove this process's files from a shared store directory (a parallel worker at the
+        end of a run without a checkpoint), and the directory once nobody's files are left."""
+        if self.dir is None:
+            return
+        self.trace.close()
+        root = self.dir.root
+        for sub in ("trace", "queue"):
+            for f in (root / sub).glob(f"*-{self.name}.*"):
+                f.unlink(missing_ok=True)
+        for d in (root / "trace", root / "queue", root):
+            with contextlib.suppress(OSError):  # not empty: a peer's files are still there
+                d.rmdir()
 
 
 __all__ = [

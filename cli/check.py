@@ -83,6 +83,16 @@ def register(sub) -> None:
         "--checkpoint directory, else a temporary directory removed at the end)",
     )
     p.add_argument(
+        "--reduction",
+        choices=["dead-state"],
+        default=None,
+        help="merge states no step can tell apart: dead-state forgets, once the crash budget "
+        "is spent, what only a crash reads (the HW checkpoint, the flushed prefix, the "
+        "leader-epoch checkpoint of live replicas). Same verdicts and counterexample lengths; "
+        "fewer states; fewer states generated and terminal states counted differently "
+        "(docs/reduction.md)",
+    )
+    p.add_argument(
         "--no-symmetry",
         dest="symmetry",
         action="store_false",
@@ -194,11 +204,11 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         config=model.config.to_json(),
     )
-    if family == "local":
+    if name != "spark":  # the level-per-job Spark engine keeps its states in Spark
         options.store = args.store or default_store(model.config, args.store_dir)
         options.store_dir = args.store_dir
     elif args.store or args.store_dir:
-        raise UsageError("--store and --store-dir go with --engine local")
+        raise UsageError("--store and --store-dir go with --engine local or --spark-mode barrier")
     extras: dict = {}
     if name == "parallel":
         warn_cores(args.workers)

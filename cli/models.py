@@ -335,4 +335,10 @@ def model_from_args(args: argparse.Namespace, exhaustive: bool = True) -> IsrSpe
     cfg = config_from_args(args)
     if exhaustive:
         refuse_hopeless(cfg, getattr(args, "engine", "bfs"))
-    return IsrSpec(cfg)
+    reduction = getattr(args, "reduction", None)
+    if reduction is not None and getattr(args, "symmetry", True) is False:
+        raise UsageError("--reduction works through the canonical form: drop --no-symmetry")
+    try:
+        return IsrSpec(cfg, reduction=reduction)
+    except ValueError as e:  # a reduction not known to be sound for this version
+        raise UsageError(str(e)) from None

@@ -98,7 +98,12 @@ def stop_label(res: CheckResult) -> str:
 
 def render_result(res: CheckResult, header: str) -> str:
     out = [header]
-    out.append(f"engine {res.engine}, symmetry {'on' if res.symmetry else 'off'}")
+    line = f"engine {res.engine}, symmetry {'on' if res.symmetry else 'off'}"
+    if res.extra.get("store", "memory") != "memory":
+        line += f", {res.extra['store']} store"
+    if res.model.endswith("+dead-state"):
+        line += ", dead-state reduction"
+    out.append(line)
     out.append(
         f"{stop_label(res)} ({res.distinct_states:,} distinct states, "
         f"{res.states_generated:,} generated, depth {res.depth}, {res.seconds:.1f} s, "

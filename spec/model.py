@@ -32,10 +32,17 @@ from .state import (
 class IsrSpec:
     """The model of one partition under one protocol version and one set of bounds."""
 
-    def __init__(self, config: Config, protocol: ProtocolVersion | None = None):
+    def __init__(
+        self,
+        config: Config,
+        protocol: ProtocolVersion | None = None,
+        reduction: str | None = None,
+    ):
         """``protocol``: a variant of ``config.protocol``'s version to use instead (a test builds
         one with a guard removed, e.g. ``KRAFT.variant(response_guard=False)``);
-        it must keep that version's name and kind of fetch."""
+        it must keep that version's name and kind of fetch. ``reduction``: ``"dead-state"`` to
+        merge states that differ only in what no step will ever read again (:meth:`forget`,
+        docs/reduction.md), else None."""
         self.config = config.validate()
         if protocol is not None and (
             protocol.name != config.protocol
@@ -79,6 +86,22 @@ class IsrSpec:
         if not self.symmetric:
             self.canonicalize = _no_symmetry  # type: ignore[method-assign]
             self.canonicalize_with_permutation = self._no_symmetry_with_permutation  # type: ignore[method-assign]
+        # the dead-state reduction: the canonical form forgets what no step reads any more
+        self.reduction = reduction
+        self.forget = None
+        if reduction is not None:
+            if reduction != "dead-state":
+                raise ValueError(f"unknown reduction {reduction!r}; the reductions: dead-state")
+            reason = dead_state_refusal(self.ctx.protocol)
+            if reason:
+                raise ValueError(reason)
+            self._crash_budget = config.crashes
+            self._sym = self.canonicalize
+            self._sym_perm = self.canonicalize_with_permutation
+            self.forget = self._forget  # checker.model: the optional ``forget``
+            self.canonicalize = self._forget_then_canonicalize  # type: ignore[method-assign]
+            self.canonicalize_with_permutation = self._forget_then_permutation  # type: ignore[method-assign]
+            self.name += "+dead-state"
 
     # --- the model protocol -------------------------------------------------------------------
     # states as plain tuples between processes (checker.model; spec.state.to_wire)
@@ -142,6 +165,57 @@ class IsrSpec:
         if ordered:
             return s
         return permute(s, sorted(self._ident, key=keys.__getitem__), self._mask_tables)
+
+    # --- the dead-state reduction (docs/reduction.md) ------------------------------------------
+    def _forget(self, s: State) -> State:
+        """Once a behaviour has spent its crash budget (``History.crashes``), no live replica
+        will ever crash again, and only a crash reads a live replica's HW checkpoint (R13), its
+        flushed prefix (R14) and its leader-epoch checkpoint file (kraft, R13); the steps that
+        write them (BrokerCheckpointHw, BrokerFlush, BrokerCheckpointEpochCache, a truncation's
+        cap) read nothing but themselves and what they copy. So two such states that differ only
+        there have the same futures, step for step, up to those three values: this writes what
+        a checkpoint or flush would write now (the HW, the LEO, the cache), making them one state.
+        A crashed replica keeps all three: its restart reads them."""
+        if s[3].crashes < self._crash_budget:
+            return s
+        reps = s[0]
+        faults = s[4]
+        flushed = faults.flushed
+        kraft = s[5]
+        ckpts = kraft.epoch_ckpt
+        new_reps = None
+        new_flushed = None
+        new_ckpts = None
+        for i, r in enumerate(reps):
+            if not r[3]:  # crashed: its restart reads them
+                continue
+            if r[2] != r[1]:
+                if new_reps is None:
+                    new_reps = list(reps)
+                new_reps[i] = _tuple_new(Replica, (r[0], r[1], r[1], *r[3:]))
+            if flushed and flushed[i] != len(r[0]):
+                if new_flushed is None:
+                    new_flushed = list(flushed)
+                new_flushed[i] = len(r[0])
+            if ckpts and ckpts[i] != kraft.epoch_cache[i]:
+                if new_ckpts is None:
+                    new_ckpts = list(ckpts)
+                new_ckpts[i] = kraft.epoch_cache[i]
+        if new_reps is None and new_flushed is None and new_ckpts is None:
+            return s
+        if new_reps is not None:
+            s = s._replace(replicas=tuple(new_reps))
+        if new_flushed is not None:
+            s = s._replace(faults=faults._replace(flushed=tuple(new_flushed)))
+        if new_ckpts is not None:
+            s = s._replace(kraft=kraft._replace(epoch_ckpt=tuple(new_ckpts)))
+        return s
+
+    def _forget_then_canonicalize(self, s: State) -> State:
+        return self._sym(self._forget(s))
+
+    def _forget_then_permutation(self, s: State) -> tuple[State, tuple[int, ...]]:
+        return self._sym_perm(self._forget(s))
 
     def canonicalize_with_permutation(self, s: State) -> tuple[State, tuple[int, ...]]:
         """``(canonicalize(s), order)`` with ``permute(s, order) == canonicalize(s)``: the
@@ -651,6 +725,22 @@ def state_from_json(d: dict[str, Any]) -> State:
     )
     coord = Coord(c["leader"], c["leader_epoch"], mask(c["isr"]))
     return State(reps, coord, reqs, hist, _faults_from_json(d, n), _kraft_from_json(d, n))
+
+
+_tuple_new = tuple.__new__
+
+
+def dead_state_refusal(protocol: ProtocolVersion) -> str:
+    """Why the dead-state reduction is not sound for ``protocol`` ("" when it is). Its argument
+    (docs/reduction.md) reads the spec's actions: a live replica's HW checkpoint reaches no
+    decision but through the ``become_follower`` hook, which the built-in versions do not
+    override; a version that does (a user's ``--protocol-file``) may read it there."""
+    if type(protocol).become_follower is not ProtocolVersion.become_follower:
+        return (
+            f"the dead-state reduction is not known to be sound for {protocol.name!r}: its "
+            "become_follower hook may read a live replica's HW checkpoint (drop --reduction)"
+        )
+    return ""
 
 
 def _no_symmetry(s: State) -> State:

@@ -489,6 +489,7 @@ class LevelRun:
             symmetry=self.symmetry,
             extra={
                 **({} if complete else {"unexplored": unexpanded}),
+                **({"store": self.store} if self.store != "memory" else {}),
                 "parallel": {
                     "workers": self.n,
                     "resumed_from_level": resumed_from,

@@ -596,6 +596,8 @@ class Worker:
                     parent = None
                 conn.send(("parent", parent))
             elif op == "stop":
+                if not self.keep_queues and self.store is not None:
+                    self.store.cleanup()  # its own files (on an executor's host, nobody else will)
                 return
             else:  # pragma: no cover - a coordinator bug
                 raise RuntimeError(f"unknown request {op!r}")

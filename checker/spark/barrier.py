@@ -119,9 +119,14 @@ def check_spark_barrier(
     stop_at_first_violation: bool = False,
     checkpoint: str | None = None,
     resume: str | None = None,
+    store: str = "memory",
+    store_dir: str | None = None,
 ) -> CheckResult:
     """Explore every reachable state of ``model`` with ``tasks`` Spark tasks as the parallel
     engine's workers; same answers as ``check_bfs`` (see the module's docstring).
+    ``store``/``store_dir``: as :func:`checker.parallel.check_parallel`'s (a disk store's
+    directory is a path on every executor's host: each task keeps its own files there, and
+    removes them at the end unless it is a checkpoint's).
 
     ``master``: Spark master URL (default: the running SparkContext, else ``local[*]``).
     ``tasks``: workers (default: Spark's default parallelism, at least 1)."""
@@ -142,5 +147,6 @@ def check_spark_barrier(
             engine="spark",
         )
         run.stop_at_first = stop_at_first_violation
+        run.store, run.store_dir = store, store_dir
         run.extra = {"spark": {"mode": "barrier", "master": sc.master, "tasks": n}}
         return run.execute(directory, resume is not None)
