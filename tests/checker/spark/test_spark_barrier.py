@@ -57,6 +57,19 @@ def test_three_replicas_with_symmetry(spark):
     assert_same_as_bfs(model, res)
 
 
+def test_the_disk_store_on_spark_and_its_checkpoint_resumed_locally(spark, tmp_path):
+    """Each task keeps its share on disk (checker.store); a disk checkpoint written on Spark
+    resumes on the local engine with another number of workers, at the same counts."""
+    model = isr("hw-truncation", (2, 1, 2, 1))
+    res = check_spark_barrier(model, store="disk")
+    assert_same_as_bfs(model, res)
+    assert res.extra["store"] == "disk" and res.distinct_states == 3361
+    d = tmp_path / "ck"
+    cut = check_spark_barrier(model, store="disk", checkpoint=str(d), limits=Limits(max_states=900))
+    assert not cut.complete and json.loads((d / "manifest.json").read_text())["store"] == "disk"
+    assert summary(check_parallel(model, workers=3, resume=str(d))) == summary(check_bfs(model))
+
+
 def test_stop_at_first_violation_and_limits(spark):
     model = isr("hw-truncation", (2, 1, 2, 1))
     res = check_spark_barrier(model, stop_at_first_violation=True)
