@@ -304,6 +304,9 @@ class LevelRun:
         deadline = None if limits.max_seconds is None else time.monotonic() + limits.max_seconds
         stop = "exhausted"
         unexpanded = None  # states left unexpanded when a stop cuts a level short
+        # the size of each level (the last the one being expanded), for the progress line's ETA
+        # (checker.progress.estimate_eta); a resumed run's from its tally
+        sizes = [1] + [lv["new"] for lv in t["levels"]]
         while t["frontier"] > 0:
             if self.props and self.all_decided():
                 stop = "all-properties-decided"
@@ -340,16 +343,28 @@ class LevelRun:
             )
             pool.ask_all(("level", order))
 
-            def in_level(t0=t0, earlier=earlier, shared=pool.shared) -> None:
+            level_size = t["frontier"]
+            sizes.append(level_size)
+            # states expanded so far in this level, estimated from the states generated (workers
+            # share only that count) at the previous level's successors per state
+            prev = t["levels"][-1] if t["levels"] else None
+            per_state = prev["generated"] / sizes[-2] if prev and sizes[-2] else None
+
+            def in_level(
+                t0=t0, earlier=earlier, shared=pool.shared, per_state=per_state, size=level_size
+            ) -> None:
+                generated = sum(shared.generated)
+                done = min(int(generated / per_state), size) if per_state else 0
                 self.reporter.maybe_report(
                     earlier + time.perf_counter() - t0,
-                    t["generated"] + sum(shared.generated),
+                    t["generated"] + generated,
                     sum(shared.sizes),
                     t["frontier"],
                     max(t["depth"], 0),
+                    sizes if per_state else None,
+                    done,
                 )
 
-            level_size = t["frontier"]
             reports = pool.collect(idle=in_level)
             absorb(t, reports, t["depth"])
             holding = [r["frontier"] for r in reports]
@@ -381,6 +396,8 @@ class LevelRun:
                 t["distinct"],
                 t["frontier"],
                 max(t["depth"], 0),
+                [*sizes, t["frontier"]],  # the next level, none of it expanded yet
+                0,
             )
         else:
             if self.interrupted:

@@ -261,3 +261,19 @@ def test_checkpoint_and_resume_must_agree(tmp_path):
     with pytest.raises(ValueError):
         check_parallel(grid(2), workers=0)
     assert not Path(tmp_path / "a").exists()
+
+
+def test_the_progress_line_has_an_eta_and_counts_every_process():
+    """Issue 30: the parallel engine's progress reports carry a rough ETA once the levels shrink
+    (estimated from the states generated so far in the level), and a peak memory summed over
+    the workers too (more than one process's)."""
+    infos: list[dict] = []
+
+    def report(info: dict) -> None:
+        infos.append(info)
+
+    report.interval = 0.0  # type: ignore[attr-defined]
+    res = check_parallel(isr("kip-320", ep=3, cr=2), workers=2, progress=report, store="disk")
+    assert res.complete and res.distinct_states == 34_618
+    assert any(i.get("eta_seconds") is not None for i in infos if not i["final"])
+    assert all(i.get("disk_mib") is not None for i in infos)
