@@ -204,6 +204,13 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         config=model.config.to_json(),
     )
+    if args.store_dir and (args.checkpoint or args.resume):
+        raise UsageError(
+            "--store-dir goes without --checkpoint/--resume: a checkpointed run keeps its disk "
+            "store in the checkpoint directory"
+        )
+    if args.store_dir and args.store == "memory":
+        raise UsageError("--store-dir goes with --store disk")
     if name != "spark":  # the level-per-job Spark engine keeps its states in Spark
         options.store = args.store or default_store(model.config, args.store_dir)
         options.store_dir = args.store_dir

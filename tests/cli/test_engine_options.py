@@ -134,3 +134,30 @@ def test_help_shows_one_vocabulary():
         assert "--engine {local,spark}" in text and "--spark-master URL" in text, name
         assert "--master " not in text.replace("--spark-master ", ""), name
     assert "--workers N" in sub["check"].format_help()
+
+
+def test_store_and_reduction_flags(capsys, tmp_path):
+    """Issue 26: --store disk gives the in-memory answers; --reduction dead-state the same
+    verdicts from fewer states (both named in the text header); bad combinations exit 2."""
+    code, out, err = run(capsys, "check", *SMALL, "--format", "json", "--store", "disk")
+    assert code == 0 and err == "" and answers(out)[0] == 2902
+    assert json.loads(out)["store"] == "disk"
+    bug = ["--protocol", "hw-truncation", "--replicas", "2", "--records", "1", "--quiet"]
+    code, plain, _ = run(capsys, "check", *bug, "--format", "json")
+    code2, reduced, _ = run(capsys, "check", *bug, "--format", "json", "--reduction", "dead-state")
+    assert code == code2 == 1
+    a, b = json.loads(plain), json.loads(reduced)
+    assert (a["distinct_states"], b["distinct_states"]) == (3361, 2025)
+    assert [(p["name"], p["holds"]) for p in a["properties"]] == [
+        (p["name"], p["holds"]) for p in b["properties"]
+    ]
+    code, text, _ = run(capsys, "check", *bug, "--reduction", "dead-state", "--store", "disk")
+    assert "engine bfs, symmetry on, disk store, dead-state reduction" in text
+    for argv, words in [
+        (["--store-dir", str(tmp_path), "--checkpoint", str(tmp_path / "c")], "--store-dir goes"),
+        (["--store", "memory", "--store-dir", str(tmp_path)], "--store-dir goes with --store disk"),
+        (["--reduction", "dead-state", "--no-symmetry"], "drop --no-symmetry"),
+        (["--store", "tape"], "invalid choice"),
+    ]:
+        code, _, err = run(capsys, "check", *SMALL, *argv)
+        assert code == 2 and words in err, (argv, err)
