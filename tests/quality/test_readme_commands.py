@@ -1,8 +1,9 @@
 """README's commands print what README says they print (issue 30, item 1).
 
-Every fenced ```console block of README.md is a transcript: lines starting with `$ isr ` are
+Every fenced ```console block of README.md (and of the docs/ pages, which use the same
+convention) is a transcript: lines starting with `$ isr ` are
 commands, the lines after each one (up to the next command or the end of the block) are what it
-prints on stdout. This test runs each block's commands in order, in one fresh directory (so a
+prints on stdout. This test runs each page's blocks' commands in order, in one fresh directory a page (so a
 `--trace-out cx.ndjson` is there for the `isr explain cx.ndjson` after it), as
 `python -m isr ...` with this checkout's code, and compares the output with the transcript.
 Blocks fenced ```sh are commands without pasted output and are not run.
@@ -123,6 +124,7 @@ def argv_of(command: str) -> list[str]:
 
 
 BLOCKS = console_blocks(README.read_text())
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def test_readme_has_a_quick_start_the_test_runs():
@@ -132,12 +134,13 @@ def test_readme_has_a_quick_start_the_test_runs():
     assert any(c.startswith("isr explain ") for c in commands)
 
 
-def test_every_console_block_is_what_the_tool_prints(tmp_path):
-    """All blocks in README's order, in one directory: a later block may read a file an earlier
-    one wrote (the quick start's `isr explain cx.ndjson`). Every command is run and every
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_console_block_is_what_the_tool_prints(page, tmp_path):
+    """All blocks of a page in its order, in one directory: a later block may read a file an
+    earlier one wrote (the quick start's `isr explain cx.ndjson`). Every command is run and every
     mismatch reported."""
     failures = []
-    for block in BLOCKS:
+    for block in console_blocks(page.read_text()):
         for command, expected in block:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             proc = subprocess.run(
