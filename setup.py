@@ -34,7 +34,7 @@ with open("pyproject.toml", "rb") as _f:
     _CONF = tomllib.load(_f)
 # (folder in the repository -> package it installs as): pyproject.toml's package-dir.
 _PACKAGES = {d: pkg for pkg, d in _CONF["tool"]["setuptools"]["package-dir"].items()}
-# By the profile (README "Performance"): pyproject.toml's [tool.isr] compiled.
+# By the profile (docs/performance.md, "The compiled hot path"): pyproject.toml's [tool.isr] compiled.
 COMPILED: list[str] = _CONF["tool"]["isr"]["compiled"]
 
 MANIFEST = "isr/_compiled.json"

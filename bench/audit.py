@@ -5,7 +5,7 @@
     python -m bench.audit --write         # also store the found lengths and action kinds in
                                           # docs/audit.json and regenerate docs/audit.md's tables
 
-docs/audit.json is the one source of truth: each row is a finding README.md or docs/ publishes
+docs/audit.json is the one source of truth: each row is a finding docs/ publishes
 (a protocol version violating a property at some bounds), with the Kafka releases it concerns,
 its status (real, withdrawn, ``needs fault: ...``, ``open: ...``) and, for every action kind of
 its counterexample, an entry in its era's action -> Kafka code-path table. docs/audit.md's tables

@@ -10,7 +10,7 @@ kip-320-first-try? TLC answers it on the public TLA+ specification (modules Kip1
 Kip320FirstTry of github.com/hachikuji/kafka-specification; 3 replicas, LogSize = MaxRecords = 2,
 MaxLeaderEpoch = 2, INVARIANT StrongIsr, no symmetry), and stops at the first violating state
 (its default). Our initial state already has a leader at epoch 1, so TLC's three elections
-(epochs 0, 1, 2) are our `--epochs 3` (README, "Against TLC on the public TLA+ specification").
+(epochs 0, 1, 2) are our `--epochs 3` (docs/performance.md, "Against TLC").
 
 Our variants (each a fresh `isr check` process, `--quiet --format json`):
 

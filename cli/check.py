@@ -276,7 +276,7 @@ def unreachable_by_bounds(res, config) -> str:
 
 # Below this estimated size one process is the faster choice: a search of a few CPU seconds,
 # where forking workers and a barrier at each of its 20-30 levels cost about what a second core
-# saves (README, "Several cores"). The estimate is cli.models.estimate_log10_states (right within
+# saves (docs/engines.md, "Several cores"). The estimate is cli.models.estimate_log10_states (right within
 # a factor of 10 or so); a model near the threshold is fast either way.
 AUTO_WORKERS_MIN_STATES = 200_000
 

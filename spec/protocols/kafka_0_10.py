@@ -20,7 +20,7 @@ reach it: ``RequestSendThread`` retries it, which is KIP-380's case).
 Known to lose acknowledged records all the same (KIP-101's "Scenario 1", KAFKA-1211): the
 follower's HW lags the leader's, so truncating to it when becoming a follower drops committed
 records, which a leader change before it fetches them again loses. The stories are a step or two
-longer than hw-truncation's (README, "Findings").
+longer than hw-truncation's (docs/findings.md).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def test_a_missing_file_is_exit_2_for_every_command(tmp_path):
 
 
 def test_the_example_runs_through_isr_check():
-    """README, "Check your own protocol change": kip-320 without fetch fencing loses its
+    """README, "Check a protocol change of mine": kip-320 without fetch fencing loses its
     WeakIsr at once (8 steps, 7 before R8's in-order delivery: a follower counted by a leader
     of an epoch it does not follow)."""
     out = run_cli(

@@ -59,7 +59,7 @@ def test_check_sarif_has_a_rule_per_property_and_a_result_per_violation(tmp_path
     model = IsrSpec(Config(protocol="hw-truncation", replicas=2, records=1, epochs=2, crashes=2))
     assert set(rules) == {p.name for p in model.properties}  # passing properties are rules too
     errors = {r["ruleId"]: r for r in run["results"] if r["level"] == "error"}
-    # the verdicts `isr check` prints at these bounds (README, "What the checker finds")
+    # the verdicts `isr check` prints at these bounds (docs/findings.md)
     assert set(errors) == {
         "StrongIsr",
         "WeakIsr",

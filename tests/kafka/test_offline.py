@@ -126,8 +126,8 @@ def test_every_kafka_sample_has_a_verdict():
 @pytest.mark.parametrize("name", sorted(KAFKA_MANIFEST))
 def test_recorded_kafka_runs_keep_their_verdict(name):
     """Each recorded run of Apache Kafka keeps its verdict: accepted, or rejected at the batch
-    its manifest names, for the open spec error it states (README, "Apache Kafka under the
-    kit"); when the spec is fixed, its entry becomes accepted."""
+    its manifest names, for the open spec error it states (docs/implementation.md,
+    "Apache Kafka under the kit"); when the spec is fixed, its entry becomes accepted."""
     want = KAFKA_MANIFEST[name]
     head, evs = sample(name)
     v = validate_run(head, evs, name)

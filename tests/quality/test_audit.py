@@ -1,6 +1,6 @@
 """The audit of every published finding stays true (issue 25 item 3).
 
-docs/audit.json lists every finding README.md and docs/ publish, with its status and, for each
+docs/audit.json lists every finding docs/ publishes, with its status and, for each
 action kind of its counterexample, the Kafka code path of its era; docs/audit.md's tables are
 generated from it (bench/audit.py). This test:
 
@@ -10,7 +10,8 @@ generated from it (bench/audit.py). This test:
    find no reordered controller delivery in it (or exactly the number a row records, with a
    status that says so); a withdrawn row must hold at its bounds, or pass its stated
    alternative check;
-2. checks that every finding row of README's "What the checker finds" (a verdict that says
+2. checks that every finding row of docs/findings.md (README's "What the checker finds" until
+   issue 30; a verdict that says
    violated, withdrawn or "used to show") has an audit row for each of its protocols and bounds,
    and that every violated cell of docs/matrix is covered by an audit row, so a new finding
    without an audit fails;
@@ -45,6 +46,7 @@ from bench.audit import (
 from tests.quality.test_readme_stories import listed, section
 
 DOC = load()
+FINDINGS_SOURCE = "docs/findings.md"  # the audit rows of its table (README's until issue 30)
 ROWS = DOC["rows"]
 KAFKA_MIRROR = Path("/work/.mirror/apache+kafka/repo")
 MATRICES = [
@@ -85,12 +87,12 @@ def test_the_row_is_what_the_checker_finds(row):
 
 
 def test_the_readme_listing_and_the_audit_agree_on_lengths():
-    """README's counterexamples (its <details> block) and the audit's rows of the same protocol,
+    """docs/findings.md's counterexamples (its <details> block) and the audit's rows of the same protocol,
     bounds and property have the same length: one story, not two."""
     audit = {
         (r["protocol"], tuple(r["bounds"]), r["property"]): r["length"]
         for r in ROWS
-        if r["source"] == "README" and r["expect"] == "violated"
+        if r["source"] == FINDINGS_SOURCE and r["expect"] == "violated"
     }
     matched = 0
     for cx in listed():
@@ -102,7 +104,7 @@ def test_the_readme_listing_and_the_audit_agree_on_lengths():
 
 
 def readme_findings() -> set[tuple[str, tuple[int, ...]]]:
-    """(protocol, bounds) of every README table row that publishes a finding: its verdict says
+    """(protocol, bounds) of every docs/findings.md table row that publishes a finding: its verdict says
     violated, withdrawn or that it used to show a counterexample."""
     out = set()
     for line in section().splitlines():
@@ -118,12 +120,12 @@ def readme_findings() -> set[tuple[str, tuple[int, ...]]]:
     return out
 
 
-def test_every_readme_finding_has_an_audit_row():
+def test_every_finding_has_an_audit_row():
     findings = readme_findings()
     assert len(findings) >= 12, findings  # the parser found the table
-    audited = {(r["protocol"], tuple(r["bounds"])) for r in ROWS if r["source"] == "README"}
-    assert findings - audited == set(), "README findings without an audit row"
-    assert audited - findings == set(), "audit rows for a README finding that is gone"
+    audited = {(r["protocol"], tuple(r["bounds"])) for r in ROWS if r["source"] == FINDINGS_SOURCE}
+    assert findings - audited == set(), "findings without an audit row"
+    assert audited - findings == set(), "audit rows for a finding that is gone"
 
 
 def _covers(spec: dict, protocol: str, mode: str, prop: str) -> bool:

@@ -1,6 +1,7 @@
-"""The README's stories are the counterexamples the tool prints (issue 16 item 7).
+"""The findings' stories are the counterexamples the tool prints (issue 16 item 7).
 
-README.md, section "What the checker finds", tells a story per row of its table, and lists below
+docs/findings.md (README's "What the checker finds" until issue 30 moved it there), section "The
+findings", tells a story per row of its table, and lists below
 the table, in a `<details>` block, every counterexample those stories tell, action by action, as
 `isr check ... --invariant P` prints it (one `$ isr check ...` line, the `Counterexample for P (N
 steps):` line and the numbered steps). This test:
@@ -34,7 +35,9 @@ from isr.cli.main import main
 from isr.cli.protocol_file import load_protocol_file
 from isr.spec import Config, IsrSpec
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+FINDINGS = ROOT / "docs" / "findings.md"
+FAULTS = ROOT / "docs" / "faults.md"
 SUMMARY = "Every counterexample of this table, action by action"
 Bounds = tuple[int, int, int, int]
 
@@ -49,9 +52,9 @@ SEARCH_IN_TESTS: set[tuple[str, Bounds]] = {
 
 
 def section() -> str:
-    text = README.read_text()
-    start = text.index("### What the checker finds")
-    end = text.index("\n## ", start)
+    text = FINDINGS.read_text()
+    start = text.index("## The findings")
+    end = text.index("\n## ", start + 1)
     return text[start:end]
 
 
@@ -69,7 +72,7 @@ def options(argv: list[str]) -> dict[str, str]:
 def listed() -> list[dict]:
     """The counterexamples of the details block: argv, protocol, bounds, property, steps."""
     sec = section()
-    assert SUMMARY in sec, "the README lists no counterexamples below the table"
+    assert SUMMARY in sec, "docs/findings.md lists no counterexamples below the table"
     block = sec[sec.index(SUMMARY) : sec.index("</details>", sec.index(SUMMARY))]
     out: list[dict] = []
     for line in block.splitlines():
@@ -77,7 +80,7 @@ def listed() -> list[dict]:
             argv = line.removeprefix("$ isr ").split()
             opts = options(argv)
             if "--protocol-file" in opts:  # the file's version, by its name; the path absolute
-                path = README.parent / opts["--protocol-file"]
+                path = ROOT / opts["--protocol-file"]
                 argv[argv.index("--protocol-file") + 1] = str(path)
                 opts["--protocol"] = load_protocol_file(str(path)).name
             bounds = tuple(
@@ -129,7 +132,9 @@ def test_every_step_count_in_the_prose_is_a_listed_counterexample():
     assert len(said) >= 10, said  # the parser found the table
     for protocol, bounds, prop, n in said:
         key = (protocol, bounds, prop)
-        assert key in cxs, f"the README claims {key} in {n} steps but lists no such counterexample"
+        assert key in cxs, (
+            f"docs/findings.md claims {key} in {n} steps but lists no such counterexample"
+        )
         assert cxs[key] == n, f"{key}: the prose says {n} steps, the listing {cxs[key]}"
     assert set(cxs) == {(p, b, q) for p, b, q, _n in said}, "a listed counterexample no row tells"
 
@@ -198,7 +203,7 @@ def test_the_listed_counterexample_replays(cx):
         assert violated == (i == len(cx["steps"])), f"{prop.name} violated at step {i}"
 
 
-MATRIX = README.parent / "docs" / "matrix" / "matrix.json"
+MATRIX = ROOT / "docs" / "matrix" / "matrix.json"
 TABLE_COLUMNS = ["StrongIsr", "NoCommittedLoss", "NoAckedLoss", "NoPhantomRead", "NoDuplicates"]
 
 
@@ -208,7 +213,7 @@ def _short(verdict: str) -> str:
 
 
 def test_the_verdict_table_is_docs_matrix():
-    """README's "Fault modes and the verdict table" summarises docs/matrix/matrix.json (the output
+    """docs/faults.md's verdict table (README's until issue 30) summarises docs/matrix/matrix.json (the output
     of `isr matrix`): every (protocol, mode) cell of the file appears in exactly one row of the
     table, with the same verdicts, and every cell is complete."""
     import json
@@ -216,7 +221,7 @@ def test_the_verdict_table_is_docs_matrix():
     doc = json.loads(MATRIX.read_text())
     cells = {(c["protocol"], c["mode"]): c for c in doc["cells"]}
     assert all(c["complete"] for c in cells.values())
-    text = README.read_text()
+    text = FAULTS.read_text()
     start = text.index("| protocol | mode | StrongIsr | NoCommittedLoss (acks=all)")
     seen: dict[tuple[str, str], list[str]] = {}
     for line in text[start:].splitlines()[2:]:

@@ -2,7 +2,7 @@
 (preferred elections, controlled shutdown, R9) is enough to break KIP-101, KIP-279 and KIP-320's
 first design, and the released KIP-320 fences the same path. The public TLA+ specification
 (hachikuji/kafka-specification, modules Kip279 and Kip320FirstTry, 3 replicas) shows the same
-story; README's "What the checker finds" tells it. TLC's bound is two records; one is enough for
+story; docs/findings.md tells it. TLC's bound is two records; one is enough for
 the hole and keeps this test fast (bench/tla_side_by_side.py runs the two-record bound)."""
 
 from __future__ import annotations
