@@ -1,9 +1,10 @@
 """One worker process of the parallel engine: owns the fingerprints that are ``k`` mod ``n``,
 expands its share of each level, and tells its peers which of their successors are new.
 
-Shared-nothing: each worker holds the visited set of its partition (a
-:class:`~checker.fpset.FingerprintTable` with parent links) and a share of the frontier (canonical
-states with their fingerprints, kept so they are not hashed again on expansion).
+Shared-nothing: each worker holds, in a :class:`~checker.store.SearchStore` (in memory or on
+disk), the visited set of its partition with the parent links of its fingerprints, and a share of
+the frontier (canonical states with their fingerprints, kept so they are not hashed again on
+expansion).
 
 States never leave the worker that generated them. A successor owned by another worker is kept
 aside and only its fingerprint and its parent's go to the owner, in batches of raw int64 arrays;

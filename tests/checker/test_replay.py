@@ -15,7 +15,6 @@ import itertools
 import pytest
 from isr.checker.bfs import Limits, check_bfs
 from isr.checker.fingerprint import fingerprint
-from isr.checker.fpset import FingerprintTable, ParentMap
 from isr.checker.model import Property, SimpleModel
 from isr.checker.paths import (
     UP_TO_SYMMETRY,
@@ -67,11 +66,12 @@ def explore(model, max_depth: int, canon=None):
     """A plain BFS over representatives, as check_bfs does it: (parent map, fingerprints by
     depth)."""
     canon = canon or model.canonicalize
-    seen = FingerprintTable()
+    seen: dict[int, int] = {}  # fingerprint -> parent fingerprint
     frontier = []
     for s in model.init_states():
         c = canon(s)
-        if seen.add(fingerprint(c), fingerprint(c)):
+        if fingerprint(c) not in seen:
+            seen[fingerprint(c)] = fingerprint(c)
             frontier.append(c)
     levels = [[fingerprint(c) for c in frontier]]
     while frontier and len(levels) <= max_depth:
@@ -80,12 +80,13 @@ def explore(model, max_depth: int, canon=None):
             sfp = fingerprint(s)
             for _, t in model.successors(s):
                 c = canon(t)
-                if seen.add(fingerprint(c), sfp):
+                if fingerprint(c) not in seen:
+                    seen[fingerprint(c)] = sfp
                     nxt.append(c)
         frontier = nxt
         if nxt:
             levels.append([fingerprint(c) for c in nxt])
-    return ParentMap(seen), levels
+    return seen, levels
 
 
 def greedy_replay_fails(model, canon, chain) -> bool:
