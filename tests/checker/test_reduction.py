@@ -41,6 +41,24 @@ MODELS = [
         None,
     ),
     (dict(protocol="kip-320", replicas=3, records=1, epochs=2, crashes=0), None, None),
+    (
+        dict(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=1, session_expiries=1),
+        None,
+        None,
+    ),
+    (
+        dict(
+            protocol="kip-320", replicas=2, records=1, epochs=2, crashes=1, controller_failovers=1
+        ),
+        None,
+        None,
+    ),
+    (
+        dict(protocol="kip-320", replicas=2, records=1, crashes=1, retries=1, idempotence=True),
+        None,
+        None,
+    ),
+    (dict(protocol="kip-320", replicas=2, records=1, crashes=1, acks="mixed"), None, None),
     (dict(protocol="kraft", replicas=2, records=1, epochs=2, crashes=0), None, None),
     (dict(protocol="kraft-3.7", replicas=2, records=1, epochs=1, crashes=1), None, None),
     (dict(protocol="majority-quorum", replicas=3, records=1, epochs=2, crashes=1), None, None),
