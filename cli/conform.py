@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from isr.spec.protocols import DEFAULT_PROTOCOL, protocol_source
 
@@ -16,6 +17,18 @@ from .models import add_protocol_file_arg, int_in, positive_seconds, seed_int, u
 
 REFERENCE = f"{sys.executable} -m isr.impl.adapter"
 COVERAGE_KINDS = ("transitions", "actions", "all")
+
+
+def unreached_aim(name: str, v: Any) -> str:
+    """The action an accepted ``spec:Action`` scenario is named after when its trace never
+    performed it (the implementation took another path), else ""."""
+    if not name.startswith("spec:") or v.verdict != "accepted":
+        return ""
+    action = name.split(":")[1]  # spec:Action, spec:Action:crash-only; not spec:role:a->b
+    if not action[:1].isupper():
+        return ""
+    fired = getattr(v, "fired", None) or set()
+    return action if action not in fired else ""
 
 
 def register(sub) -> None:
@@ -379,6 +392,12 @@ def _report(args, rep, stories: dict | None = None) -> int:
             c = classify(v)
             tag = f" [{c.get('property') or c.get('kind')}]" if c else ""
             print(f"{v.verdict:12} {n}{tag}" + (f"  ({v.reason})" if v.reason else ""))
+            aim = unreached_aim(n, v)
+            if aim:
+                print(
+                    f"             {aim} never happened in this run: accepted, but the "
+                    "scenario did not exercise what it is named after"
+                )
             if n.startswith("separating:"):
                 print(f"             {separating_label(n, spec_name)}")
             if stories and n in stories:
@@ -411,6 +430,13 @@ def _report(args, rep, stories: dict | None = None) -> int:
         )
         if cov["actions_missing"]:
             print(f"  never exercised: {', '.join(cov['actions_missing'])}")
+            missed = {unreached_aim(n, v) for n, _s, v in rep.results} - {""}
+            aimed = [a for a in cov["actions_missing"] if a in missed]
+            if aimed:
+                print(
+                    f"  (the scenarios spec:{', spec:'.join(aimed)} were accepted without "
+                    "reaching their action)"
+                )
         print(f"role transitions covered: {', '.join(cov['transitions'])}")
         if cov["transitions_missing"]:
             print(f"  never exercised: {', '.join(cov['transitions_missing'])}")

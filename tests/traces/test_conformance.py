@@ -76,3 +76,21 @@ def test_kraft_mutant_is_rejected(mutant: str) -> None:
         protocol="kraft",
     )  # fmt: skip
     assert rep.rejected, f"{mutant} survived {len(rep.results)} scenarios"
+
+
+def test_an_accepted_scenario_that_missed_its_action_says_so() -> None:
+    """Issue 30: `conform` said "accepted spec:LeaderShrinkIsr" and then "never exercised:
+    LeaderShrinkIsr"; now the scenario's line says its action never happened in that run."""
+    from types import SimpleNamespace
+
+    from isr.cli.conform import unreached_aim
+
+    missed = SimpleNamespace(verdict="accepted", fired={"ProducerSend"})
+    hit = SimpleNamespace(verdict="accepted", fired={"LeaderShrinkIsr"})
+    assert unreached_aim("spec:LeaderShrinkIsr", missed) == "LeaderShrinkIsr"
+    assert unreached_aim("spec:LeaderShrinkIsr:crash-only", missed) == "LeaderShrinkIsr"
+    assert unreached_aim("spec:LeaderShrinkIsr", hit) == ""
+    assert unreached_aim("spec:role:leader->follower", missed) == ""
+    assert unreached_aim("directed:epoch-walk-back", missed) == ""
+    rejected = SimpleNamespace(verdict="rejected", fired=set())
+    assert unreached_aim("spec:LeaderShrinkIsr", rejected) == ""
