@@ -25,6 +25,7 @@ from typing import Any
 from ..fingerprint import fingerprint
 from ..model import Model, State
 from ..nogc import paused_gc as no_cyclic_gc  # the one GC helper (states are acyclic)
+from ..store import _identity, wire_codec  # the wire form: plain tuples pickle in C
 from . import summary as S
 from .partition import fingerprints, one_blob, partition_of
 
@@ -36,18 +37,7 @@ def pack(obj: Any) -> bytes:
     return pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
 
 
-def _same(s: Any) -> Any:
-    return s
-
-
-def wire_codec(model: Model) -> tuple[Any, Any]:
-    """The model's (to_wire, from_wire), or the identity twice (checker.model: optional). States
-    are packed in their wire form: plain tuples pickle without Python-level calls."""
-    to_wire = getattr(model, "to_wire", None)
-    from_wire = getattr(model, "from_wire", None)
-    if to_wire is None or from_wire is None:
-        return _same, _same
-    return to_wire, from_wire
+_same = _identity  # (bench/spark_tasks.py swaps the codec for the identity through this name)
 
 
 def unpack(data: bytes) -> Any:
