@@ -185,7 +185,9 @@ def make_server(session: ExploreSession, host: str = "127.0.0.1", port: int = 0)
                 f"port {port} on {host} is in use: give another with --port N (0: any free port)"
             ) from None
         if e.errno == errno.EACCES:
-            raise UsageError(f"port {port} on {host}: permission denied (use a port >= 1024)") from None
+            raise UsageError(
+                f"port {port} on {host}: permission denied (use a port >= 1024)"
+            ) from None
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
 
 
@@ -194,12 +196,14 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "isr-explore"
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: the terminal shows the URL and nothing else
 
     def do_GET(self) -> None:
         if not self._host_ok():
-            self._send(403, {"error": "this server answers requests to 127.0.0.1 or localhost only"})
+            self._send(
+                403, {"error": "this server answers requests to 127.0.0.1 or localhost only"}
+            )
             return
         url = urlsplit(self.path)
         parts = [p for p in url.path.split("/") if p]
@@ -293,12 +297,12 @@ def run(args: argparse.Namespace) -> int:
     host = loopback(args.bind)  # refused before the model is built
     session = session_from_args(args)
     server = make_server(session, host, args.port)
-    print(f"isr explore: {session.model.name} at {server.url} (Ctrl-C stops it)", flush=True)
-    if args.open:
-        import webbrowser
-
-        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
     try:
+        print(f"isr explore: {session.model.name} at {server.url} (Ctrl-C stops it)", flush=True)
+        if args.open:
+            import webbrowser
+
+            threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
         server.serve_forever()
     except KeyboardInterrupt:
         print("isr explore: stopped", file=sys.stderr)

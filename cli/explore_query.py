@@ -112,7 +112,9 @@ class _Parser:
             parts.append(self.expr())
         t = self.peek()
         if t.kind != "end":
-            raise QueryError(f"at column {t.col}: expected 'and', 'or', ',' or the end, got {_show(t)}")
+            raise QueryError(
+                f"at column {t.col}: expected 'and', 'or', ',' or the end, got {_show(t)}"
+            )
         return parts[0] if len(parts) == 1 else ("and", parts)
 
     def expr(self) -> Node:
@@ -215,7 +217,11 @@ class _Parser:
             raise QueryError(
                 f"at column {head.col}: unknown field {name!r}{did_you_mean(name, known)}; "
                 f"the state has: {', '.join(self.fields)}"
-                + (f"; the invariants: {', '.join(sorted(self.invariants))}" if self.invariants else "")
+                + (
+                    f"; the invariants: {', '.join(sorted(self.invariants))}"
+                    if self.invariants
+                    else ""
+                )
             )
         self._check_keys(name, keys, head.col)
         self.uses_state = True

@@ -64,7 +64,9 @@ def diff(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
     order of ``after`` then of the fields only ``before`` has."""
     b, a = flatten(before), flatten(after)
     out = [
-        {"field": k, "before": b.get(k), "after": v} for k, v in a.items() if k not in b or b[k] != v
+        {"field": k, "before": b.get(k), "after": v}
+        for k, v in a.items()
+        if k not in b or b[k] != v
     ]
     out += [{"field": k, "before": v, "after": None} for k, v in b.items() if k not in a]
     return out
@@ -256,7 +258,12 @@ class ExploreSession:
                     break
             explored = len(parent)
             seconds = round(time.monotonic() - t0, 3)
-            base = {"query": text, "from": self._intern(root), "explored": explored, "seconds": seconds}
+            base = {
+                "query": text,
+                "from": self._intern(root),
+                "explored": explored,
+                "seconds": seconds,
+            }
             if found is None:
                 if stopped:
                     msg = (
