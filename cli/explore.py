@@ -58,8 +58,8 @@ def register(sub) -> None:
         "Explorer): the enabled actions of a state with the fields each changes, the invariants "
         "holding or violated in it, back and forward, a search for the shortest path to a "
         "state matching a predicate (e.g. `leader_view[r1] == 1 and hw[r0] < 2`, `not "
-        "StrongIsr`), and with --trace the states of a counterexample. Ctrl-C stops it (exit "
-        "0); exit 2: bad input or the port is in use.",
+        "StrongIsr`), and with --trace the states of a counterexample. Exit 0: stopped by "
+        "Ctrl-C; 2: bad input, an address that is not loopback, or the port in use.",
     )
     before = {a.dest for a in p._actions}
     add_model_args(p)
