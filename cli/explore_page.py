@@ -5,8 +5,9 @@ The path being looked at lives in the URL's fragment, ``#p=0.3.1`` (an initial s
 then the position of each action taken in its state's list of enabled actions), so the
 browser's back and forward buttons walk the path and a URL names the same states after a
 restart. A test hook: ``?auto=click0`` clicks the first enabled action once the page has shown
-its first state (the headless-browser test uses it); ``document.body.dataset.ready`` holds the
-path shown once a state is fully drawn."""
+its first state (the headless-browser test uses it; ``?auto=click0,click2`` clicks on, one action
+per state shown); ``document.body.dataset.ready`` holds the path shown once a state is fully
+drawn. ``?q=QUERY`` fills the search box and runs the search once, from the state shown."""
 
 from __future__ import annotations
 
@@ -49,10 +50,10 @@ PAGE = r"""<!doctype html>
   button.act { all: unset; cursor: pointer; color: #0969da; font-weight: 600; }
   button.act:hover, button.act:focus { text-decoration: underline; }
   .act-k { color: var(--muted); display: inline-block; min-width: 2.2em; font-family: ui-monospace, monospace; font-size: 12px; }
-  table.diff { border-collapse: collapse; margin: 3px 0 0 2.2em; table-layout: fixed; width: calc(100% - 2.2em); }
-  table.diff td { padding: 0 6px 0 0; vertical-align: top; overflow-wrap: anywhere; }
-  table.diff col.f { width: 28%; } table.diff col.arrow { width: 1.4em; } table.diff col.v { width: 36%; }
-  td.f { color: var(--muted); }
+  table.diff { border-collapse: collapse; margin: 3px 0 0 2.2em; }
+  table.diff td { padding: 0 6px 0 0; vertical-align: top; overflow-wrap: anywhere; white-space: pre-wrap; }
+  table.diff td.f { color: var(--muted); white-space: nowrap; }
+  table.diff td.old, table.diff td.new { min-width: 7em; }
   td.old { color: #8c959f; }
   td.arrow { color: var(--muted); }
   .badge { display: inline-block; font-size: 11px; padding: 0 6px; border-radius: 8px; margin-left: 6px; font-weight: 600; }
@@ -64,11 +65,11 @@ PAGE = r"""<!doctype html>
   .prop.met { color: #0550ae; border-color: #b6e3ff; background: #ddf4ff; }
   .muted { color: var(--muted); font-size: 12px; }
   table.state { border-collapse: collapse; width: 100%; }
-  table.state th, table.state td { border: 1px solid #eaeef2; padding: 2px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+  table.state th, table.state td { border: 1px solid #eaeef2; padding: 2px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; white-space: pre-wrap; }
   table.state th { background: #f6f8fa; font-weight: 600; font-size: 12px; }
   table.state td.name { color: var(--muted); white-space: nowrap; }
   td.changed { background: var(--hi); font-weight: 600; }
-  #trace ol { margin: 0; padding-left: 0; list-style: none; columns: 2; }
+  #trace ol { margin: 0; padding-left: 0; list-style: none; }
   #trace a { color: #0969da; text-decoration: none; font-family: ui-monospace, monospace; font-size: 12px; }
   #trace a.here { background: #0969da; color: #fff; border-radius: 3px; padding: 0 3px; }
   #trace li.last a { color: var(--bad); }
@@ -93,8 +94,8 @@ PAGE = r"""<!doctype html>
 </nav>
 <main>
   <div class="stack">
-    <section id="actions"><h2>Enabled actions</h2></section>
     <section id="trace" hidden></section>
+    <section id="actions"><h2>Enabled actions</h2></section>
   </div>
   <section id="state"><h2>State</h2></section>
 </main>
@@ -103,7 +104,7 @@ PAGE = r"""<!doctype html>
 const $ = (id) => document.getElementById(id);
 let info = null;
 let current = null; // {path, walk, state, successors}
-let autoDone = false;
+let autoClicks = null; // the test hook's clicks still to make (?auto=click0,click2)
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -116,7 +117,12 @@ function el(tag, attrs, ...kids) {
   for (const kid of kids) if (kid != null) e.append(kid);
   return e;
 }
-function show(v) { return v === undefined || v === null ? "\u2014" : JSON.stringify(v); }
+function show(v) {
+  if (v === undefined || v === null) return "\u2014";
+  // a list of records (requests in flight): one per line
+  if (Array.isArray(v) && v.length > 1 && v.every((x) => x && typeof x === "object" && !Array.isArray(x))) return v.map((x) => JSON.stringify(x)).join(",\n");
+  return JSON.stringify(v);
+}
 function message(text, kind) { const m = $("msg"); m.textContent = text || ""; m.className = kind || ""; }
 
 async function api(url) {
@@ -154,10 +160,12 @@ async function render() {
   drawTrace();
   document.title = "isr explore \u2014 state " + id + " (" + (path.length - 1) + " steps)";
   document.body.dataset.ready = path.join(".");
-  const auto = new URLSearchParams(location.search).get("auto");
-  if (!autoDone && auto && /^click\d+$/.test(auto)) {
-    autoDone = true;
-    const b = document.querySelectorAll("button.act")[Number(auto.slice(5))];
+  if (autoClicks === null) {
+    const auto = new URLSearchParams(location.search).get("auto") || "";
+    autoClicks = /^click\d+(,click\d+)*$/.test(auto) ? auto.split(",").map((w) => Number(w.slice(5))) : [];
+  }
+  if (autoClicks.length) {
+    const b = document.querySelectorAll("button.act")[autoClicks.shift()];
     if (b) b.click();
   }
 }
@@ -180,8 +188,7 @@ function drawCrumbs() {
 }
 
 function diffTable(changed) {
-  const t = el("table", { class: "diff" },
-    el("colgroup", {}, el("col", { class: "f" }), el("col", { class: "v" }), el("col", { class: "arrow" }), el("col", { class: "v" })));
+  const t = el("table", { class: "diff" });
   for (const c of changed) {
     t.append(el("tr", {},
       el("td", { class: "f", text: c.field }),
@@ -193,7 +200,8 @@ function diffTable(changed) {
 }
 
 function drawActions() {
-  const { path, successors } = current;
+  const { path, successors, state } = current;
+  const already = new Set(state.invariants.filter((p) => !p.holds).map((p) => p.name));
   const box = $("actions");
   box.replaceChildren(el("h2", {}, "Enabled actions ", el("span", { class: "sub", text: "(" + successors.length + ")" })));
   if (!successors.length) {
@@ -206,7 +214,8 @@ function drawActions() {
       el("span", { class: "act-k", text: s.k + "." }),
       el("button", { class: "act act-label", "data-k": String(s.k), title: "go to state " + s.target, onclick: () => go(path.concat([s.k])), text: s.label }));
     for (const v of s.violates) li.append(el("span", { class: "badge bad", text: "step violates " + v }));
-    for (const v of s.target_violates) li.append(el("span", { class: "badge bad", text: "\u2192 " + v + " violated" }));
+    // an invariant the successor violates and this state does not
+    for (const v of s.target_violates) if (!already.has(v)) li.append(el("span", { class: "badge bad", text: "\u2192 " + v + " violated" }));
     li.append(s.changed.length ? diffTable(s.changed) : el("div", { class: "muted", style: "margin-left:2.2em", text: "changes nothing (a stuttering step)" }));
     ol.append(li);
   }
@@ -276,7 +285,7 @@ function drawTrace() {
 }
 
 async function search(ev) {
-  ev.preventDefault();
+  if (ev) ev.preventDefault();
   const q = $("q").value;
   const here = $("from").value === "here" && current;
   const id = here ? current.walk[current.walk.length - 1].id : null;
@@ -305,6 +314,11 @@ async function start() {
   const cfg = info.config || {};
   $("model").textContent = info.model + " \u00b7 " + ["replicas", "records", "epochs", "crashes"].map((k) => k + " " + cfg[k]).join(", ");
   await render();
+  const q = new URLSearchParams(location.search).get("q");
+  if (q) {  // a search named in the URL (?q=not%20StrongIsr): run once, from the state shown
+    $("q").value = q;
+    await search(null);
+  }
 }
 start();
 </script>
