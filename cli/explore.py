@@ -220,6 +220,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": one_line(str(e))})
         except _NotFound as e:
             self._send(404, {"error": str(e)})
+        except Exception as e:  # a bug: one line here and on the terminal, the server goes on
+            msg = one_line(f"internal error on {url.path}: {type(e).__name__}: {e}")
+            print(f"isr explore: {msg}", file=sys.stderr)
+            self._send(500, {"error": msg})
 
     def _api(self, parts: list[str], query: dict[str, list[str]]) -> Any:
         session = self.server.session

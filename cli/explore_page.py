@@ -274,12 +274,14 @@ function drawTrace() {
   if (!tr) return;
   box.hidden = false;
   const cur = current.path.join(".");
-  box.replaceChildren(el("h2", {}, "Counterexample ", el("span", { class: "sub", text: tr.file + ": " + (tr.property || "?") + ", " + tr.steps.length + " steps" })));
+  const n = tr.states.length - 1;
+  const loop = tr.loop_start;
+  box.replaceChildren(el("h2", {}, "Counterexample ", el("span", { class: "sub", text: tr.file + ": " + (tr.property || "?") + ", " + n + " steps" + (loop != null ? ", a lasso: the steps from " + loop + " on repeat forever" : "") })));
   const ol = el("ol");
-  tr.ids.forEach((id, i) => {
-    const p = tr.path.slice(0, i + 1);
-    const a = el("a", { href: hashOf(p), class: p.join(".") === cur ? "here" : "", text: i + ". " + (i === 0 ? "Init" : tr.steps[i - 1]) });
-    ol.append(el("li", { class: i === tr.ids.length - 1 ? "last" : "" }, a));
+  tr.states.forEach((st, i) => {
+    const text = i + ". " + st.label + (loop != null && i === loop ? "  \u21bb loop starts" : "");
+    const a = el("a", { href: hashOf(st.path), class: st.path.join(".") === cur ? "here" : "", title: "state " + st.id, text });
+    ol.append(el("li", { class: i === n ? "last" : "" }, a));
   });
   box.append(ol);
 }

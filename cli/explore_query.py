@@ -33,7 +33,7 @@ from typing import Any
 from isr.spec.config import did_you_mean
 
 MAX_QUERY = 2_000  # characters: a query is a line typed into a box
-MAX_DEPTH = 50  # nesting of parentheses and `not`s
+MAX_DEPTH = 50  # nesting of parentheses, `not`s, lists and `len`s
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>-?\d+)|(?P<str>'[^']*'|\"[^\"]*\")|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
@@ -168,8 +168,10 @@ class _Parser:
                 return ("lit", None)
             if t.text == "len":
                 self.expect("(")
+                self._deeper()
                 inner = self.operand()
                 self.expect(")")
+                self.depth -= 1
                 return ("len", inner)
             if t.text in _KEYWORDS:
                 raise QueryError(f"at column {t.col}: expected a value, got {_show(t)}")
@@ -181,6 +183,7 @@ class _Parser:
             self.depth -= 1
             return inner
         if t.kind == "op" and t.text == "[":
+            self._deeper()
             items: list[Node] = []
             if not self.at("]"):
                 items.append(self.operand())
@@ -188,6 +191,7 @@ class _Parser:
                     self.next()
                     items.append(self.operand())
             self.expect("]")
+            self.depth -= 1
             return ("list", items)
         raise QueryError(f"at column {t.col}: expected a value, got {_show(t)}")
 

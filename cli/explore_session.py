@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from isr.checker.fingerprint import fingerprint
+from isr.checker.liveness import STUTTER
 from isr.checker.model import Model, Property, State
 from isr.traces.counterexample import CounterexampleTrace
 
@@ -304,8 +305,10 @@ class ExploreSession:
     def _replay(self, trace: CounterexampleTrace, name: str) -> dict[str, Any]:
         """Replay ``trace`` through the model as `isr replay` does: the initial state equal to
         the trace's, then per step the successor with the recorded action, arguments and state.
-        Its path (``path``: initial index then successor positions) lets the page jump to any of
-        its states. ExploreError at the first step that is no transition of the spec."""
+        Each of its states comes with its id and its path (initial index, then successor
+        positions), so the page can jump to it. A liveness lasso may end in a ``Stutter`` step
+        that changes nothing (stuttering forever there): its state is the one before it.
+        ExploreError at the first step that is no transition of the spec."""
         model = self.model
         with self._lock:
             init = model.init_states()
@@ -316,10 +319,12 @@ class ExploreSession:
                 raise ExploreError(f"{name}: its initial state is not an initial state of the spec")
             s = init[i0]
             path = [i0]
-            ids = [self._intern(s)]
-            steps = []
+            states = [{"label": "Init", "id": self._intern(s), "path": list(path)}]
             for step in trace.steps:
                 want = {"action": step["action"], "args": step.get("args", {})}
+                if want["action"] == STUTTER and step["state"] == model.state_to_json(s):
+                    states.append({"label": STUTTER, "id": states[-1]["id"], "path": list(path)})
+                    continue
                 found = next(
                     (
                         (k, t)
@@ -336,16 +341,13 @@ class ExploreSession:
                     )
                 k, s = found
                 path.append(k)
-                ids.append(self._intern(s))
-                steps.append(label(want))
+                states.append({"label": label(want), "id": self._intern(s), "path": list(path)})
             return {
                 "file": name,
                 "property": trace.header.get("property"),
                 "kind": trace.header.get("kind"),
                 "loop_start": trace.header.get("loop_start"),
-                "path": path,
-                "ids": ids,
-                "steps": steps,
+                "states": states,
             }
 
     # --- properties ---------------------------------------------------------------------------

@@ -179,6 +179,8 @@ def test_search_stops_at_its_limit_with_a_message():
         ("hw[r0] ; 1", "unexpected ';'"),
         ("records_written[0] == 1", "records_written is a number, it has no keys"),
         ("(" * 60 + "true" + ")" * 60, "nested more than 50 deep"),
+        ("hw[r0] in " + "[" * 600 + "]" * 600, "nested more than 50 deep"),
+        ("not " * 300 + "true", "nested more than 50 deep"),
     ],
 )
 def test_a_bad_predicate_is_a_clear_error(small, query, message):
@@ -222,16 +224,32 @@ def test_the_counterexample_replays_through_the_model(strong_isr_trace):
         trace = itf.read_any(str(path))
         session = _session("--trace", str(path))
         tr = session.trace
-        assert tr["property"] == "StrongIsr" and len(tr["steps"]) == len(trace.steps), fmt
+        assert tr["property"] == "StrongIsr" and len(tr["states"]) == len(trace.steps) + 1, fmt
         want = [trace.initial, *(s["state"] for s in trace.steps)]
-        for i, state_json in enumerate(want):
-            walk = session.walk(tr["path"][: i + 1])
-            assert walk[-1]["id"] == tr["ids"][i]
-            assert session.state_view(tr["ids"][i])["state"] == state_json, (fmt, i)
+        for i, (state_json, st) in enumerate(zip(want, tr["states"], strict=True)):
+            walk = session.walk(st["path"])
+            assert len(st["path"]) == i + 1 and walk[-1]["id"] == st["id"]
+            assert session.state_view(st["id"])["state"] == state_json, (fmt, i)
             if i:
-                assert walk[-1]["label"] == tr["steps"][i - 1]
-        last = session.state_view(tr["ids"][-1])
+                assert walk[-1]["label"] == st["label"]
+        last = session.state_view(tr["states"][-1]["id"])
         assert not next(p["holds"] for p in last["invariants"] if p["name"] == "StrongIsr")
+
+
+def test_a_lasso_ending_in_stuttering_is_shown(tmp_path):
+    """A liveness lasso's last step may be ``Stutter`` (staying forever in a state): no
+    transition of the model, it shows the state before it again."""
+    lasso = tmp_path / "lasso.ndjson"
+    argv = ["liveness", "--protocol", "kip-320", "--replicas", "2", "--records", "1"]
+    argv += ["--crashes", "1", "--session-expiries", "1", "--trace-out", str(lasso)]
+    assert main(argv) == 1
+    tr = _session("--trace", str(lasso)).trace
+    assert tr["kind"] == "eventually" and tr["loop_start"] is not None
+    last, before = tr["states"][-1], tr["states"][-2]
+    assert last["label"] == "Stutter" and (last["id"], last["path"]) == (
+        before["id"],
+        before["path"],
+    )
 
 
 def test_trace_errors_are_usage_errors(strong_isr_trace, tmp_path):
