@@ -54,6 +54,9 @@ PAGE = r"""<!doctype html>
   table.diff td { padding: 0 6px 0 0; vertical-align: top; overflow-wrap: anywhere; white-space: pre-wrap; }
   table.diff td.f { color: var(--muted); white-space: nowrap; }
   table.diff td.old, table.diff td.new { min-width: 7em; }
+  table.diff td.members div { padding-left: 1.2em; text-indent: -1.2em; }
+  td.members .rm { color: #8c959f; }
+  td.members .add { color: #1a7f37; }
   td.old { color: #8c959f; }
   td.arrow { color: var(--muted); }
   .badge { display: inline-block; font-size: 11px; padding: 0 6px; border-radius: 8px; margin-left: 6px; font-weight: 600; }
@@ -120,7 +123,12 @@ function el(tag, attrs, ...kids) {
 function show(v) {
   if (v === undefined || v === null) return "\u2014";
   // a list of records (requests in flight): one per line
-  if (Array.isArray(v) && v.length > 1 && v.every((x) => x && typeof x === "object" && !Array.isArray(x))) return v.map((x) => JSON.stringify(x)).join(",\n");
+  if (Array.isArray(v) && v.length > 1 && v.every((x) => x && typeof x === "object" && !Array.isArray(x))) return v.map(compact).join(",\n");
+  return compact(v);
+}
+function compact(v) {  // JSON without the keys' quotes: {to:0, leader:2, isr:[0,1]}
+  if (v && typeof v === "object" && !Array.isArray(v)) return "{" + Object.entries(v).map(([k, x]) => k + ":" + compact(x)).join(", ") + "}";
+  if (Array.isArray(v)) return "[" + v.map(compact).join(",") + "]";
   return JSON.stringify(v);
 }
 function message(text, kind) { const m = $("msg"); m.textContent = text || ""; m.className = kind || ""; }
@@ -190,6 +198,14 @@ function drawCrumbs() {
 function diffTable(changed) {
   const t = el("table", { class: "diff" });
   for (const c of changed) {
+    if (c.removed) {  // a list of records: the members that left and came, across the row
+      const cell = el("td", { colspan: "3", class: "members" });
+      for (const x of c.removed) cell.append(el("div", { class: "rm", text: "\u2212 " + compact(x) }));
+      for (const x of c.added) cell.append(el("div", { class: "add", text: "+ " + compact(x) }));
+      if (!c.removed.length && !c.added.length) cell.append(el("div", { class: "muted", text: "the same members, reordered" }));
+      t.append(el("tr", {}, el("td", { class: "f", text: c.field }), cell));
+      continue;
+    }
     t.append(el("tr", {},
       el("td", { class: "f", text: c.field }),
       el("td", { class: "old", text: show(c.before) }),

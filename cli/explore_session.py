@@ -62,15 +62,31 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 def diff(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
     """What changed from ``before`` to ``after`` (two states' JSON): one entry per flattened
     field, ``{"field", "before", "after"}`` (``None`` for a field one side lacks), in the
-    order of ``after`` then of the fields only ``before`` has."""
+    order of ``after`` then of the fields only ``before`` has. A list of records (the requests
+    in flight) also gets ``removed`` and ``added``: its members that left and came, which say
+    more than two long lists side by side."""
     b, a = flatten(before), flatten(after)
-    out = [
-        {"field": k, "before": b.get(k), "after": v}
-        for k, v in a.items()
-        if k not in b or b[k] != v
-    ]
-    out += [{"field": k, "before": v, "after": None} for k, v in b.items() if k not in a]
+    out = [_change(k, b.get(k), v) for k, v in a.items() if k not in b or b[k] != v]
+    out += [_change(k, v, None) for k, v in b.items() if k not in a]
     return out
+
+
+def _change(field: str, old: Any, new: Any) -> dict[str, Any]:
+    c = {"field": field, "before": old, "after": new}
+    if (
+        isinstance(old, list)
+        and isinstance(new, list)
+        and any(isinstance(x, dict) for x in (*old, *new))
+    ):
+        rest = list(new)
+        removed = []
+        for x in old:
+            if x in rest:
+                rest.remove(x)
+            else:
+                removed.append(x)
+        c["removed"], c["added"] = removed, rest
+    return c
 
 
 class ExploreSession:

@@ -88,6 +88,11 @@ def test_diff_lists_only_what_changed_before_and_after(small):
         {"field": "c", "before": None, "after": {}},
         {"field": "c.leader", "before": 0, "after": None},
     ]
+    # a list of records: also the members that left and came
+    two = [{"to": 0, "epoch": 2}, {"to": 1, "epoch": 2}]
+    (c,) = diff({"q": two}, {"q": [two[1], {"to": 2, "epoch": 2}]})
+    assert (c["removed"], c["added"]) == ([two[0]], [{"to": 2, "epoch": 2}])
+    assert "removed" not in diff({"log": [[1, 1]]}, {"log": []})[0]
     # a producer's write, as the model makes it: the leader's log, its pending ack, the count
     send = next(v for v in small.successors_view(0) if v["action"] == "ProducerSend")
     assert {c["field"]: (c["before"], c["after"]) for c in send["changed"]} == {
