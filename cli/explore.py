@@ -29,10 +29,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from isr.spec import Config, ConfigError, IsrSpec
-from isr.traces import counterexample as cxfile
-from isr.traces import itf
-
 from .errors import UsageError, one_line
 from .explore_page import PAGE
 from .explore_session import (
@@ -43,7 +39,7 @@ from .explore_session import (
     ExploreSession,
 )
 from .models import add_model_args, int_in, model_from_args, positive_int, seconds_in
-from .replay import load_trace_protocol
+from .replay import load_trace
 
 DEFAULT_PORT = 8470
 LOOPBACK_NAMES = ("localhost",)
@@ -124,17 +120,7 @@ def session_from_args(args: argparse.Namespace) -> ExploreSession:
         raise UsageError(
             f"{opt} with --trace: the model is the one {args.trace} was written with (its header)"
         )
-    load_trace_protocol(argparse.Namespace(file=args.trace, protocol_file=args.protocol_file))
-    try:
-        trace = itf.read_any(args.trace)
-    except cxfile.TraceFileError as e:
-        raise UsageError(str(e)) from None
-    try:
-        cfg = Config(**trace.header.get("config", {})).validate()
-    except (TypeError, ConfigError) as e:
-        raise UsageError(f"{args.trace}: bad config in header: {e}") from None
-    model = IsrSpec(cfg)
-    itf.label_steps(model, trace)  # ITF from other tools may name no action
+    trace, model = load_trace(argparse.Namespace(file=args.trace, protocol_file=args.protocol_file))
     try:
         return ExploreSession(model, trace=trace, trace_name=args.trace, **limits)
     except ExploreError as e:
