@@ -23,6 +23,7 @@ COMMANDS = [
     "isr.cli.graph",
     "isr.cli.prove",
     "isr.cli.explain",
+    "isr.cli.explore",
     "isr.cli.validate",
     "isr.cli.conform",
     "isr.cli.history",

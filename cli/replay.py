@@ -75,7 +75,10 @@ def load_trace_protocol(args: argparse.Namespace) -> None:
         )
 
 
-def run(args: argparse.Namespace) -> int:
+def load_trace(args: argparse.Namespace) -> tuple[cxfile.CounterexampleTrace, IsrSpec]:
+    """The counterexample in ``args.file`` (NDJSON or ITF, by content) and the spec its header
+    names, its protocol file loaded (``args.protocol_file`` or the header's), every step named
+    by its action. UsageError for a file that cannot be used (`isr explore --trace` too)."""
     load_trace_protocol(args)
     try:
         trace = itf.read_any(args.file)  # NDJSON or ITF, by content
@@ -87,6 +90,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: bad config in header: {e}") from None
     model = IsrSpec(cfg)
     itf.label_steps(model, trace)  # ITF from other tools may name no action
+    return trace, model
+
+
+def run(args: argparse.Namespace) -> int:
+    trace, model = load_trace(args)
     prop_name = trace.header.get("property")
     prop = next((p for p in model.properties if p.name == prop_name), None)
     if prop is None:

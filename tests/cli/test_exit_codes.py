@@ -270,7 +270,18 @@ TABLE = [
     ("cluster", 2, ["cluster", "status", "--dir", "{dir}/no-cluster"], None),
     ("cluster", 2, ["cluster", "up", "--fetchers", "0"], None),
     ("chaos", 2, ["chaos", "--duration", "nan"], None),
+    (
+        "explore",
+        0,  # served until Ctrl-C
+        ["explore", *SMALL[:-1], "--port", "0"],
+        lambda mp: mp.setattr("isr.cli.explore.ExploreServer.serve_forever", ctrl_c),
+    ),
+    ("explore", 2, ["explore", "--bind", "0.0.0.0"], None),
 ]
+
+
+def ctrl_c(*_args, **_kwargs):
+    raise KeyboardInterrupt
 
 
 def test_every_documented_code_has_an_invocation_and_the_readme_agrees():
