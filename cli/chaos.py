@@ -25,6 +25,15 @@ def run(args: argparse.Namespace) -> int:
     bad = [k for k in kinds if k not in FAULT_KINDS]
     if not kinds or bad:
         raise UsageError(f"--faults: choose from {', '.join(FAULT_KINDS)} (got {args.faults!r})")
+    story = None
+    if args.story is not None:
+        from . import chaos_story
+
+        if args.story == "auto":
+            story = chaos_story.derive(args.protocol, args.replication, args.min_insync)
+        else:
+            story = chaos_story.from_file(args.story)
+        print(f"chaos: story: {story.describe()}", file=sys.stderr)
     c = open_cluster(args.dir)
     own = not c.running
     if own:
@@ -49,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
                 between_steps=not args.anywhere,
                 kinds=kinds,
                 idempotence=not args.no_idempotence,
+                story=None if story is None else story.ops,
             )
         )
     except BrokerDown as e:  # a restarted broker did not come back: the run cannot go on
@@ -67,6 +77,13 @@ def run(args: argparse.Namespace) -> int:
         )
         if rep["lost"]:
             print(f"lost: {rep['lost_ids']}")
+        if story is not None:
+            rounds = rep.get("story_rounds", [])
+            played = sum(1 for r in rounds if not r["not_reached"])
+            print(f"story: {len(rounds)} rounds, {played} played to the end")
+            for r in rounds:
+                if r["not_reached"]:
+                    print(f"  round on brokers {r['roles']}: not reached: {r['not_reached']}")
         if hist is not None:
             from .history import render
 
@@ -154,6 +171,16 @@ def register(subparsers: Any) -> None:
         "--history",
         metavar="FILE",
         help="write the run's client history here (NDJSON; re-check it with `isr history FILE`)",
+    )
+    p.add_argument(
+        "--story",
+        nargs="?",
+        const="auto",
+        metavar="FILE",
+        help="instead of random faults, play a spec counterexample's fault order in rounds "
+        "(FILE: one written by `isr check --trace-out`; without FILE the checker's shortest "
+        "acknowledged-record loss for --protocol, or, for a version with none, the one "
+        "hw-truncation fails on)",
     )
     p.add_argument("--json", action="store_true")
     add_cluster_options(p)

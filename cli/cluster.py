@@ -48,10 +48,22 @@ def check_dir(path: str) -> None:
         raise UsageError(f"--dir {path}: {parent} is not a directory")
 
 
+def quiet_kazoo() -> None:
+    """kazoo's own warnings off the user's terminal: every short-lived ZooKeeper client these
+    commands open and close logs "Connection dropped: socket connection broken" as it closes,
+    and a broker's restart makes a few more (issue 30). Errors still show; a broker's own log
+    (BROKER_DIR/broker.log) keeps its warnings."""
+    import logging
+
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
+
+
 def open_cluster(path: str) -> Any:
     """The cluster whose state is in ``path`` (--dir), its cluster.json checked: a file left
     half-written or edited by hand is a one-line error, not a traceback in a later command."""
     from isr.impl.cluster.manager import Cluster
+
+    quiet_kazoo()
 
     check_dir(path)
     try:

@@ -529,7 +529,13 @@ class BrokerProcess:
         died: reconnect (to its next incarnation) instead of writing into a dead socket.
         Messages queued while it is down are dropped, like a lossy network (R8)."""
         while not self._stop.is_set():
-            addr = await self.loop.run_in_executor(None, zkcoord.broker_address, self.zk, b)
+            try:
+                addr = await self.loop.run_in_executor(None, zkcoord.broker_address, self.zk, b)
+            except Exception:  # a session expired or lost under us (a pause)
+                # kazoo raises SessionExpiredError / ConnectionLoss while the session is being
+                # replaced; the task must outlive it, or every later message to this peer waits
+                # in a queue nobody reads (a broker paused past its session never fetched again)
+                addr = None
             conn = None
             if addr is not None:
                 with contextlib.suppress(OSError):

@@ -106,6 +106,12 @@ class ClusterClient:
         if addr is None:
             raise ConnectionError(f"broker {b} not registered")
         r, w = await asyncio.wait_for(asyncio.open_connection(*addr), 2.0)
+        other = self.conns.get(b)
+        if other is not None and not other.task.done():
+            # another send opened one while this one waited: keep that one (replacing it
+            # would leave its reader task pending and unreferenced: "Task was destroyed")
+            w.close()
+            return other
         c = self.conns[b] = _Conn(r, w)
         return c
 

@@ -263,6 +263,22 @@ class Cluster:
         )
         w.close()
 
+    def pause(self, b: int) -> None:
+        """Freeze broker ``b`` (SIGSTOP): it stops fetching, answering and heartbeating, as a
+        long GC pause or a stalled host (R7: the leader drops it from the ISR once it lags; its
+        coordination session expires after the session timeout). Not a crash: its memory and
+        its log stay, and ``resume`` lets it run on where it stopped."""
+        pid = self._broker(b).get("pid")
+        if not self.pid_alive(pid):
+            raise ClusterError(f"broker {b} is not running")
+        os.kill(pid, signal.SIGSTOP)
+
+    def resume(self, b: int) -> None:
+        """Let a paused broker run on (SIGCONT); nothing if it is not running."""
+        pid = self._broker(b).get("pid")
+        if self.pid_alive(pid):
+            os.kill(pid, signal.SIGCONT)
+
     @staticmethod
     def _stopped(pid: int) -> bool:
         try:

@@ -15,6 +15,7 @@ from ..core import messages as m
 from ..core.messages import TP
 from .client import ClusterClient, read_all
 from .manager import Cluster, ClusterError
+from .story import play as play_story
 
 FAULT_KINDS = ("kill", "shutdown", "elect", "preferred")
 
@@ -128,6 +129,7 @@ async def chaos(
     between_steps: bool = False,
     kinds: tuple[str, ...] = ("kill",),
     idempotence: bool = True,
+    story: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Produce with acks=all while SIGKILLing and restarting brokers (at most one down at a time,
     so an ISR member survives, R17), then restart everyone, consume everything and compare.
@@ -137,7 +139,9 @@ async def chaos(
     ``down_for_s``), ``shutdown`` (controlled shutdown, then stop and restart likewise, R9),
     ``elect`` (leadership moved to a random broker, R9) and ``preferred`` (preferred-replica
     election of every partition, R9). ``idempotence``: the producers are idempotent (Kafka
-    3.x's default): a retry of a batch the leader holds is dropped, not appended again."""
+    3.x's default): a retry of a batch the leader holds is dropped, not appended again.
+    ``story``: instead of random faults, rounds of a fault schedule on roles (impl/cluster/
+    story.py) until ``duration_s`` is over."""
     for k in kinds:
         if k not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {k!r}; choose from {', '.join(FAULT_KINDS)}")
@@ -155,7 +159,18 @@ async def chaos(
         ]
         t_end = time.monotonic() + duration_s
         loop = asyncio.get_running_loop()
-        while time.monotonic() < t_end:
+        rounds = None
+        if story is not None:
+            rounds = await play_story(
+                cluster,
+                story,
+                t_end,
+                between_steps=between_steps,
+                acked=lambda: len(ledger.acked),
+                log=log,
+            )
+            events += [f"story {' '.join(r.log)}" for r in rounds]
+        while story is None and time.monotonic() < t_end:
             await asyncio.sleep(min(kill_every_s, max(0.0, t_end - time.monotonic())))
             if time.monotonic() >= t_end:
                 break
@@ -201,6 +216,8 @@ async def chaos(
         client.close()
     out = verdict(ledger, seen)
     out["faults"] = events
+    if rounds is not None:
+        out["story_rounds"] = [r.to_json() for r in rounds]
     out["history"] = history_doc(ledger, idempotence)
     return out
 
