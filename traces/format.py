@@ -182,6 +182,7 @@ def parse_trace_lines(
     carrying the header again (a restarted process appends one) is checked and skipped."""
     head: dict[str, Any] | None = None
     events: list[dict[str, Any]] = []
+    last: dict[Any, int] = {}  # per node, the clock of its latest event in this file
     for ln, raw in lines:
         where = f"{name}:{ln}"
         obj = load_json_line(raw, where, bounded=False)
@@ -194,6 +195,18 @@ def parse_trace_lines(
         if head is None:
             head = obj
         elif not is_head:
+            # One process writes its own events in the order it takes them, each with a
+            # Lamport clock above its last one: a node whose clock goes back in its own file
+            # is no recording (two events swapped with their clocks kept, issue 27 item 6).
+            # The merge orders by clock, so without this check such a file would be read as
+            # the unswapped one and accepted.
+            key = repr(obj["node"])
+            if obj["clock"] < last.get(key, obj["clock"]):
+                raise TraceFormatError(
+                    f"{where}: node {obj['node']}'s clock {obj['clock']} is below its previous "
+                    f"event's {last[key]} in this file (its own events out of order)"
+                )
+            last[key] = obj["clock"]
             events.append(obj)
     if head is None:
         raise TraceFormatError(f"{name}: empty trace (no header line)")

@@ -92,6 +92,10 @@ class EventChecker:
                 raise bad(f"args.{k} {args[k]!r} is not an integer in range")
         st = ev.get("state")
         if st is None:
+            if self.observed and _nat(node) and "topic" in ev:
+                # the header promises the observed state on every broker's partition event:
+                # one without it would let a step through unobserved (issue 27 item 6)
+                raise bad(f"no state, but the header declares observed {sorted(self.observed)}")
             return
         if not isinstance(st, dict):
             raise bad("state is not an object")
