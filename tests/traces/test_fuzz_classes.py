@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from isr.cli.main import main
 from isr.traces.validator.validate import validate_paths
 
@@ -107,3 +109,45 @@ def test_a_counterexample_step_without_args_is_refused_by_replay(tmp_path, capsy
     capsys.readouterr()
     assert main(["replay", str(f)]) == 2
     assert "args: missing" in capsys.readouterr().err
+
+
+# ---- the same classes as a fuzz over every single-file accepted sample -------------------------
+SAMPLES = sorted((SAMPLE.parent).glob("*.ndjson"))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_fuzz_swaps_and_dropped_states(tmp_path, data):
+    """Any two events of one node with different clocks swapped: refused. Any broker partition
+    event's state dropped, where the header declares observed state: refused."""
+    path = data.draw(st.sampled_from(SAMPLES))
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    head, evs = lines[0], lines[1:]
+    if data.draw(st.booleans()):
+        pairs = [
+            (i, j)
+            for i in range(len(evs))
+            for j in range(i + 1, len(evs))
+            if evs[i]["node"] == evs[j]["node"] and evs[i]["clock"] != evs[j]["clock"]
+        ]
+        i, j = data.draw(st.sampled_from(pairs))
+        evs[i], evs[j] = evs[j], evs[i]
+        why = "out of order"
+    else:
+        if not head.get("observed"):
+            return
+        ks = [
+            k
+            for k, e in enumerate(evs)
+            if "state" in e and "topic" in e and isinstance(e["node"], int)
+        ]
+        k = data.draw(st.sampled_from(ks))
+        del evs[k]["state"]
+        why = "no state"
+    p = tmp_path / f"m-{data.draw(st.integers(0, 10**9))}.ndjson"
+    p.write_text("".join(json.dumps(x) + "\n" for x in [head, *evs]))
+    v = validate_paths([p])
+    assert v.exit == 2, (path.name, why)
+    assert why in json.dumps(v.to_json())
