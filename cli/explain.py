@@ -78,6 +78,7 @@ h1{font-size:18px;margin:0}.means{margin:2px 0 6px;color:#333}
 .same .e{color:#9e9e9e;border-color:#d6d6d6}.same .e.c{background:#f1f8e9;border-color:#c5e1a5}
 .empty{color:#9e9e9e;font:12px monospace}
 .kv{font:12px monospace;color:#9e9e9e}
+.f{display:inline-block}
 .f.chg{color:#000;background:#ffe082;border-radius:2px;padding:0 2px}
 .badge{display:inline-block;border:1px solid #b0bec5;border-radius:9px;padding:0 6px;
   margin:1px 2px 1px 0;font:11px system-ui,sans-serif;color:#546e7a}
@@ -216,6 +217,8 @@ def _describe(header: dict[str, Any]) -> str:
 def verdict_line(header: dict[str, Any], n: int) -> str:
     prop, kind = header.get("property", "?"), header.get("kind", "always")
     loop = header.get("loop_start")
+    if loop is not None and loop == n:
+        return f"{prop} fails forever: from step {n} on, the state never changes (a lasso)"
     if loop is not None:
         return f"{prop} fails forever: steps {loop}..{n} repeat (a lasso)"
     if kind == "action":
@@ -312,12 +315,25 @@ def _request_text(q: dict) -> str:
     )
 
 
+def _request_key(q: dict) -> tuple:
+    """A request without its zkVersion's freshness, which a later write changes in flight."""
+    return (q["to"], q["leader"], q["epoch"], tuple(q["isr"]), q.get("controller_epoch"))
+
+
 def request_lines(state: dict, prev: dict | None, action: str = "") -> list[tuple[str, str]]:
-    """(text, kind) of the LeaderAndIsr requests: ``new`` (sent by this step), ``gone`` (taken
-    out of flight by it: lost, applied or ignored, said by the step's action) or ''."""
+    """(text, kind) of the LeaderAndIsr requests: ``new`` (sent by this step, or made stale by
+    its write), ``gone`` (taken out of flight by it: lost, applied or ignored, said by the
+    step's action) or ''."""
     now = state.get("leader_and_isr_in_flight", [])
-    before = (prev or {}).get("leader_and_isr_in_flight", [])
-    out = [(_request_text(q), "new" if prev is not None and q not in before else "") for q in now]
+    before = {_request_key(q): q for q in (prev or {}).get("leader_and_isr_in_flight", [])}
+    out = []
+    for q in now:
+        old = before.get(_request_key(q))
+        kind = "" if prev is None or old == q else "new"
+        text = _request_text(q)
+        if old is not None and old != q and not q.get("version_current", True):
+            text = text.replace("(stale zkVersion)", "(its zkVersion is now stale)")
+        out.append((text, kind))
     fate = {
         "NetworkLoseLeaderAndIsr": "lost",
         "BrokerIgnoreStaleRequest": "ignored",
@@ -325,8 +341,9 @@ def request_lines(state: dict, prev: dict | None, action: str = "") -> list[tupl
         "BrokerBecomeFollower": "applied",
         "BrokerApplyPartitionChange": "applied",
     }.get(action, "dropped")
-    for q in before:
-        if prev is not None and q not in now:
+    keys = {_request_key(q) for q in now}
+    for k, q in before.items():
+        if k not in keys:
             out.append((f"{fate}: {_request_text(q)}", "gone"))
     return out
 
@@ -567,11 +584,15 @@ def render_html(trace: cxfile.CounterexampleTrace) -> str:
 
     cards = [card(i) for i in range(n + 1)]
     if loop_start is not None:
-        head = (
-            f'<div class="note">↻ Steps {loop_start} to {n} repeat for ever: {_e(prop)} '
-            "never holds</div>"
-        )
-        back = f'<div class="note">… and after step {n}, back to step {loop_start}</div>'
+        if loop_start == n:  # a lasso that ends stuttering: one state, for ever
+            head = f'<div class="note">↻ From step {n} on, nothing changes: {_e(prop)} never holds</div>'
+            back = ""
+        else:
+            head = (
+                f'<div class="note">↻ Steps {loop_start} to {n} repeat for ever: {_e(prop)} '
+                "never holds</div>"
+            )
+            back = f'<div class="note">… and after step {n}, back to step {loop_start}</div>'
         cards = (
             cards[:loop_start]
             + [f'<div class="cycle" id="cycle">{head}']

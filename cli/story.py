@@ -119,8 +119,26 @@ def believes_it_leads(s: State, i: int) -> bool:
 
 
 def is_deposed(s: State, i: int) -> bool:
-    """Alive and still leading in its own eyes, at an older epoch than the controller's."""
-    return believes_it_leads(s, i) and _get(s, "epoch_view", i, 0) < _coord(s)["leader_epoch"]
+    """Alive and still leading in its own eyes, at an older epoch than the controller's, which
+    names another leader (named itself, it is a leader that has not yet heard of an ISR
+    change: :func:`lags_epoch`)."""
+    c = _coord(s)
+    return (
+        believes_it_leads(s, i)
+        and _get(s, "epoch_view", i, 0) < c["leader_epoch"]
+        and c["leader"] != i
+    )
+
+
+def lags_epoch(s: State, i: int) -> bool:
+    """The controller's leader, leading at an older epoch than the controller's (a write it
+    has not applied yet)."""
+    c = _coord(s)
+    return (
+        believes_it_leads(s, i)
+        and _get(s, "epoch_view", i, 0) < c["leader_epoch"]
+        and c["leader"] == i
+    )
 
 
 def is_zombie(s: State, i: int) -> str:
@@ -155,6 +173,8 @@ def roles(s: State, i: int) -> list[tuple[str, str]]:
     ep = _get(s, "epoch_view", i)
     if is_deposed(s, i):
         out.append((f"deposed leader (epoch {ep} < {_coord(s)['leader_epoch']})", "warn"))
+    elif lags_epoch(s, i):
+        out.append((f"leader at an old epoch ({ep} < {_coord(s)['leader_epoch']})", "warn"))
     elif lead == i:
         out.append(("leader", "role"))
     elif lead is not None and lead >= 0:
@@ -185,6 +205,11 @@ def _who_leads(s: State, i: int) -> str:
     why = is_zombie(s, i)
     if why:
         return f"broker {i}, a zombie leader at epoch {ep} ({why})"
+    if lags_epoch(s, i):
+        return (
+            f"broker {i}, the leader, still at epoch {ep} (the controller's write of epoch "
+            f"{_coord(s)['leader_epoch']} has not reached it)"
+        )
     if believes_it_leads(s, i):
         return f"broker {i}, the leader at epoch {ep}"
     return f"broker {i}"
@@ -442,9 +467,22 @@ def _fetch(x: Args, b: State, a: State) -> str:
     elif change:
         text = f"Follower {f} fetches from leader {lead} and {change}"
     else:
-        text = f"Follower {f} fetches from leader {lead} (nothing new to copy)"
+        text = f"Follower {f} fetches from leader {lead} and finds nothing new to copy"
+    differ = _first_difference(_log(a, f), _log(a, lead))
+    if differ:  # the anomaly a fetch by offset alone cannot see
+        text += f", though its log differs from the leader's at {differ}"
     moves = _hw_moves(b, a, f)
     return text + ("; " + "; ".join(moves) if moves else "")
+
+
+def _first_difference(mine: list, theirs: list) -> str:
+    for o in range(min(len(mine), len(theirs))):
+        if mine[o] != theirs[o]:
+            return (
+                f"offset {o} (record {mine[o][0]} of epoch {mine[o][1]} against record "
+                f"{theirs[o][0]} of epoch {theirs[o][1]})"
+            )
+    return ""
 
 
 def _truncate(x: Args, b: State, a: State) -> str:
@@ -500,7 +538,7 @@ def _leader_isr(verb: str) -> Say:
         text = f"Leader {lead} {verb.format(f=f)} (ISR {_isr(_get(a, 'isr_view', lead, []))})"
         if _get(a, "isr_view", lead) == _get(b, "isr_view", lead):
             text += ", but its write fails: its zkVersion is stale"
-        moves = _hw_moves(b, a)
+        moves = _hw_moves(b, a, lead)
         return text + ("; " + "; ".join(moves) if moves else "")
 
     return say
@@ -567,8 +605,10 @@ def _crash(x: Args, b: State, a: State) -> str:
         text += f" and loses its unflushed {_records(cut[1], cut[0])}"
     hw = _get(b, "hw", i)
     if hw:  # the HW in memory is what a restart cannot recover (the KIP-101 window)
-        text += f"; its HW in memory, {hw}, is lost"
-    text += f"; its log and its HW checkpoint, {_get(a, 'hw_checkpoint', i)}, survive"
+        text += f": its HW in memory, {hw}, is lost, while its log and its HW checkpoint, "
+    else:
+        text += ": its log and its HW checkpoint, "
+    text += f"{_get(a, 'hw_checkpoint', i)}, survive"
     return text
 
 
@@ -638,7 +678,15 @@ def _renew(x: Args, b: State, a: State) -> str:
     return text
 
 
+def _stutter(x: Args, b: State, a: State) -> str:
+    return (
+        "Nothing more happens: no step that fairness requires is enabled, so the state stays "
+        "as it is for ever"
+    )
+
+
 SENTENCES: dict[str, Say] = {
+    "Stutter": _stutter,  # the last step of a lasso that ends stuttering (checker/liveness.py)
     "ControllerElectLeader": _elect,
     "ControllerShrinkIsr": _shrink,
     "ControllerMoveLeader": _move,
