@@ -420,10 +420,12 @@ def _lose(x: Args, b: State, a: State) -> str:
     return what
 
 
-def _append(i: int, record: Any, b: State, a: State, again: bool = False) -> str:
+def _append(i: int, record: Any, b: State, a: State, again: bool = False, acks: str = "") -> str:
     who = _who_leads(b, i)
     add = _appended(_log(b, i), _log(a, i))
     sends = "sends it again" if again else f"sends record {record}"
+    if acks:
+        sends += f" with acks={acks}"
     if again:
         text = f"The producer, without a reply for record {record}, {sends} to {who}"
     else:
@@ -447,7 +449,7 @@ def _send(x: Args, b: State, a: State) -> str:
 
 def _send_acks(x: Args, b: State, a: State) -> str:
     acks = {-1: "all"}.get(x.get("acks"), x.get("acks"))
-    return _append(x["leader"], x["record"], b, a) + f" (acks={acks})"
+    return _append(x["leader"], x["record"], b, a, acks=str(acks))
 
 
 def _retry(x: Args, b: State, a: State) -> str:
@@ -505,8 +507,19 @@ def _send_fetch(x: Args, b: State, a: State) -> str:
 def _handle_fetch(x: Args, b: State, a: State) -> str:
     lead, f = x["leader"], x["follower"]
     text = f"Broker {lead} answers follower {f}'s fetch"
-    if not believes_it_leads(b, lead):
-        text += " with an error (it is not the leader)"
+    before = b.get("fetch_responses", [])
+    new = [p for p in a.get("fetch_responses", []) if p not in before and p["follower"] == f]
+    if not new:
+        text += " with an error (not the leader at that epoch, or a stale broker epoch)"
+    else:
+        p = new[0]
+        if p.get("diverging"):
+            ep, end = p["diverging"][:2]
+            text += f" with a diverging epoch: its epoch {ep} ends at offset {end}"
+        elif p.get("records"):
+            text += f" with {_records(p['records'], p['fetch_offset'])} and its HW, {p['hw']}"
+        else:
+            text += f" with nothing new but its HW, {p['hw']}"
     moves = _hw_moves(b, a)
     return text + ("; " + "; ".join(moves) if moves else "")
 
