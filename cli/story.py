@@ -252,8 +252,9 @@ def outcomes(b: State, a: State) -> list[str]:
 
 
 def _hw_moves(b: State, a: State, me: int | None = None) -> list[str]:
-    """`its HW moves from 0 to 1` (``me``'s), `leader 0's HW moves ...`: every HW that moved."""
-    out = []
+    """Every HW that moved: `leader 0's HW moves from 0 to 1`, `its HW ...` for ``me``'s;
+    two that moved alike in one clause (`leader 0's HW and its own move from 0 to 1`)."""
+    groups: dict[tuple, list[str]] = {}
     for k in sorted(a["hw"], key=lambda k: int(k[1:])):
         i = int(k[1:])
         if b["hw"].get(k) == a["hw"][k]:
@@ -261,7 +262,15 @@ def _hw_moves(b: State, a: State, me: int | None = None) -> list[str]:
         who = (
             "its" if i == me else (f"leader {i}'s" if believes_it_leads(a, i) else f"replica {i}'s")
         )
-        out.append(f"{who} HW moves from {b['hw'].get(k)} to {a['hw'][k]}")
+        groups.setdefault((b["hw"].get(k), a["hw"][k]), []).append(who)
+    out = []
+    for (x, y), whos in groups.items():
+        whos.sort(key=lambda w: w == "its")  # the leader's first: it moves first, in Kafka
+        if len(whos) == 1:
+            out.append(f"{whos[0]} HW moves from {x} to {y}")
+        else:
+            rest = ["its own" if w == "its" else w.removesuffix("'s") + "'s" for w in whos[1:]]
+            out.append(f"{whos[0]} HW and {' and '.join(rest)} move from {x} to {y}")
     return out
 
 
@@ -616,6 +625,8 @@ def _crash(x: Args, b: State, a: State) -> str:
     cut = _dropped(_log(b, i), _log(a, i))
     if cut:
         text += f" and loses its unflushed {_records(cut[1], cut[0])}"
+        if i in _coord(a)["isr"]:
+            text += ", while the controller still counts it in the ISR"
     hw = _get(b, "hw", i)
     if hw:  # the HW in memory is what a restart cannot recover (the KIP-101 window)
         text += f": its HW in memory, {hw}, is lost, while its log and its HW checkpoint, "
