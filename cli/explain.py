@@ -420,7 +420,8 @@ def render_text(trace: cxfile.CounterexampleTrace) -> str:
         f"  {verdict_line(h, n)}",
         f"  WHY: {why}",
         "",
-        "  (*x* = changed by the step; rec@epoch' = committed, below the replica's HW)",
+        "  (*x* = changed by the step; rec@epoch' = committed, below the replica's HW; "
+        "CAPITALS = a role that explains the anomaly)",
     ]
     replicas = sorted(trace.initial["log"], key=lambda r: int(r[1:]))
     sentences = step_sentences(trace)

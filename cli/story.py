@@ -180,7 +180,7 @@ def roles(s: State, i: int) -> list[tuple[str, str]]:
     elif lead is not None and lead >= 0:
         out.append((f"follows {lead}", "role"))
     else:
-        out.append(("no leader", "role"))
+        out.append(("alive, no leader known", "role"))
     why = is_zombie(s, i)
     if why:
         out.append((f"zombie ({why})", "warn"))
