@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -73,8 +74,9 @@ h1{font-size:18px;margin:0}.means{margin:2px 0 6px;color:#333}
 .e{border:1px solid #9e9e9e;border-radius:3px;padding:0 4px;font:12px monospace;background:#fff;
   color:#424242}
 .e.c{background:#dcedc8;border-color:#7cb342}
-.e.new{border-color:#e65100;box-shadow:0 0 0 1px #e65100;color:#000}
-.e.gone{text-decoration:line-through;color:#e65100;border-style:dashed;border-color:#e65100}
+.e.new{border-color:#ff8f00;box-shadow:0 0 0 2px #ffca28;color:#000}
+.e.gone{text-decoration:line-through;color:#5d4037;background:#ffe082;border-style:dashed;
+  border-color:#ff8f00}
 .same .e{color:#9e9e9e;border-color:#d6d6d6}.same .e.c{background:#f1f8e9;border-color:#c5e1a5}
 .empty{color:#9e9e9e;font:12px monospace}
 .kv{font:12px monospace;color:#9e9e9e}
@@ -87,8 +89,9 @@ h1{font-size:18px;margin:0}.means{margin:2px 0 6px;color:#333}
 .badge.chg{background:#ffe082;color:#000}
 .badge.warn.chg{background:#f3e5f5;color:#4a148c;box-shadow:0 0 0 1px #6a1b9a}
 .req{font:12px monospace;color:#9e9e9e}
-.req.new{color:#000}.req.gone{color:#6a1b9a;font-weight:600}
-.req.gone s{color:#9e9e9e;font-weight:400}
+.req.new{color:#000}.req.gone{color:#000}.req.gone.lost{color:#6a1b9a;font-weight:600}
+.req.gone s{color:#757575;font-weight:400}
+.lane.culprit{border-top:3px solid RED}.lane.culprit .lname{color:#8e0000}
 .legend .e,.legend .badge{margin:0}
 """.replace("RED", RED)
 
@@ -500,13 +503,14 @@ def _log_html(state: dict, prev: dict | None, r: str) -> str:
     return '<div class="log">' + ("".join(entries) or '<span class="empty">empty</span>') + "</div>"
 
 
-def _replica_box(state: dict, prev: dict | None, r: str) -> str:
+def _replica_box(state: dict, prev: dict | None, r: str, culprit: bool = False) -> str:
     nums = replica_numbers(state, prev, r)
     roles = replica_roles(state, prev, r)
     view = replica_view(state, prev, r)
     changed = prev is None or prev["log"][r] != state["log"][r]
     changed = changed or any(f.changed for f in nums + roles + view)
     cls = "lane" + ("" if changed else " same") + ("" if state["alive"][r] else " dead")
+    cls += " culprit" if culprit else ""
     return (
         f'<div class="{cls}"><div class="lname">replica {_e(r[1:])} '
         + "".join(_span(f) for f in roles)
@@ -523,7 +527,7 @@ def _coord_box(state: dict, prev: dict | None, action: str) -> str:
     reqs = request_lines(state, prev, action)
     changed = prev is None or any(f.changed for f in fields) or any(k for _t, k in reqs)
     lines = "".join(
-        f'<div class="req {k}">'
+        f'<div class="req {k}{" " + t.split(":", 1)[0] if k == "gone" else ""}">'
         + (
             f"<b>{_e(t.split(': ', 1)[0])}</b>: <s>{_e(t.split(': ', 1)[1])}</s>"
             if k == "gone"
@@ -560,6 +564,9 @@ def render_html(trace: cxfile.CounterexampleTrace) -> str:
     broken = n if loop_start is None else None
     replicas = sorted(trace.initial["log"], key=lambda r: int(r[1:]))
     sentences = step_sentences(trace)
+    why = violation(prop, states, loop_start)
+    # the replicas the why sentence names: their boxes in the breaking step are what breaks it
+    culprits = {f"r{x}" for x in re.findall(r"\b(?:replica|leader|follower) (\d+)", why)}
     columns = f"grid-template-columns:repeat({len(replicas) + 2},minmax(0,1fr))"
 
     def card(i: int) -> str:
@@ -572,7 +579,7 @@ def render_html(trace: cxfile.CounterexampleTrace) -> str:
         if i == broken:
             tag = f' <span class="tag">✗ {_e(prop)} breaks here</span>'
         boxes = (
-            "".join(_replica_box(s, prev, r) for r in replicas)
+            "".join(_replica_box(s, prev, r, i == broken and r in culprits) for r in replicas)
             + _coord_box(s, prev, action)
             + _client_box(s, prev)
         )
@@ -600,7 +607,6 @@ def render_html(trace: cxfile.CounterexampleTrace) -> str:
             + cards[loop_start:]
             + [back, "</div>"]
         )
-    why = violation(prop, states, loop_start)
     desc = _describe(h)
     means = story.meaning(prop, desc)
     return f"""<!DOCTYPE html>

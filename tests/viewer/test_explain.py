@@ -193,7 +193,8 @@ MEASURE = r"""
       ||(parseFloat(cs.borderTopWidth)>0&&red(cs.borderTopColor))
       ||(parseFloat(cs.borderLeftWidth)>0&&red(cs.borderLeftColor))
       ||(cs.outlineStyle!=='none'&&red(cs.outlineColor));
-    if(reds&&!el.matches('.broken,.cycle')&&!el.closest('.why,.bad,.tag,.note,.legend'))
+    if(reds&&!el.matches('.broken,.cycle,.culprit')
+      &&!el.closest('.why,.bad,.tag,.note,.legend,.culprit>.lname'))
       out.red.push(name(el));
     if(el.matches('.step .f:not(.chg)')){var x=rgb(cs.color);
       if(!x||Math.max(x[0],x[1],x[2])-Math.min(x[0],x[1],x[2])>8||x[0]<100)out.loud.push(name(el));}
@@ -336,7 +337,7 @@ def test_roles_and_a_lost_request_are_marked(traces, tmp_path):
     trace: broker 0, moved off leadership, is a deposed leader."""
     page = _page(traces, tmp_path, "lasso").read_text()
     lost = _card(page, 5)
-    assert "is lost" in lost and '<div class="req gone"><b>lost</b>' in lost
+    assert "is lost" in lost and '<div class="req gone lost"><b>lost</b>' in lost
     last = _card(page, 6)
     for role in ("zombie (session expired)", "stale zkVersion: ISR writes fail"):
         assert f'<span class="badge warn">{role}</span>' in last
