@@ -313,7 +313,9 @@ def coord_fields(state: dict, prev: dict | None) -> list[Field]:
 
 def _request_text(q: dict) -> str:
     return (
-        f"LeaderAndIsr → broker {q['to']}: leader {q['leader']}, epoch {q['epoch']}, "
+        f"LeaderAndIsr → broker {q['to']}: "
+        + (f"leader {q['leader']}" if q["leader"] >= 0 else "no leader")
+        + f", epoch {q['epoch']}, "
         f"ISR {q['isr']}" + ("" if q.get("version_current", True) else " (stale zkVersion)")
     )
 

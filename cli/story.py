@@ -376,10 +376,11 @@ def _become_leader(x: Args, b: State, a: State) -> str:
 def _become_follower(x: Args, b: State, a: State) -> str:
     i, lead = x["replica"], x["leader"]
     was = believes_it_leads(b, i)
+    follows = f"follows replica {lead}" if lead >= 0 else "learns the partition has no leader"
     text = (
-        f"Broker {i} learns it is no longer the leader: it follows replica {lead}"
+        f"Broker {i} learns it is no longer the leader: it {follows}"
         if was
-        else f"Broker {i} applies the LeaderAndIsr request and follows replica {lead}"
+        else f"Broker {i} applies the LeaderAndIsr request and {follows}"
     )
     text += f" at epoch {x['epoch']}"
     cut = _dropped(_log(b, i), _log(a, i))
@@ -417,7 +418,8 @@ def _lose(x: Args, b: State, a: State) -> str:
     if len(lost) == 1:
         q = lost[0]
         what = f"The LeaderAndIsr request to broker {i} (epoch {q['epoch']}"
-        what += f", leader {q['leader']})" if q.get("leader") is not None else ")"
+        lead = q.get("leader")
+        what += ")" if lead is None else (f", leader {lead})" if lead >= 0 else ", no leader)")
         what += " is lost"
     else:
         epochs = ", ".join(str(q["epoch"]) for q in lost)

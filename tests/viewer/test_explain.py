@@ -360,3 +360,19 @@ def test_text_mode_tells_the_same_story(traces, tmp_path, capsys):
     for sentence in said:
         assert sentence in page, "the page and the text tell different stories"
     assert main(["explain", str(traces["safety"]), "--format", "html"]) == 2  # needs --html
+
+
+def test_an_unknown_action_is_told_not_fatal(traces, tmp_path, capsys):
+    """A protocol file of the user's own may add actions: the page and the text still come,
+    with the fallback sentence for the step."""
+    lines = traces["safety"].read_text().splitlines()
+    step = json.loads(lines[3])  # step 2, the first FollowerFetch
+    step["action"] = "OperatorNudgesFetcher"
+    lines[3] = json.dumps(step)
+    odd = tmp_path / "odd.ndjson"
+    odd.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "odd.html"
+    assert main(["explain", str(odd), "--html", str(out), "--format", "text"]) == 0
+    said = "OperatorNudgesFetcher(follower=1, leader=0), an action this page does not describe"
+    assert said in capsys.readouterr().out
+    assert said in html.unescape(out.read_text())
