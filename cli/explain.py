@@ -12,8 +12,9 @@ The reader's questions, in order, and where the page answers them:
   What the step changed is emphasised; what it did not change is grey. Roles that explain
   anomalies are marked in purple: a deposed leader, a zombie, a stale zkVersion;
 - *which step?* The breaking step is outlined in red (the last state for an invariant, the last
-  step for an action property); a liveness lasso's repeating steps are framed in red. Red is
-  used for nothing else. The page opens scrolled to it (the header stays in view).
+  step for an action property), and in it the boxes of the replicas the why sentence names; a
+  liveness lasso's repeating steps are framed in red. Red is used for nothing else. The page
+  opens scrolled to it (the header stays in view).
 The page is self-contained (inline CSS and a few lines of JS: arrow keys select a step). The
 text form prints the same story in a terminal: each step's sentence and what it changed.
 Input: an NDJSON or ITF counterexample (`isr check|simulate|liveness --trace-out`).
