@@ -1,17 +1,22 @@
 """`isr explain TRACE --html OUT.html` / `--format text`: a counterexample told as a story.
 
 The reader's questions, in order, and where the page answers them:
-- *what breaks, where?* A sentence at the top names the replica, offset and record
-  (:func:`cli.why.violation`), under a one-line reading of the configuration;
-- *how did we get there?* One lane per replica (log entries ``record@epoch``, committed ones
-  shaded; LEO, HW, checkpoint; alive; role; epoch and ISR as the replica sees them), the
-  coordination state (leader, epoch, ISR, LeaderAndIsr requests in flight) and what clients were
-  told, at every step. Every field a step changed is highlighted, not only new log entries;
-- *which step?* The breaking step is outlined in red: the last state for an invariant, the last
-  step for an action property, the cycle of a liveness lasso. Long traces are laid out one step
-  per row, and the page opens scrolled to the breaking step (the header stays in view).
+- *what must hold, what breaks, where?* The property in one plain sentence
+  (:func:`cli.story.meaning`), then, in red, the sentence naming the replica, offset and record
+  that break it (:func:`cli.why.violation`), under a one-line reading of the configuration;
+- *how did we get there?* One card per step, top to bottom, whatever the trace's length. Each
+  opens with a sentence in Kafka's words (:func:`cli.story.sentence`: "Broker 1 restarts and
+  reads its HW checkpoint, 0, ..."), then one box per replica (log entries ``record@epoch``,
+  committed ones shaded; LEO, HW, checkpoint; role; epoch and ISR as the replica sees it), the
+  controller's (leader, epoch, ISR, LeaderAndIsr requests in flight) and what clients were told.
+  What the step changed is emphasised; what it did not change is grey. Roles that explain
+  anomalies are marked in purple: a deposed leader, a zombie, a stale zkVersion;
+- *which step?* The breaking step is outlined in red (the last state for an invariant, the last
+  step for an action property), and in it the boxes of the replicas the why sentence names; a
+  liveness lasso's repeating steps are framed in red. Red is used for nothing else. The page
+  opens scrolled to it (the header stays in view).
 The page is self-contained (inline CSS and a few lines of JS: arrow keys select a step). The
-text form prints the same story in a terminal: each step with what it changed.
+text form prints the same story in a terminal: each step's sentence and what it changed.
 Input: an NDJSON or ITF counterexample (`isr check|simulate|liveness --trace-out`).
 """
 
@@ -19,61 +24,99 @@ from __future__ import annotations
 
 import argparse
 import html
+import re
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from isr.traces import counterexample as cxfile
 from isr.traces import itf
 
+from . import story
 from .errors import UsageError
 from .why import violation
 
-VERTICAL_FROM = 8  # steps: from this length on, one step per row (a wide table hides the end)
+RED = "#d50000"  # what breaks the property, and nothing else (the viewer tests look for it)
 
 CSS = """
 html,body{height:100%}
-body{font:13px/1.35 system-ui,sans-serif;margin:0;color:#222;background:#fff;
+body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#222;background:#fff;
   display:flex;flex-direction:column}
-header{flex:none;padding:12px 16px 8px;border-bottom:1px solid #ddd}
-main{flex:1;min-height:0;overflow:auto;padding:8px 16px 16px}
-table.vertical tr:first-child th{position:sticky;top:-8px;z-index:1}
-h1{font-size:18px;margin:0 0 4px}.meta{color:#555;margin:2px 0}
-.why{margin:6px 0;padding:6px 10px;border-left:5px solid #c62828;background:#ffebee;
+header{flex:none;padding:10px 16px 8px;border-bottom:1px solid #ddd;background:#fafafa}
+main{flex:1;min-height:0;overflow:auto;padding:14px 16px 24px}
+h1{font-size:18px;margin:0}.means{margin:2px 0 6px;color:#333}
+.why{margin:4px 0;padding:5px 10px;border-left:5px solid RED;background:#fff5f5;
   font-size:15px;font-weight:600;color:#8e0000}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}
-th{background:#f3f3f3;text-align:left}
-.step.sel{outline:2px dashed #1565c0;outline-offset:-6px}
-.step.broken{background:#ffebee;box-shadow:inset 0 0 0 3px #d50000}
-.step.loop{background:#fff8e1}
-.act{font-weight:600;color:#0d47a1}.args{color:#555;font-size:11px}
-.log{display:flex;gap:2px;flex-wrap:wrap;max-width:260px}
-.e{border:1px solid #888;border-radius:3px;padding:1px 3px;font:11px monospace;background:#fff}
-.e.c{background:#c8e6c9;border-color:#2e7d32}.e.new{box-shadow:0 0 0 2px #ff9800}
-.empty{color:#999;font:11px monospace}.kv{font:11px monospace;color:#333}
-.chg{background:#ffe082;border-radius:2px;outline:1px solid #ff9800}
-.dead{opacity:.5}.lead{color:#b71c1c;font-weight:700}.bad{color:#b71c1c;font-weight:700}
-.legend span{margin-right:14px}
-"""
+.meta{color:#555;margin:3px 0;font-size:12px}.bad{color:#8e0000;font-weight:600}
+.legend{display:inline-flex;flex-wrap:wrap;gap:4px 14px}
+.steps{display:flex;flex-direction:column;gap:14px;max-width:1400px}
+.step{border:1px solid #d0d0d0;border-radius:6px;padding:8px 10px;background:#fff;cursor:pointer;
+  outline-offset:3px}
+.step.sel{outline:2px solid #1565c0}
+.step.broken{border:3px solid RED;padding:6px 8px}
+.step.loop{background:#fffaf0}
+.cycle{border:3px solid RED;border-radius:8px;padding:10px;display:flex;flex-direction:column;
+  gap:14px}
+.cycle>.note{color:#8e0000;font-weight:600}
+.head{display:flex;gap:10px;align-items:baseline}
+.num{flex:none;min-width:26px;height:22px;border-radius:11px;background:#eceff1;color:#37474f;
+  text-align:center;font:600 12px/22px system-ui,sans-serif;padding:0 4px}
+.say{flex:1;min-width:0;margin:0 0 6px;font-size:14px;overflow-wrap:anywhere}
+.act{flex:none;max-width:40%;color:#757575;font:11px monospace;overflow-wrap:anywhere;
+  text-align:right}
+.tag{color:#8e0000;font-weight:700;white-space:nowrap}
+.tag.cyc{color:#6d4c00}
+.lanes{display:grid;gap:8px}
+.lane{min-width:0;border-top:1px solid #eee;padding-top:4px;overflow-wrap:anywhere}
+.lname{font-weight:600;font-size:12px;color:#37474f}
+.lane.same,.lane.same .lname{color:#9e9e9e}
+.lane.dead{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#f4f4f4 6px,#f4f4f4 12px)}
+.log{display:flex;gap:3px;flex-wrap:wrap;margin:3px 0}
+.e{border:1px solid #9e9e9e;border-radius:3px;padding:0 4px;font:12px monospace;background:#fff;
+  color:#424242}
+.e.c{background:#dcedc8;border-color:#7cb342}
+.e.new{border-color:#ff8f00;box-shadow:0 0 0 2px #ffca28;color:#000}
+.e.gone{text-decoration:line-through;color:#5d4037;background:#ffe082;border-style:dashed;
+  border-color:#ff8f00}
+.same .e{color:#9e9e9e;border-color:#d6d6d6}.same .e.c{background:#f1f8e9;border-color:#c5e1a5}
+.empty{color:#9e9e9e;font:12px monospace}
+.kv{font:12px monospace;color:#9e9e9e}
+.f{display:inline-block}
+.f.chg{color:#000;background:#ffe082;border-radius:2px;padding:0 2px}
+.badge{display:inline-block;border:1px solid #b0bec5;border-radius:9px;padding:0 6px;
+  margin:1px 2px 1px 0;font:11px system-ui,sans-serif;color:#546e7a}
+.badge.warn{border-color:#6a1b9a;color:#6a1b9a;font-weight:600}
+.badge.dead{border-color:#616161;color:#fff;background:#616161}
+.badge.chg{background:#ffe082;color:#000}
+.badge.warn.chg{background:#f3e5f5;color:#4a148c;box-shadow:0 0 0 1px #6a1b9a}
+.req{font:12px monospace;color:#9e9e9e}
+.req.new{color:#000}.req.gone{color:#000}.req.gone.lost{color:#6a1b9a;font-weight:600}
+.req.gone s{color:#757575;font-weight:400}
+.lane.culprit{border-top:3px solid RED}.lane.culprit .lname{color:#8e0000}
+.legend .e,.legend .badge{margin:0}
+""".replace("RED", RED)
 
 JS = """
 (function(){
-  var steps=[].slice.call(document.querySelectorAll('[data-step]'));
-  var n=0; steps.forEach(function(c){n=Math.max(n,+c.dataset.step)});
-  var cur=n;
-  function sel(i){cur=Math.max(0,Math.min(n,i));
-    steps.forEach(function(c){c.classList.toggle('sel',+c.dataset.step===cur)});
-    document.getElementById('cur').textContent=cur;}
-  steps.forEach(function(c){c.addEventListener('click',function(){sel(+c.dataset.step)})});
+  var steps=[].slice.call(document.querySelectorAll('.step[data-step]'));
+  var n=steps.length-1, cur=n, m=document.querySelector('main');
+  function sel(i,scroll){cur=Math.max(0,Math.min(n,i));
+    steps.forEach(function(c,k){c.classList.toggle('sel',k===cur)});
+    document.getElementById('cur').textContent=cur;
+    if(scroll)steps[cur].scrollIntoView({block:'nearest'});}
+  steps.forEach(function(c,k){c.addEventListener('click',function(){sel(k,false)})});
   document.addEventListener('keydown',function(e){
-    if(e.key==='ArrowRight'||e.key==='ArrowDown')sel(cur+1);
-    if(e.key==='ArrowLeft'||e.key==='ArrowUp')sel(cur-1);});
-  sel(cur);
-  // open at the breaking step: scroll the trace (not the window) until it is in view
-  var m=document.querySelector('main');
-  var b=document.querySelector('.broken')||document.getElementById('step-'+n);
+    if(e.key==='ArrowRight'||e.key==='ArrowDown'||e.key==='j'){sel(cur+1,true);e.preventDefault();}
+    if(e.key==='ArrowLeft'||e.key==='ArrowUp'||e.key==='k'){sel(cur-1,true);e.preventDefault();}
+    if(e.key==='Home'){sel(0,true);e.preventDefault();}
+    if(e.key==='End'){sel(n,true);e.preventDefault();}});
+  sel(cur,false);
+  // open at what breaks the property: scroll the steps (not the window) until its bottom is in
+  // view, or its top if it is taller than the view
+  var b=document.querySelector('.broken')||document.querySelector('.cycle')||steps[n];
   if(m&&b){var mb=m.getBoundingClientRect(), bb=b.getBoundingClientRect();
-    if(bb.bottom>mb.bottom)m.scrollTop+=bb.bottom-mb.bottom+8;
-    if(bb.right>mb.right)m.scrollLeft+=bb.right-mb.right+8;}
+    var d=bb.bottom-mb.bottom+16; if(bb.height>mb.height-24)d=bb.top-mb.top-8;
+    if(d>0)m.scrollTop+=d;}
 })();
 """
 
@@ -178,6 +221,8 @@ def _describe(header: dict[str, Any]) -> str:
 def verdict_line(header: dict[str, Any], n: int) -> str:
     prop, kind = header.get("property", "?"), header.get("kind", "always")
     loop = header.get("loop_start")
+    if loop is not None and loop == n:
+        return f"{prop} fails forever: from step {n} on, the state never changes (a lasso)"
     if loop is not None:
         return f"{prop} fails forever: steps {loop}..{n} repeat (a lasso)"
     if kind == "action":
@@ -189,101 +234,162 @@ def _states(trace: cxfile.CounterexampleTrace) -> list[dict]:
     return [trace.initial] + [s["state"] for s in trace.steps]
 
 
-def _args(args: Any) -> str:
-    if isinstance(args, dict):
-        return ", ".join(f"{k}={v}" for k, v in args.items())
-    return ", ".join(str(a) for a in args or [])
+def step_sentences(trace: cxfile.CounterexampleTrace) -> list[str]:
+    """One sentence per state: the opening one, then each step's."""
+    states = _states(trace)
+    out = [story.opening(trace.initial)]
+    for i, s in enumerate(trace.steps, start=1):
+        out.append(story.sentence(s["action"], s.get("args"), states[i - 1], states[i]))
+    return out
 
 
-def _role(state: dict, me: int) -> str:
-    leader = state["leader_view"][f"r{me}"]
-    return "leader" if leader == me else (f"follows {leader}" if leader >= 0 else "no leader")
+@dataclass(frozen=True)
+class Field:
+    """One thing a box shows: its text, whether this step changed it, and its kind: ``role``
+    and ``warn`` (a role that explains an anomaly) are badges, ``dead`` a crashed broker."""
+
+    text: str
+    changed: bool
+    kind: str = ""
 
 
-def replica_fields(state: dict, prev: dict | None, r: str) -> list[tuple[str, str, bool]]:
-    """(label, value, changed by this step) for a replica's scalar fields."""
-    me = int(r[1:])
+def _changed(prev: dict | None, f, state: dict) -> bool:
+    return prev is not None and f(prev) != f(state)
 
-    def get(s: dict, key: str) -> Any:
-        return s.get(key, {}).get(r)
 
-    rows = [
-        ("LEO", lambda s: len(s["log"][r])),
-        ("HW", lambda s: get(s, "hw")),
-        ("ckpt", lambda s: get(s, "hw_checkpoint")),
-        ("", lambda s: "alive" if get(s, "alive") else "CRASHED"),
-        ("", lambda s: _role(s, me)),
-        ("epoch", lambda s: get(s, "epoch_view")),
-        ("ISR", lambda s: get(s, "isr_view")),
-    ]
-    if "truncating" in state:
-        rows.append(("", lambda s: "truncating" if get(s, "truncating") else ""))
-    if "pending_acks" in state:
-        rows.append(("pending", lambda s: get(s, "pending_acks") or ""))
+def replica_numbers(state: dict, prev: dict | None, r: str) -> list[Field]:
+    """LEO, HW, HW checkpoint and the fault modes' offsets of replica ``r``."""
+
+    def get(key: str) -> Any:
+        return lambda s: s.get(key, {}).get(r)
+
+    rows = [("LEO", lambda s: len(s["log"][r])), ("HW", get("hw")), ("ckpt", get("hw_checkpoint"))]
     if "flushed" in state:
-        rows.append(("flushed", lambda s: get(s, "flushed")))
+        rows.append(("flushed", get("flushed")))
     if "log_start" in state:
-        rows.append(("log start", lambda s: get(s, "log_start")))
+        rows.append(("log start", get("log_start")))
+    return [Field(f"{lbl} {f(state)}", _changed(prev, f, state)) for lbl, f in rows]
+
+
+def replica_view(state: dict, prev: dict | None, r: str) -> list[Field]:
+    """Replica ``r``'s epoch and ISR as it sees them, and its purgatory."""
+
+    def get(key: str) -> Any:
+        return lambda s: s.get(key, {}).get(r)
+
     out = []
-    for label, f in rows:
-        v = f(state)
-        changed = prev is not None and f(prev) != v
-        if v == "" and not changed:
-            continue
-        out.append((label, "—" if v == "" else str(v), changed))
+    if state["alive"][r]:
+        out += [
+            Field(f"epoch {state['epoch_view'][r]}", _changed(prev, get("epoch_view"), state)),
+            Field(f"ISR {state['isr_view'][r]}", _changed(prev, get("isr_view"), state)),
+        ]
+    pending = get("pending_acks")
+    if pending(state) or _changed(prev, pending, state):
+        waiting = ", ".join(f"offset {o}" for o in pending(state) or []) or "none"
+        out.append(Field(f"awaiting acks: {waiting}", _changed(prev, pending, state)))
     return out
 
 
-def coord_fields(state: dict, prev: dict | None) -> list[tuple[str, str, bool]]:
+def replica_roles(state: dict, prev: dict | None, r: str) -> list[Field]:
+    i = int(r[1:])
+    before = {t for t, _k in story.roles(prev, i)} if prev is not None else None
+    return [Field(t, before is not None and t not in before, k) for t, k in story.roles(state, i)]
+
+
+def coord_fields(state: dict, prev: dict | None) -> list[Field]:
     c, pc = state["coordination"], (prev or {}).get("coordination")
-    out = []
-    for label, key in (("leader", "leader"), ("epoch", "leader_epoch"), ("ISR", "isr")):
-        out.append((label, str(c[key]), pc is not None and pc.get(key) != c[key]))
-    for k in ("controller_epoch", "elr", "session_expired", "unclean_shutdown"):
-        if k in state:
-            out.append(
-                (k.replace("_", " "), str(state[k]), prev is not None and prev.get(k) != state[k])
+    out = [
+        Field(f"{label} {c[key]}", pc is not None and pc.get(key) != c[key])
+        for label, key in (("leader", "leader"), ("epoch", "leader_epoch"), ("ISR", "isr"))
+    ]
+    for k in ("controller_epoch", "elr", "fenced", "session_expired", "unclean_shutdown"):
+        if k in state and (state[k] or (prev is not None and prev.get(k) != state[k])):
+            label = {"elr": "ELR", "session_expired": "sessions expired"}.get(
+                k, k.replace("_", " ")
             )
+            changed = prev is not None and prev.get(k) != state[k]
+            out.append(Field(f"{label} {state[k]}", changed))
     return out
 
 
-def request_lines(state: dict, prev: dict | None) -> list[tuple[str, bool]]:
-    before = (prev or {}).get("leader_and_isr_in_flight", [])
+def _request_text(q: dict) -> str:
+    return (
+        f"LeaderAndIsr → broker {q['to']}: "
+        + (f"leader {q['leader']}" if q["leader"] >= 0 else "no leader")
+        + f", epoch {q['epoch']}, "
+        f"ISR {q['isr']}" + ("" if q.get("version_current", True) else " (stale zkVersion)")
+    )
+
+
+def _request_key(q: dict) -> tuple:
+    """A request without its zkVersion's freshness, which a later write changes in flight."""
+    return (q["to"], q["leader"], q["epoch"], tuple(q["isr"]), q.get("controller_epoch"))
+
+
+def request_lines(state: dict, prev: dict | None, action: str = "") -> list[tuple[str, str]]:
+    """(text, kind) of the LeaderAndIsr requests: ``new`` (sent by this step, or made stale by
+    its write), ``gone`` (taken out of flight by it: lost, applied or ignored, said by the
+    step's action) or ''."""
+    now = state.get("leader_and_isr_in_flight", [])
+    before = {_request_key(q): q for q in (prev or {}).get("leader_and_isr_in_flight", [])}
     out = []
-    for q in state.get("leader_and_isr_in_flight", []):
-        text = (
-            f"LeaderAndIsr → {q['to']}: leader {q['leader']}, epoch {q['epoch']}, ISR {q['isr']}"
-            + ("" if q.get("version_current") else " (stale zkVersion)")
-        )
-        out.append((text, prev is not None and q not in before))
+    for q in now:
+        old = before.get(_request_key(q))
+        kind = "" if prev is None or old == q else "new"
+        text = _request_text(q)
+        if old is not None and old != q and not q.get("version_current", True):
+            text = text.replace("(stale zkVersion)", "(its zkVersion is now stale)")
+        out.append((text, kind))
+    fate = {
+        "NetworkLoseLeaderAndIsr": "lost",
+        "BrokerIgnoreStaleRequest": "ignored",
+        "BrokerBecomeLeader": "applied",
+        "BrokerBecomeFollower": "applied",
+        "BrokerApplyPartitionChange": "applied",
+    }.get(action, "dropped")
+    keys = {_request_key(q) for q in now}
+    for k, q in before.items():
+        if k not in keys:
+            out.append((f"{fate}: {_request_text(q)}", "gone"))
     return out
+
+
+def _pairs(xs: list) -> str:
+    return ", ".join(story.record_at(o, r) for o, r in xs) or "none"
 
 
 CLIENT_FIELDS = (
-    ("acked (acks=all)", "acked_all"),
-    ("acked (acks=1)", "acked_1"),
-    ("refused", "refused"),
-    ("shown to consumers", "shown_to_consumers"),
-    ("unanswered", "unanswered_records"),
+    ("acknowledged (acks=all)", "acked_all", _pairs),
+    ("acknowledged (acks=1)", "acked_1", _pairs),
+    ("refused", "refused", lambda xs: ", ".join(f"record {x}" for x in xs) or "none"),
+    ("shown to consumers", "shown_to_consumers", _pairs),
+    ("no reply yet", "unanswered_records", lambda xs: ", ".join(f"record {x}" for x in xs)),
 )
 
 
-def client_fields(state: dict, prev: dict | None) -> list[tuple[str, str, bool]]:
+def client_fields(state: dict, prev: dict | None, full: bool = False) -> list[Field]:
+    """What producers and consumers were told; the empty unchanged ones only when ``full``."""
     out = []
-    for label, key in CLIENT_FIELDS:
+    for label, key, fmt in CLIENT_FIELDS:
         if key not in state:
             continue
         v = state[key]
-        out.append((label, str(v), prev is not None and prev.get(key) != v))
+        changed = prev is not None and prev.get(key) != v
+        if v or changed or (full and key != "unanswered_records"):
+            out.append(Field(f"{label}: {fmt(v) or 'none'}", changed))
     return out
 
 
 # ---------------------------------------------------------------------------- text
 
 
-def _mark(label: str, value: str, changed: bool) -> str:
-    text = f"{label} {value}".strip()
-    return f"*{text}*" if changed else text
+def _mark(f: Field) -> str:
+    text = f.text.upper() if f.kind == "warn" else f.text
+    return f"*{text}*" if f.changed else text
+
+
+def _marks(fields: list[Field]) -> str:
+    return " · ".join(_mark(f) for f in fields)
 
 
 def _log_text(state: dict, prev: dict | None, r: str) -> str:
@@ -300,61 +406,61 @@ def _log_text(state: dict, prev: dict | None, r: str) -> str:
 
 
 def render_text(trace: cxfile.CounterexampleTrace) -> str:
-    """The story for a terminal: the verdict and why first, then every step with what it
-    changed (marked *like this*; committed entries marked ')."""
+    """The story for a terminal: the verdict and why first, then every step's sentence and what
+    it changed (marked *like this*; committed entries marked '; ROLES in capitals)."""
     h = trace.header
     states = _states(trace)
     n = len(states) - 1
     loop = h.get("loop_start")
-    why = violation(h.get("property", "?"), states, loop)
+    prop = h.get("property", "?")
+    why = violation(prop, states, loop)
     desc = _describe(h)
     lines = [
-        f"Counterexample to {h.get('property', '?')} ({h.get('kind', 'always')})"
-        + (f": {desc}" if desc else ""),
+        f"Counterexample to {prop} ({h.get('kind', 'always')})" + (f": {desc}" if desc else ""),
         f"  {config_line(h)}",
+    ]
+    means = story.meaning(prop)
+    if means:
+        lines.append(f"  {prop}: {means}")
+    lines += [
         f"  {verdict_line(h, n)}",
         f"  WHY: {why}",
         "",
-        "  (*x* = changed by the step; rec@epoch' = committed, below the replica's HW)",
+        "  (*x* = changed by the step; rec@epoch' = committed, below the replica's HW; "
+        "CAPITALS = a role that explains the anomaly)",
     ]
     replicas = sorted(trace.initial["log"], key=lambda r: int(r[1:]))
+    sentences = step_sentences(trace)
     for i, st in enumerate(states):
         prev = states[i - 1] if i else None
-        if i == 0:
-            title = "Init"
-        else:
-            s = trace.steps[i - 1]
-            title = f"{s['action']}({_args(s.get('args'))})"
+        action = trace.steps[i - 1]["action"] if i else ""
+        title = story.call(action, trace.steps[i - 1].get("args")) if i else "Init"
         mark = ""
         if loop is not None and i == loop:
             mark = "   <-- the cycle starts here"
         elif loop is None and i == n:
-            mark = f"   <-- {h.get('property', '?')} breaks here"
-        lines.append("")
-        lines.append(f"step {i}. {title}{mark}")
+            mark = f"   <-- {prop} breaks here"
+        lines += ["", f"step {i}. {title}{mark}", f"  {sentences[i]}"]
         full = i == 0 or i == n
         for r in replicas:
-            fields = replica_fields(st, prev, r)
+            fields = (
+                replica_numbers(st, prev, r)
+                + replica_roles(st, prev, r)
+                + replica_view(st, prev, r)
+            )
             log_changed = prev is not None and prev["log"][r] != st["log"][r]
-            if not full and not log_changed and not any(c for _l, _v, c in fields):
+            if not full and not log_changed and not any(f.changed for f in fields):
                 continue
-            kv = " · ".join(_mark(lbl, v, c) for lbl, v, c in fields)
-            lines.append(f"  replica {r[1:]}: log {_log_text(st, prev, r)} · {kv}")
+            lines.append(f"  replica {r[1:]}: log {_log_text(st, prev, r)} · {_marks(fields)}")
         cf = coord_fields(st, prev)
-        reqs = request_lines(st, prev)
-        req_changed = prev is not None and st.get("leader_and_isr_in_flight") != prev.get(
-            "leader_and_isr_in_flight"
-        )
-        if full or any(c for _l, _v, c in cf) or req_changed:
-            kv = " · ".join(_mark(lbl, v, c) for lbl, v, c in cf)
-            lines.append(f"  coordination: {kv}")
-            for text, c in reqs:
-                lines.append(f"    {_mark('', text, c)}")
-            if req_changed and not reqs:
-                lines.append("    *no request in flight*")
-        cl = client_fields(st, prev)
-        if full or any(c for _l, _v, c in cl):
-            lines.append("  clients: " + " · ".join(_mark(lbl, v, c) for lbl, v, c in cl))
+        reqs = request_lines(st, prev, action)
+        if full or any(f.changed for f in cf) or any(k for _t, k in reqs):
+            lines.append(f"  controller: {_marks(cf)}")
+            for text, kind in reqs:
+                lines.append(f"    {'*' + text + '*' if kind else text}")
+        cl = client_fields(st, prev, full)
+        if cl and (full or any(f.changed for f in cl)):
+            lines.append("  clients: " + _marks(cl))
     lines += ["", f"WHY: {why}", ""]
     return "\n".join(lines)
 
@@ -366,147 +472,164 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _kv(fields: list[tuple[str, str, bool]]) -> str:
-    return " · ".join(
-        f'<span class="{"f chg" if c else "f"}"'
-        + (' title="changed by this step"' if c else "")
-        + f">{_e(f'{lbl} {v}'.strip())}</span>"
-        for lbl, v, c in fields
-    )
+def _span(f: Field) -> str:
+    if f.kind:
+        cls = f"badge {f.kind if f.kind != 'role' else ''}".strip() + (" chg" if f.changed else "")
+    else:
+        cls = "f chg" if f.changed else "f"
+    title = ' title="changed by this step"' if f.changed else ""
+    return f'<span class="{cls}"{title}>{_e(f.text)}</span>'
 
 
-def _replica_cell(state: dict, prev: dict | None, r: str) -> str:
-    log = state["log"][r]
-    hw = state["hw"][r]
+def _kv(fields: list[Field]) -> str:
+    if not fields:
+        return ""
+    return '<div class="kv">' + " · ".join(_span(f) for f in fields) + "</div>"
+
+
+def _log_html(state: dict, prev: dict | None, r: str) -> str:
+    log, hw = state["log"][r], state["hw"][r]
     plog = prev["log"][r] if prev else log
-    alive = state["alive"][r]
-    me = int(r[1:])
     entries = []
     for o, (rec, ep) in enumerate(log):
-        cls = "e"
-        if o < hw:
-            cls += " c"
+        cls = "e" + (" c" if o < hw else "")
         if prev is not None and (o >= len(plog) or plog[o] != [rec, ep]):
             cls += " new"
         entries.append(f'<span class="{cls}" title="offset {o}">{_e(rec)}@{_e(ep)}</span>')
-    if prev is not None and len(log) < len(plog):
-        entries.append(f'<span class="chg kv">truncated from {len(plog)}</span>')
-    logs = "".join(entries) or '<span class="empty">empty</span>'
-    fields = replica_fields(state, prev, r)
-    head = [f for f in fields if f[0] in ("LEO", "HW", "ckpt")]
-    rest = [f for f in fields if f[0] not in ("LEO", "HW", "ckpt")]
-    lead = state["leader_view"][r] == me
+    if prev is not None:  # what a truncation removed, struck through
+        for o in range(len(log), len(plog)):
+            rec, ep = plog[o]
+            entries.append(
+                f'<span class="e gone" title="offset {o}, removed by this step">'
+                f"{_e(rec)}@{_e(ep)}</span>"
+            )
+    return '<div class="log">' + ("".join(entries) or '<span class="empty">empty</span>') + "</div>"
+
+
+def _replica_box(state: dict, prev: dict | None, r: str, culprit: bool = False) -> str:
+    nums = replica_numbers(state, prev, r)
+    roles = replica_roles(state, prev, r)
+    view = replica_view(state, prev, r)
+    changed = prev is None or prev["log"][r] != state["log"][r]
+    changed = changed or any(f.changed for f in nums + roles + view)
+    cls = "lane" + ("" if changed else " same") + ("" if state["alive"][r] else " dead")
+    cls += " culprit" if culprit else ""
     return (
-        f'<div class="{"" if alive else "dead"}"><div class="log">{logs}</div>'
-        f'<div class="kv">{_kv(head)}</div>'
-        f'<div class="kv{" lead" if lead else ""}">{_kv(rest)}</div></div>'
+        f'<div class="{cls}"><div class="lname">replica {_e(r[1:])} '
+        + "".join(_span(f) for f in roles)
+        + "</div>"
+        + _log_html(state, prev, r)
+        + _kv(nums)
+        + _kv(view)
+        + "</div>"
     )
 
 
-def _coord_cell(state: dict, prev: dict | None) -> str:
-    reqs = "".join(
-        f'<div class="kv"><span class="{"f chg" if c else "f"}">{_e(t)}</span></div>'
-        for t, c in request_lines(state, prev)
-    )
-    gone = prev is not None and len(prev.get("leader_and_isr_in_flight", [])) > len(
-        state.get("leader_and_isr_in_flight", [])
-    )
-    return (
-        f'<div class="kv">{_kv(coord_fields(state, prev))}</div>'
-        + (reqs or '<div class="empty">no request in flight</div>')
+def _coord_box(state: dict, prev: dict | None, action: str) -> str:
+    fields = coord_fields(state, prev)
+    reqs = request_lines(state, prev, action)
+    changed = prev is None or any(f.changed for f in fields) or any(k for _t, k in reqs)
+    lines = "".join(
+        f'<div class="req {k}{" " + t.split(":", 1)[0] if k == "gone" else ""}">'
         + (
-            '<div class="kv"><span class="f chg">a request was consumed</span></div>'
-            if gone
-            else ""
+            f"<b>{_e(t.split(': ', 1)[0])}</b>: <s>{_e(t.split(': ', 1)[1])}</s>"
+            if k == "gone"
+            else _e(t)
         )
+        + "</div>"
+        for t, k in reqs
+    )
+    return (
+        f'<div class="lane{"" if changed else " same"}"><div class="lname">controller</div>'
+        + _kv(fields)
+        + (lines or '<div class="empty">no request in flight</div>')
+        + "</div>"
     )
 
 
-def _client_cell(state: dict, prev: dict | None) -> str:
-    return "".join(f'<div class="kv">{_kv([f])}</div>' for f in client_fields(state, prev))
+def _client_box(state: dict, prev: dict | None) -> str:
+    fields = client_fields(state, prev)
+    changed = prev is None or any(f.changed for f in fields)
+    body = "".join(_kv([f]) for f in fields) or '<div class="empty">nothing yet</div>'
+    return (
+        f'<div class="lane{"" if changed else " same"}"><div class="lname">clients</div>'
+        f"{body}</div>"
+    )
 
 
 def render_html(trace: cxfile.CounterexampleTrace) -> str:
     h = trace.header
     states = _states(trace)
-    actions = [("Init", {})] + [(s["action"], s.get("args", {})) for s in trace.steps]
     n = len(states) - 1
     loop_start = h.get("loop_start")
-    broken: set[int] = set()
-    loop: set[int] = set()
-    if loop_start is not None:
-        loop = set(range(loop_start, n + 1))
-    elif n >= 0:
-        broken = {n}
-    replicas = sorted(trace.initial["log"], key=lambda r: int(r[1:]))
-    vertical = n >= VERTICAL_FROM
-
-    def cls(i: int) -> str:
-        return "step" + (" broken" if i in broken else "") + (" loop" if i in loop else "")
-
-    def act_cell(i: int) -> str:
-        a, args = actions[i]
-        return f'<div class="act">{_e(a)}</div><div class="args">{_e(_args(args))}</div>'
-
-    lanes: list[tuple[str, str, Any]] = [("action", "action", None)]
-    lanes += [(f"replica {r[1:]}", f"lane-{r}", r) for r in replicas]
-    lanes += [("coordination", "coordination", None), ("clients", "clients", None)]
-
-    def cell(lane: str, i: int) -> str:
-        s, prev = states[i], states[i - 1] if i else None
-        if lane == "action":
-            return act_cell(i)
-        if lane == "coordination":
-            return _coord_cell(s, prev)
-        if lane == "clients":
-            return _client_cell(s, prev)
-        return _replica_cell(s, prev, lane)
-
-    rows = []
-    if vertical:
-        heads = "".join(f'<th id="{_e(key)}">{_e(title)}</th>' for title, key, _r in lanes)
-        rows.append(f"<tr><th>step</th>{heads}</tr>")
-        for i in range(n + 1):
-            tds = "".join(
-                f'<td class="{cls(i)}" data-step="{i}">{cell(r or key, i)}</td>'
-                for _title, key, r in lanes
-            )
-            rows.append(
-                f'<tr><th class="{cls(i)}" id="step-{i}" data-step="{i}">step {i}</th>{tds}</tr>'
-            )
-    else:
-        head = "".join(
-            f'<th class="{cls(i)}" id="step-{i}" data-step="{i}">step {i}</th>'
-            for i in range(n + 1)
-        )
-        rows.append(f"<tr><th>step</th>{head}</tr>")
-        for title, key, r in lanes:
-            tds = "".join(
-                f'<td class="{cls(i)}" data-step="{i}">{cell(r or key, i)}</td>'
-                for i in range(n + 1)
-            )
-            rows.append(f'<tr class="lane" id="{_e(key)}"><th>{_e(title)}</th>{tds}</tr>')
     prop = h.get("property", "?")
     kind = h.get("kind", "always")
+    broken = n if loop_start is None else None
+    replicas = sorted(trace.initial["log"], key=lambda r: int(r[1:]))
+    sentences = step_sentences(trace)
     why = violation(prop, states, loop_start)
+    # the replicas the why sentence names: their boxes in the breaking step are what breaks it
+    culprits = {f"r{x}" for x in re.findall(r"\b(?:replica|leader|follower) (\d+)", why)}
+    columns = f"grid-template-columns:repeat({len(replicas) + 2},minmax(0,1fr))"
+
+    def card(i: int) -> str:
+        s, prev = states[i], states[i - 1] if i else None
+        action = trace.steps[i - 1]["action"] if i else ""
+        call = story.call(action, trace.steps[i - 1].get("args")) if i else "Init"
+        cls = "step" + (" broken" if i == broken else "")
+        cls += " loop" if loop_start is not None and i >= loop_start else ""
+        tag = ""
+        if i == broken:
+            tag = f' <span class="tag">✗ {_e(prop)} breaks here</span>'
+        boxes = (
+            "".join(_replica_box(s, prev, r, i == broken and r in culprits) for r in replicas)
+            + _coord_box(s, prev, action)
+            + _client_box(s, prev)
+        )
+        return (
+            f'<section class="{cls}" id="step-{i}" data-step="{i}">'
+            f'<div class="head"><span class="num">{i}</span>'
+            f'<p class="say">{_e(sentences[i])}{tag}</p><code class="act">{_e(call)}</code></div>'
+            f'<div class="lanes" style="{columns}">{boxes}</div></section>'
+        )
+
+    cards = [card(i) for i in range(n + 1)]
+    if loop_start is not None:
+        if loop_start == n:  # a lasso that ends stuttering: one state, for ever
+            head = f'<div class="note">↻ From step {n} on, nothing changes: {_e(prop)} never holds</div>'
+            back = ""
+        else:
+            head = (
+                f'<div class="note">↻ Steps {loop_start} to {n} repeat for ever: {_e(prop)} '
+                "never holds</div>"
+            )
+            back = f'<div class="note">… and after step {n}, back to step {loop_start}</div>'
+        cards = (
+            cards[:loop_start]
+            + [f'<div class="cycle" id="cycle">{head}']
+            + cards[loop_start:]
+            + [back, "</div>"]
+        )
     desc = _describe(h)
+    means = story.meaning(prop, desc)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>{_e(prop)}: counterexample</title>
 <style>{CSS}</style></head>
 <body>
 <header>
-<h1>Counterexample to {_e(prop)} ({_e(kind)}){": " + _e(desc) if desc else ""}</h1>
+<h1>Counterexample to {_e(prop)} <small>({_e(kind)}{": " + _e(desc) if desc else ""})</small></h1>
+<p class="means" id="means">{_e(means)}</p>
 <div class="why" id="why">{_e(why)}</div>
 <div class="meta" id="config">{_e(config_line(h))}</div>
 <div class="meta">{n} steps · <span class="bad">{_e(verdict_line(h, n))}</span> ·
 selected step <b id="cur">{n}</b> (arrow keys) ·
 <span class="legend"><span><span class="e c">rec@epoch</span> committed (below HW)</span>
-<span><span class="chg">changed</span> by the step</span>
-<span style="box-shadow:inset 0 0 0 2px #d50000;padding:0 3px">property broken</span>
-<span style="background:#fff8e1">lasso cycle</span></span></div>
+<span><span class="f chg">changed</span> by the step, grey: unchanged</span>
+<span><span class="badge warn">deposed leader</span> a role that explains the anomaly</span>
+<span style="border:2px solid {RED};padding:0 3px">what breaks {_e(prop)}</span></span></div>
 </header>
-<main><table id="trace" class="{"vertical" if vertical else "horizontal"}">{"".join(rows)}</table></main>
+<main><div class="steps" id="trace">{"".join(cards)}</div></main>
 <script>{JS}</script>
 </body></html>
 """
