@@ -12,6 +12,8 @@ from isr.spec.protocols import protocol_source
 from .errors import INCOMPLETE, UsageError
 from .models import add_model_args, model_from_args, positive_int
 
+DOT_READABLE = 2_000  # more states than this make a drawing nobody can read
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -22,7 +24,18 @@ def register(sub) -> None:
     )
     add_model_args(p)
     p.add_argument("--graphml", metavar="FILE", help="write the graph as GraphML")
-    p.add_argument("--dot", metavar="FILE", help="write the graph as Graphviz DOT")
+    p.add_argument(
+        "--dot",
+        metavar="FILE",
+        help="write the graph as Graphviz DOT (nodes labelled by leader, epoch, ISR and each "
+        "replica's LEO/HW)",
+    )
+    p.add_argument(
+        "--dot-tooltips",
+        action="store_true",
+        help="with --dot: each node's whole state as its tooltip (for SVG output; about 1 kB "
+        "a node)",
+    )
     p.add_argument(
         "--symmetry", action="store_true", help="one state per orbit of replica renaming"
     )
@@ -45,7 +58,14 @@ def run(args: argparse.Namespace) -> int:
         if args.graphml:
             export_graphml(sg, args.graphml)
         if args.dot:
-            export_dot(sg, args.dot)
+            export_dot(sg, args.dot, with_states=args.dot_tooltips)
+            if sg.graph.number_of_nodes() > DOT_READABLE:
+                print(
+                    f"isr graph: note: {sg.graph.number_of_nodes():,} states in {args.dot}; "
+                    f"Graphviz draws up to a few hundred readably (smaller bounds, or "
+                    f"--symmetry)",
+                    file=sys.stderr,
+                )
     except OSError as e:
         raise UsageError(f"cannot write: {e}") from None
     if args.format == "json":

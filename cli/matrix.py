@@ -187,7 +187,7 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
                     try:
                         cfg.validate()
                     except ConfigError as e:
-                        raise UsageError(str(e)) from None
+                        raise UsageError(e.cli) from None
                     refuse_hopeless(cfg, per_cell=True)
                     cells.append(
                         {

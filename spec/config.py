@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, replace
 
 from .protocols import BUILTIN_NAMES, DEFAULT_PROTOCOL, PROTOCOLS
@@ -13,7 +14,17 @@ MIN_REPLICAS, MAX_REPLICAS = 2, 5
 
 
 class ConfigError(ValueError):
-    """An impossible configuration; the message is one line for the user."""
+    """An impossible configuration; the message is one line for the user. It names Config's
+    fields as the Python API spells them (``records``, ``min_isr``); ``cli`` is the same line
+    with the command line's flags (``--records``, ``--min-isr``), which the CLI prints."""
+
+    def __init__(self, message: str) -> None:
+        # written once with flags ({records} -> "records" here, "--records" for the CLI)
+        super().__init__(_FLAG.sub(lambda m: m[1], message))
+        self.cli = _FLAG.sub(lambda m: "--" + m[1].replace("_", "-"), message)
+
+
+_FLAG = re.compile(r"\{([a-z_]+)\}")
 
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
@@ -86,21 +97,21 @@ class Config:
     def validate(self) -> Config:
         if not MIN_REPLICAS <= self.replicas <= MAX_REPLICAS:
             raise ConfigError(
-                f"--replicas must be between {MIN_REPLICAS} and {MAX_REPLICAS}, got {self.replicas}"
+                f"{{replicas}} must be between {MIN_REPLICAS} and {MAX_REPLICAS}, got {self.replicas}"
             )
         if self.records < 0:
-            raise ConfigError(f"--records must be >= 0, got {self.records}")
+            raise ConfigError(f"{{records}} must be >= 0, got {self.records}")
         if self.epochs < 1:
             raise ConfigError(
-                f"--epochs must be >= 1 (the initial leader has epoch 1), got {self.epochs}"
+                f"{{epochs}} must be >= 1 (the initial leader has epoch 1), got {self.epochs}"
             )
         if self.crashes < 0:
-            raise ConfigError(f"--crashes must be >= 0, got {self.crashes}")
+            raise ConfigError(f"{{crashes}} must be >= 0, got {self.crashes}")
         if self.acks not in ACKS:
-            raise ConfigError(f"--acks must be one of {', '.join(ACKS)}, got {self.acks!r}")
+            raise ConfigError(f"{{acks}} must be one of {', '.join(ACKS)}, got {self.acks!r}")
         if not 1 <= self.min_isr <= self.replicas:
             raise ConfigError(
-                f"--min-isr must be between 1 and the replica count {self.replicas}, got {self.min_isr}"
+                f"{{min_isr}} must be between 1 and the replica count {self.replicas}, got {self.min_isr}"
             )
         if self.protocol not in PROTOCOLS:
             raise ConfigError(
@@ -109,20 +120,20 @@ class Config:
                 f"{', '.join(PROTOCOL_NAMES)}"
             )
         if self.retries < 0:
-            raise ConfigError(f"--retries must be >= 0, got {self.retries}")
+            raise ConfigError(f"{{retries}} must be >= 0, got {self.retries}")
         if self.controller_failovers < 0:
             raise ConfigError(
-                f"--controller-failovers must be >= 0, got {self.controller_failovers}"
+                f"{{controller_failovers}} must be >= 0, got {self.controller_failovers}"
             )
         if self.session_expiries < 0:
-            raise ConfigError(f"--session-expiries must be >= 0, got {self.session_expiries}")
+            raise ConfigError(f"{{session_expiries}} must be >= 0, got {self.session_expiries}")
         if PROTOCOLS[self.protocol].split_fetch and (self.retention or self.session_expiries):
             raise ConfigError(
-                f"--protocol {self.protocol} does not model retention or ZooKeeper session expiry"
+                f"{{protocol}} {self.protocol} does not model retention or ZooKeeper session expiry"
                 " yet"
             )
         if self.idempotence and not self.retries:
-            raise ConfigError("--idempotence needs --retries N (there is nothing to deduplicate)")
+            raise ConfigError("{idempotence} needs {retries} > 0 (there is nothing to deduplicate)")
         return self
 
     @property

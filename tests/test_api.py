@@ -61,3 +61,15 @@ def test_validate_a_recorded_run_and_a_rejected_one():
     assert api.validate(run).verdict == ACCEPTED
     bad = SAMPLES / "rejected" / "mutant-ack-before-commit.ndjson"
     assert api.validate([bad]).verdict == REJECTED
+
+
+def test_api_errors_name_the_config_fields_and_the_cli_its_flags(capsys):
+    """issue 30: the Python API's errors named command-line flags (``--min-isr``)."""
+    from isr.cli.main import main
+
+    with pytest.raises(ConfigError) as e:
+        api.check(protocol="hw-truncation", min_isr=9)
+    assert str(e.value).startswith("min_isr must be between 1 and the replica count")
+    assert "--" not in str(e.value)
+    assert main(["check", "--min-isr", "9"]) == 2
+    assert "--min-isr must be between 1" in capsys.readouterr().err

@@ -114,3 +114,10 @@ def test_cli_graph_exports(tmp_path, capsys):
     # each node says what it is: leader, epoch, ISR, then each replica's log length and HW
     # (issue 30: the labels were s0...sN); the initial state: leader 0, epoch 1, both in sync
     assert 's0 [label="s0\\nL0 e1 {0,1}\\n0/0 0/0", shape=doublecircle' in dot.read_text()
+    # no tooltips unless asked (issue 30: 5.8 MB for 6,378 states, most of it the JSON states)
+    assert "tooltip" not in dot.read_text()
+    tips = tmp_path / "t.dot"
+    argv = ["graph", "--replicas", "2", "--records", "1", "--crashes", "0"]
+    assert main([*argv, "--dot", str(tips), "--dot-tooltips"]) == 0
+    assert tips.read_text().count("tooltip=") == stats["states"]
+    assert len(tips.read_text()) > 3 * len(dot.read_text())
