@@ -328,11 +328,14 @@ def _print_status(c: Any, as_json: bool = False) -> None:
             f"{p['replicas']!s:<12} {'YES' if ur else 'no'}"
         )
     print(f"under-replicated partitions: {under}")
-    print(f"{'broker':>6} {'partition':<10} {'role':<9} {'HW':>8} {'LEO':>8}")
+    # each broker's own view, from the metrics file it rewrites periodically: say how old
+    print(f"{'broker':>6} {'partition':<10} {'role':<9} {'HW':>8} {'LEO':>8}  as of")
     for b, s in sorted(metrics.items()):
+        age = s.get("age_s")
+        when = "" if age is None else f"  {age:.1f} s ago"
         for row in s["partitions"]:
             name = f"{row['topic']}-{row['partition']}"
-            print(f"{b:>6} {name:<10} {row['role']:<9} {row['hw']:>8} {row['leo']:>8}")
+            print(f"{b:>6} {name:<10} {row['role']:<9} {row['hw']:>8} {row['leo']:>8}{when}")
     for b, s in sorted(metrics.items()):
         mt, rt = s["metrics"], s.get("rates_per_s", {})
         print(

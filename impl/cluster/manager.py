@@ -30,6 +30,28 @@ from . import zk as zkserver
 ROOT = Path(__file__).resolve().parents[2]  # the directory holding the `impl` package
 
 
+RETRY_ELECT_S = 2.0  # an election still pending after this is asked for again
+
+
+def _pending_elections(
+    d: dict[str, Any], topic: str, broker: int | None, partition: int | None
+) -> list[str]:
+    """The partitions of ``d`` (a coordination view) an election of ``broker`` (None: each
+    preferred replica) would still move, each as "t-0: leader 0, ISR [0, 1, 2]"."""
+    out = []
+    for name, p in d["partitions"].items():
+        if partition is not None and name != f"{topic}-{partition}":
+            continue
+        st = p["state"]
+        want = p["replicas"][0] if broker is None else broker
+        if st is None or want not in p["replicas"]:
+            continue
+        movable = want in st["isr"] and want in d["live"] and st["leader"] in d["live"]
+        if movable and st["leader"] != want:
+            out.append(f"{name}: leader {st['leader']}, ISR {st['isr']}")
+    return out
+
+
 class ClusterError(RuntimeError):
     pass
 
@@ -321,35 +343,41 @@ class Cluster:
         (R9, the spec's ControllerMoveLeader), of partition ``partition`` of the topic or of every
         partition: asked of the controller, then waited for until the coordination service shows
         it (each partition led by the wanted broker, or found not movable: the wanted broker not
-        a live ISR member). Returns the coordination view."""
+        a live ISR member). Returns the coordination view.
+
+        The controller takes the request only for partitions it finds movable at that moment,
+        and answers before it acts; a broker just restarted may be in ZooKeeper's ISR before the
+        controller has handled its registration, so a request sent then changes nothing. Kafka's
+        admin client retries an election that did not happen; so does this: the request is sent
+        again every ``RETRY_ELECT_S`` while the election is still pending (issue 30: it waited
+        20 s for one that would never come, then printed the raw view)."""
         topic = self.state["topic"]
         parts = None if partition is None else [[topic, partition]]
+        deadline = time.monotonic() + wait_s
+        pending: list[str] = []
+        d: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            self._ask_election(broker, parts)
+            resend = min(deadline, time.monotonic() + RETRY_ELECT_S)
+            while time.monotonic() < resend:
+                d = self.describe()
+                pending = _pending_elections(d, topic, broker, partition)
+                if not pending:
+                    return d
+                time.sleep(0.1)
+        who = "preferred replicas" if broker is None else f"broker {broker}"
+        raise ClusterError(
+            f"the election of {who} did not happen within {wait_s:.0f} s: {'; '.join(pending)}"
+        )
+
+    def _ask_election(self, broker: int | None, parts: list[list[Any]] | None) -> None:
         for _attempt in range(3):  # the controller may change under us
             ctl = self.controller_id()
             ans = self._op(ctl, {"op": "elect_leader", "broker": broker, "partitions": parts})
             if ans.get("op") != "error":
-                break
+                return
             time.sleep(0.5)
-        else:
-            raise ClusterError(f"no controller took the election request: {ans}")
-        deadline = time.monotonic() + wait_s
-        d: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            d = self.describe()
-            pending = False
-            for name, p in d["partitions"].items():
-                if partition is not None and name != f"{topic}-{partition}":
-                    continue
-                st = p["state"]
-                want = p["replicas"][0] if broker is None else broker
-                if st is None or want not in p["replicas"]:
-                    continue
-                movable = want in st["isr"] and want in d["live"] and st["leader"] in d["live"]
-                pending = pending or (movable and st["leader"] != want)
-            if not pending:
-                return d
-            time.sleep(0.1)
-        raise ClusterError(f"election not done after {wait_s}s: {json.dumps(d)}")
+        raise ClusterError(f"no controller took the election request: {ans.get('error', ans)}")
 
     def controlled_shutdown(
         self, b: int, stop: bool = True, retries: int = 3, backoff_s: float = 0.5
@@ -446,8 +474,10 @@ class Cluster:
         for b in self.broker_ids():
             p = self.dir / "metrics" / f"broker-{b}.json"
             if p.exists() and self.pid_alive(self.state["brokers"][str(b)].get("pid")):
-                with contextlib.suppress(ValueError):
+                with contextlib.suppress(ValueError, OSError):
                     out[b] = json.loads(p.read_text())
+                    # how old this broker's own view is (it rewrites the file periodically)
+                    out[b]["age_s"] = round(max(0.0, time.time() - p.stat().st_mtime), 1)
         return out
 
     def wait_ready(self, timeout_s: float = 60.0, full_isr: bool = True) -> dict[str, Any]:
