@@ -319,13 +319,29 @@ def default_store(cfg, store_dir: str | None = None) -> str:
 
 
 # Above this estimated size a run takes hours on one machine: say so before it starts.
-LARGE_MODEL_STATES = 1e8
+# Announce a run the estimate puts above this: 2e7 distinct states is half an hour or more at
+# the ~10,000 distinct states/s two workers reach here on the ZooKeeper-era models (issue 30:
+# at 1e8 the note never fired for kip-320 at 3/2/3/1, 10^7.7 by the estimate, an hour's run).
+LARGE_MODEL_STATES = 2e7
+NOMINAL_RATE = 10_000  # distinct states/s, for the note's duration only
+
+
+def _magnitude(log10: float) -> str:
+    """10^7.7 as "5 x 10^7"."""
+    import math
+
+    e = math.floor(log10)
+    m = round(10 ** (log10 - e))
+    if m >= 10:
+        m, e = 1, e + 1
+    return f"10^{e}" if m == 1 else f"{m} x 10^{e}"
 
 
 def size_note(cfg, max_states: int | None, max_seconds: float | None) -> str | None:
     """One line on stderr before a search the estimate puts above LARGE_MODEL_STATES (and no
-    limit asked for): how large, and what to do instead. Not an error: the estimate is rough
-    (right within a factor of 10 or so) and the run may be what the user wants."""
+    limit asked for): how large, about how long, and what to do instead. Not an error: the
+    estimate is rough (right within a factor of 10 or so) and the run may be what the user
+    wants."""
     import math
 
     from .models import estimate_log10_states
@@ -335,10 +351,15 @@ def size_note(cfg, max_states: int | None, max_seconds: float | None) -> str | N
     est = estimate_log10_states(cfg)
     if est < math.log10(LARGE_MODEL_STATES):
         return None
+    hours = 10**est / NOMINAL_RATE / 3600
+    took = f"about {hours:,.0f} hours" if hours >= 1.5 else "about an hour"
+    if hours > 24 * 14:
+        took = "weeks"
     return (
-        f"isr: note: this model has roughly 10^{est:.0f} distinct states (a rough estimate): "
-        "hours or days on one machine. Smaller bounds, --stop-at-first-violation, "
-        "--max-seconds S, --checkpoint DIR or `isr simulate` answer sooner."
+        f"isr: note: this model has roughly {_magnitude(est)} distinct states (a rough estimate): "
+        f"{took} at {NOMINAL_RATE:,} states/s. Smaller bounds, --reduction dead-state, "
+        "--stop-at-first-violation, --max-seconds S, --checkpoint DIR or `isr simulate` "
+        "answer sooner."
     )
 
 

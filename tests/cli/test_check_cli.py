@@ -299,8 +299,13 @@ def test_a_very_large_model_is_announced_before_the_run():
     from isr.spec import Config
 
     note = size_note(Config(protocol="kraft"), None, None)
-    assert note and note.startswith("isr: note: this model has roughly 10^9 distinct states")
+    assert note and note.startswith("isr: note: this model has roughly 3 x 10^9 distinct states")
     assert size_note(Config(protocol="kraft"), None, 600.0) is None
-    assert size_note(Config(), None, None) is None  # the default model: 8.55e6
+    assert size_note(Config(), None, None) is None  # the default model: 3,057,459
+    # kip-320 at 3/2/3/1 (10^7.7 by the estimate; 13,286,960 with the dead-state reduction):
+    # an hour's run, announced (issue 30: it was not, at a 10^8 threshold)
+    big = size_note(Config(replicas=3, records=2, epochs=3, crashes=1), None, None)
+    assert big and "roughly 5 x 10^7 distinct" in big and "about an hour" in big
+    assert "--reduction dead-state" in big
     small = Config(protocol="kraft", replicas=2, records=1, epochs=2, crashes=1)
     assert abs(estimate_log10_states(small) - math.log10(781_691)) < 1
