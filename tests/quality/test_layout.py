@@ -5,7 +5,7 @@
 * No module imports the old top-level names (``spec``, ``checker``, ...): only ``isr.*`` and
   relative imports, so nothing generic is needed in site-packages.
 * The module import graph (absolute and relative imports at any level, read with ``ast``) has no
-  cycle between modules, and ``checker`` imports nothing of the Kafka packages (DESIGN.md's
+  cycle between modules, and ``checker`` imports nothing of the Kafka packages (docs/DESIGN.md's
   boundary).
 """
 
