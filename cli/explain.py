@@ -34,6 +34,7 @@ from isr.traces import itf
 
 from . import story
 from .errors import UsageError
+from .replay import load_trace_protocol
 from .why import violation
 
 RED = "#d50000"  # what breaks the property, and nothing else (the viewer tests look for it)
@@ -146,6 +147,10 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "html" and not args.html:
         raise UsageError("--format html needs --html OUT.html")
     try:
+        # a counterexample of a --protocol-file version names a protocol the registry knows
+        # only once that file is loaded: load it as `isr replay` does (the header's
+        # protocol_file, its content checked against the header's hash)
+        load_trace_protocol(argparse.Namespace(file=args.trace, protocol_file=None))
         trace = itf.read_any(args.trace)  # NDJSON or ITF, by content
     except cxfile.TraceFileError as e:
         raise UsageError(str(e)) from None

@@ -148,6 +148,11 @@ def test_replay_refuses_a_changed_file(tmp_path, fmt):
     assert run_cli(["replay", str(cx)]).code == 1  # the header's file, loaded again: confirmed
     PROTOCOLS.pop("my-kip")
     cli_models._LOADED.clear()
+    # isr explain too (issue 29: it said "unknown protocol" where replay confirmed)
+    out = run_cli(["explain", str(cx), "--format", "text"])
+    assert out.code == 0 and "my-kip" in out.out, out.err
+    PROTOCOLS.pop("my-kip")
+    cli_models._LOADED.clear()
     mine.write_text(mine.read_text() + "# changed\n")
     out = run_cli(["replay", str(cx)])
     assert out.code == 2 and "the protocol changed since" in out.err
