@@ -360,7 +360,14 @@ def request_lines(state: dict, prev: dict | None, action: str = "") -> list[tupl
 
 
 def _pairs(xs: list) -> str:
-    return ", ".join(story.record_at(o, r) for o, r in xs) or "none"
+    """(offset, record) pairs in words; anything else as it is (a reader is total)."""
+    return (
+        ", ".join(
+            story.record_at(*x) if isinstance(x, list | tuple) and len(x) == 2 else str(x)
+            for x in xs
+        )
+        or "none"
+    )
 
 
 CLIENT_FIELDS = (

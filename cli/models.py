@@ -186,7 +186,7 @@ def user_protocol(args: argparse.Namespace) -> str | None:
         try:
             p = register_protocol(load_protocol_file(path))
         except ProtocolFileError as e:
-            raise UsageError(e.cli) from None
+            raise UsageError(str(e)) from None
         _LOADED[path] = p.name
     if getattr(args, "engine", None) == "spark":
         ship_by_value(PROTOCOLS[_LOADED[path]])
@@ -341,4 +341,4 @@ def model_from_args(args: argparse.Namespace, exhaustive: bool = True) -> IsrSpe
     try:
         return IsrSpec(cfg, reduction=reduction)
     except ValueError as e:  # a reduction not known to be sound for this version
-        raise UsageError(e.cli) from None
+        raise UsageError(str(e)) from None

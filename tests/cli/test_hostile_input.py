@@ -94,7 +94,12 @@ def _cx_with(cx: Path, k: int, fn) -> bytes:
             "config.records",
         ),
         ("an unknown setting", 0, lambda h: {**h, "config": {"x": 1}}, "config.x"),
-        ("replicas 9", 0, lambda h: {**h, "config": {**h["config"], "replicas": 9}}, "--replicas"),
+        (
+            "replicas 9",
+            0,
+            lambda h: {**h, "config": {**h["config"], "replicas": 9}},
+            "config: replicas",
+        ),
         ("a bare array", 2, lambda s: [1], ":3: the line: expected object"),
         (
             "no state",
