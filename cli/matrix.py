@@ -26,7 +26,7 @@ from isr.spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from isr.spec.config import FAULT_MODE_NAMES, FAULT_MODES
 from isr.spec.protocols import PROTOCOLS, protocol_source, register_protocol
 
-from . import junit, reports
+from . import junit, matrix_html, reports
 from .errors import INCOMPLETE, OK, UsageError
 from .models import (
     MODEL_COUNT,
@@ -130,6 +130,13 @@ def register(sub) -> None:
     )
     p.add_argument("--out", metavar="DIR", help="write matrix.json and matrix.md there")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the table as a heat map (a row per version, a column per fault mode), "
+        "each violated property linked to its counterexample, written beside FILE in "
+        "FILE's name + '-cx/' (trace file and `isr explain --html` page)",
+    )
     p.add_argument(
         "--junit",
         metavar="FILE",
@@ -469,6 +476,8 @@ def run(args: argparse.Namespace) -> int:
             (out / "matrix.md").write_text(render_markdown(results, header) + "\n")
         except OSError as e:
             raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
+    if args.html:
+        matrix_html.write(args.html, doc, results)
     if args.junit or args.sarif:
         reports.write_reports(args, junit.matrix_suites(results))
     if args.format == "json":
