@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if own:
             c.down()
-    hist = check_history(rep, args.history)
+    hist = check_history(rep, args.history, args.timeline)
     if args.json:
         print(json.dumps(rep, indent=1))
     else:
@@ -94,10 +94,11 @@ def run(args: argparse.Namespace) -> int:
     return OK if rep["lost"] == 0 and not bad_history else VIOLATION
 
 
-def check_history(rep: dict[str, Any], path: str | None) -> Any:
+def check_history(rep: dict[str, Any], path: str | None, timeline: str | None = None) -> Any:
     """The run's client history (``rep["history"]``, taken out of the report) checked by
     traces/history.py: the report gets its counts and first examples (``history_check``);
-    ``path`` (--history) receives the history as NDJSON, a header line then one op a line."""
+    ``path`` (--history) receives the history as NDJSON, a header line then one op a line;
+    ``timeline`` (--timeline) its timeline page (cli/timeline.py)."""
     doc = rep.pop("history", None)
     if doc is None:
         return None
@@ -112,7 +113,12 @@ def check_history(rep: dict[str, Any], path: str | None) -> Any:
                     f.write(json.dumps(op, separators=(",", ":")) + "\n")
         except OSError as e:
             raise UsageError(f"cannot write --history {path}: {e.strerror}") from None
-    res = check(parse(doc, ops, path or "chaos"))
+    history = parse(doc, ops, path or "chaos")
+    res = check(history)
+    if timeline:
+        from . import timeline as page
+
+        page.write(timeline, history, res)
     rep["history_check"] = {
         "valid": res.valid,
         "violations": res.violations,
@@ -171,6 +177,12 @@ def register(subparsers: Any) -> None:
         "--history",
         metavar="FILE",
         help="write the run's client history here (NDJSON; re-check it with `isr history FILE`)",
+    )
+    p.add_argument(
+        "--timeline",
+        metavar="OUT",
+        help="write the run as a timeline page at the end (as `isr history FILE --html OUT`: "
+        "a lane per client, a bar per operation, lost writes red, the faults as bands)",
     )
     p.add_argument(
         "--story",
