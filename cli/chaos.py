@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from typing import Any
 
@@ -21,6 +22,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.duration <= 0:
         raise UsageError("--duration must be > 0")
+    if args.timeline:  # refused before the run, not after it
+        folder = os.path.dirname(os.path.abspath(args.timeline))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise UsageError(f"cannot write --timeline {args.timeline}: {folder} is not writable")
     kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip())
     bad = [k for k in kinds if k not in FAULT_KINDS]
     if not kinds or bad:

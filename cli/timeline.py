@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from isr.traces.history import History, HistoryResult
@@ -311,7 +312,7 @@ def render_html(history: History, result: HistoryResult) -> str:
             '<html lang="en"><head><meta charset="utf-8">',
             f"<title>{_e(history.name)}: {verdict}</title>",
             f"<style>{CSS}</style></head><body>",
-            f"<h1>{_e(history.name)}: {verdict}</h1>",
+            f"<h1>{_e(Path(history.name).name)}: {verdict}</h1>",
             f'<p class="summary">{_e(result.summary())} {faults_note}</p>',
             '<p class="legend"><span class="ok">send ok</span>'
             '<span class="ok" style="background:#4299e1">poll ok</span>'

@@ -75,7 +75,7 @@ def history() -> dict[str, Any]:
                 )
     t += 0.5
     for part in (0, 1):
-        recs = [[o, ("other-%d" % o) if rid in LOST else rid] for o, rid in enumerate(logs[part])]
+        recs = [[o, f"other-{o}" if rid in LOST else rid] for o, rid in enumerate(logs[part])]
         ops.append(
             {
                 "process": "consumer",
