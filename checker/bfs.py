@@ -368,7 +368,9 @@ def _search(
     complete = stop_reason == "exhausted"
     depth = max(depth, 0)
     reporter.final(seconds, generated, len(seen), depth, 0 if complete else unexpanded, stop_reason)
-    level_sizes = new_per_level(levels, len(frontier), len(next_frontier), next_frontier is frontier)
+    level_sizes = new_per_level(
+        levels, len(frontier), len(next_frontier), next_frontier is frontier
+    )
     frontier.delete()
     next_frontier.delete()
     kept.close()
