@@ -7,12 +7,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from typing import Any
 
 from .cluster import BROKER_DOWN, DEFAULT_DIR, add_cluster_options, open_cluster, start
-from .errors import OK, VIOLATION, UsageError
+from .errors import OK, VIOLATION, UsageError, refuse_unwritable
 from .models import DAY, seconds_in, seed_int
 
 
@@ -23,9 +22,7 @@ def run(args: argparse.Namespace) -> int:
     if args.duration <= 0:
         raise UsageError("--duration must be > 0")
     if args.timeline:  # refused before the run, not after it
-        folder = os.path.dirname(os.path.abspath(args.timeline))
-        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            raise UsageError(f"cannot write --timeline {args.timeline}: {folder} is not writable")
+        refuse_unwritable(args.timeline, "--timeline")
     kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip())
     bad = [k for k in kinds if k not in FAULT_KINDS]
     if not kinds or bad:

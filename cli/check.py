@@ -16,7 +16,7 @@ from isr.spec.config import did_you_mean
 from isr.spec.protocols import protocol_source
 
 from . import growth, junit, reports, traceout
-from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError
+from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError, refuse_unwritable
 from .models import (
     add_model_args,
     add_property_args,
@@ -184,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.max_states is not None and args.max_states <= 0:
         raise UsageError("--max-states must be positive")
+    if args.html_report:
+        refuse_unwritable(args.html_report, "--html-report")
     if args.max_seconds is not None and args.max_seconds <= 0:
         raise UsageError("--max-seconds must be positive")
     name = engines.registry_name(

@@ -27,7 +27,7 @@ from isr.spec.config import FAULT_MODE_NAMES, FAULT_MODES
 from isr.spec.protocols import PROTOCOLS, protocol_source, register_protocol
 
 from . import junit, matrix_html, reports
-from .errors import INCOMPLETE, OK, UsageError
+from .errors import INCOMPLETE, OK, UsageError, refuse_unwritable
 from .models import (
     MODEL_COUNT,
     add_protocol_file_arg,
@@ -457,6 +457,8 @@ def header_line(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     cells = plan(args)
+    if args.html:  # refused before the cells run, not after
+        refuse_unwritable(args.html, "--html")
     t0 = time.perf_counter()
     results = run_matrix(cells, args.max_seconds, args.max_states, args.jobs)
     seconds = time.perf_counter() - t0

@@ -196,7 +196,7 @@ def render_html(history: History, result: HistoryResult) -> str:
                 flagged.setdefault(ex["op"], []).append(k)
     events = fault_events(history)
     times = [b["t0"] for b in all_bars] + [b["t1"] for b in all_bars] + [t for t, _ in events]
-    lo, hi = (min(times), max(times)) if times else (0.0, 1.0)
+    lo, hi = (min(0.0, min(times)), max(times)) if times else (0.0, 1.0)  # from 0 s
     span = hi - lo if hi > lo else 1.0
 
     def x(t: float) -> float:

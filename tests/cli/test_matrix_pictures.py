@@ -106,3 +106,20 @@ def test_the_text_table_fits_100_columns_and_keeps_every_verdict(run):
         ]
         for s in short:
             assert s in cells
+
+
+def test_a_cell_cut_short_is_incomplete(tmp_path, capsys):
+    page = tmp_path / "m.html"
+    argv = ["matrix", "--protocols", "kip-320", "--modes", "none", "--crashes", "0"]
+    assert main([*argv, "--max-states", "50", "--jobs", "1", "--html", str(page)]) == 3
+    cells = _cells(page)
+    assert cells[("kip-320", "none")][0] == "incomplete"
+    assert "undecided (max-states)" in cells[("kip-320", "none")][1]
+    assert not (tmp_path / "m-cx").exists()  # no violation, no counterexample written
+
+
+def test_an_unwritable_page_is_exit_2(tmp_path, capsys):
+    argv = ["matrix", "--protocols", "kip-320", "--modes", "none", "--crashes", "0"]
+    bad = tmp_path / "no" / "such" / "m.html"
+    assert main([*argv, "--max-states", "50", "--jobs", "1", "--html", str(bad)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1  # refused before any cell ran
