@@ -84,6 +84,21 @@ def sigint_sets(flag: list[bool]) -> Iterator[None]:
             signal.signal(signal.SIGTERM, term)
 
 
+def new_per_level(expanded: list[int], frontier: int, following: int, same: bool) -> list[int]:
+    """The distinct states first reached at each depth (index = depth), for the growth plot
+    (``isr check --html-report``): computed once at the end of the search from the sizes of the
+    levels it expanded (``expanded``), the level it stopped at (``frontier`` states, when it
+    stopped before expanding it) and the new states of a level cut short (``following``; the
+    last entry is then partial). They sum to the distinct states."""
+    sizes = list(expanded)
+    if not same:  # stopped inside a level (already in ``expanded``): its successors, partial
+        if following:
+            sizes.append(following)
+    elif frontier:  # stopped before expanding the frontier (every property decided, say)
+        sizes.append(frontier)
+    return sizes
+
+
 @gc_paused
 def check_bfs(
     model: Model,
@@ -353,6 +368,9 @@ def _search(
     complete = stop_reason == "exhausted"
     depth = max(depth, 0)
     reporter.final(seconds, generated, len(seen), depth, 0 if complete else unexpanded, stop_reason)
+    level_sizes = new_per_level(
+        levels, len(frontier), len(next_frontier), next_frontier is frontier
+    )
     frontier.delete()
     next_frontier.delete()
     kept.close()
@@ -376,7 +394,7 @@ def _search(
         found=found,
         checked_to_depth=depth,
     )
-    extra: dict = {}
+    extra: dict = {"level_sizes": level_sizes}
     if not complete:
         extra["unexplored"] = unexpanded
     if kept.kind != "memory":

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from .cluster import BROKER_DOWN, DEFAULT_DIR, add_cluster_options, open_cluster, start
-from .errors import OK, VIOLATION, UsageError
+from .errors import OK, VIOLATION, UsageError, refuse_unwritable
 from .models import DAY, seconds_in, seed_int
 
 
@@ -21,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.duration <= 0:
         raise UsageError("--duration must be > 0")
+    if args.timeline:  # refused before the run, not after it
+        refuse_unwritable(args.timeline, "--timeline")
     kinds = tuple(k.strip() for k in args.faults.split(",") if k.strip())
     bad = [k for k in kinds if k not in FAULT_KINDS]
     if not kinds or bad:
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if own:
             c.down()
-    hist = check_history(rep, args.history)
+    hist = check_history(rep, args.history, args.timeline)
     if args.json:
         print(json.dumps(rep, indent=1))
     else:
@@ -94,10 +96,11 @@ def run(args: argparse.Namespace) -> int:
     return OK if rep["lost"] == 0 and not bad_history else VIOLATION
 
 
-def check_history(rep: dict[str, Any], path: str | None) -> Any:
+def check_history(rep: dict[str, Any], path: str | None, timeline: str | None = None) -> Any:
     """The run's client history (``rep["history"]``, taken out of the report) checked by
     traces/history.py: the report gets its counts and first examples (``history_check``);
-    ``path`` (--history) receives the history as NDJSON, a header line then one op a line."""
+    ``path`` (--history) receives the history as NDJSON, a header line then one op a line;
+    ``timeline`` (--timeline) its timeline page (cli/timeline.py)."""
     doc = rep.pop("history", None)
     if doc is None:
         return None
@@ -112,7 +115,12 @@ def check_history(rep: dict[str, Any], path: str | None) -> Any:
                     f.write(json.dumps(op, separators=(",", ":")) + "\n")
         except OSError as e:
             raise UsageError(f"cannot write --history {path}: {e.strerror}") from None
-    res = check(parse(doc, ops, path or "chaos"))
+    history = parse(doc, ops, path or "chaos")
+    res = check(history)
+    if timeline:
+        from . import timeline as page
+
+        page.write(timeline, history, res)
     rep["history_check"] = {
         "valid": res.valid,
         "violations": res.violations,
@@ -171,6 +179,12 @@ def register(subparsers: Any) -> None:
         "--history",
         metavar="FILE",
         help="write the run's client history here (NDJSON; re-check it with `isr history FILE`)",
+    )
+    p.add_argument(
+        "--timeline",
+        metavar="OUT",
+        help="write the run as a timeline page at the end (as `isr history FILE --html OUT`: "
+        "a lane per client, a bar per operation, lost writes red, the faults as bands)",
     )
     p.add_argument(
         "--story",

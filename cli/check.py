@@ -15,8 +15,8 @@ from isr.checker.result import CheckResult
 from isr.spec.config import did_you_mean
 from isr.spec.protocols import protocol_source
 
-from . import junit, reports, traceout
-from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError
+from . import growth, junit, reports, traceout
+from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError, refuse_unwritable
 from .models import (
     add_model_args,
     add_property_args,
@@ -126,6 +126,12 @@ def register(sub) -> None:
     traceout.add_trace_args(p)
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
     p.add_argument("--sarif", metavar="FILE", help="also write the verdicts as SARIF 2.1.0")
+    p.add_argument(
+        "--html-report",
+        metavar="FILE",
+        help="also write the run as one HTML page: its figures, a plot of the distinct states "
+        "first reached at each BFS depth, and the verdicts",
+    )
     add_engine_args(p, "check", workers=True)
     # --workers not given: every core, or one process for a small model (default_workers)
     p.set_defaults(workers=None)
@@ -178,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.max_states is not None and args.max_states <= 0:
         raise UsageError("--max-states must be positive")
+    if args.html_report:
+        refuse_unwritable(args.html_report, "--html-report")
     if args.max_seconds is not None and args.max_seconds <= 0:
         raise UsageError("--max-seconds must be positive")
     name = engines.registry_name(
@@ -244,6 +252,8 @@ def run(args: argparse.Namespace) -> int:
         reports.write_reports(
             args, [junit.check_suite(res, header_line(model.config), render_counterexample)]
         )
+    if args.html_report:
+        growth.write(args.html_report, res, header_line(model.config))
     if args.format == "json":
         out = res.to_json()
         out["protocol"] = model.config.protocol

@@ -19,3 +19,14 @@ def one_line(message: str, limit: int = 500) -> str:
     values reach messages) escaped, whitespace runs folded, long messages cut."""
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(message.split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def refuse_unwritable(path: str, option: str) -> None:
+    """UsageError when ``path``'s folder does not exist or is not writable: for an output
+    written at the end of a long run (``--html``, ``--html-report``, ``--timeline``), refused
+    before the run rather than after it."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write {option} {path}: {folder} is not a writable folder")

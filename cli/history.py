@@ -26,6 +26,12 @@ def register(sub) -> None:
     p.add_argument("file", metavar="FILE")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--junit", metavar="FILE", help="also write the checks as JUnit XML")
+    p.add_argument(
+        "--html",
+        metavar="OUT",
+        help="also draw the history as a timeline page: a lane per process, a bar per operation "
+        "coloured ok/fail/info, lost writes red, the run's faults when the history has them",
+    )
     p.set_defaults(run=run)
 
 
@@ -66,9 +72,14 @@ def run(args: argparse.Namespace) -> int:
     from isr.traces.history import HistoryError, check, load
 
     try:
-        res = check(load(args.file))
+        hist = load(args.file)
+        res = check(hist)
     except HistoryError as e:
         raise UsageError(str(e)) from None
+    if args.html:
+        from . import timeline
+
+        timeline.write(args.html, hist, res)
     if args.junit:
         junit.write(args.junit, [suite(res)])
     if args.format == "json":

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import textwrap
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
@@ -24,8 +26,8 @@ from isr.spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from isr.spec.config import FAULT_MODE_NAMES, FAULT_MODES
 from isr.spec.protocols import PROTOCOLS, protocol_source, register_protocol
 
-from . import junit, reports
-from .errors import INCOMPLETE, OK, UsageError
+from . import junit, matrix_html, reports
+from .errors import INCOMPLETE, OK, UsageError, refuse_unwritable
 from .models import (
     MODEL_COUNT,
     add_protocol_file_arg,
@@ -128,6 +130,13 @@ def register(sub) -> None:
     )
     p.add_argument("--out", metavar="DIR", help="write matrix.json and matrix.md there")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the table as a heat map (a row per version, a column per fault mode), "
+        "each violated property linked to its counterexample, written beside FILE in "
+        "FILE's name + '-cx/' (trace file and `isr explain --html` page)",
+    )
     p.add_argument(
         "--junit",
         metavar="FILE",
@@ -251,23 +260,102 @@ def _is_multi(cells: list[dict[str, Any]]) -> bool:
     return len({(c["replicas"], c["crashes"]) for c in cells}) > 1
 
 
-def render_text(cells: list[dict[str, Any]], header: str) -> str:
-    """The terminal table. A property that holds in every cell (or is n/a) tells nothing per
-    cell: it is named on one line under the table instead of taking a column (the full table
-    is the Markdown and JSON that --out writes)."""
+TEXT_WIDTH = 100  # the terminal table's widest line (issue 30: it was 240 columns wide)
+HEAD_WORDS = 7  # a column head wraps between its CamelCase words past this width
+
+
+def short_text(cell: dict[str, Any], name: str) -> str:
+    """A cell of the terminal table: ``cell_text`` with a violation as ``v(N)`` (N steps, the
+    legend under the table says so)."""
+    text = cell_text(cell, name)
+    if text.startswith("violated ("):
+        return f"v({text[len('violated (') :].split()[0]})"
+    return text
+
+
+def head_lines(name: str, width: int = HEAD_WORDS) -> list[str]:
+    """A property's name as the lines of its column head: CamelCase words packed greedily into
+    lines of at most ``width`` characters (a longer word keeps a line of its own)."""
+    words = re.findall(r"[A-Z][a-z]*|[a-z]+|\d+", name) or [name]
+    if "".join(words) != name:
+        return [name]
+    lines = [words[0]]
+    for w in words[1:]:
+        if len(lines[-1]) + len(w) <= width:
+            lines[-1] += w
+        else:
+            lines.append(w)
+    return lines
+
+
+def _table(heads: list[list[str]], rows: list[list[str] | str]) -> list[str]:
+    """Columns two spaces apart, each as wide as its widest head line or cell; heads bottom
+    aligned over their columns. A row that is a string (a block's heading) is printed as it is
+    and widens no column."""
+    cells = [r for r in rows if not isinstance(r, str)]
+    widths = [max([*(len(x) for x in h), *(len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
+    depth = max(len(h) for h in heads)
+    out = []
+    for k in range(depth):
+        line = [
+            (h[k - (depth - len(h))] if k >= depth - len(h) else "").ljust(w)
+            for h, w in zip(heads, widths, strict=True)
+        ]
+        out.append("  ".join(line).rstrip())
+    for r in rows:
+        if isinstance(r, str):
+            out.append(r)
+        else:
+            out.append("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+    return out
+
+
+def _block(cell: dict[str, Any], multi: bool) -> str:
+    """The heading of a block of rows: the protocol version (and the bounds, when the table has
+    several)."""
+    if multi:
+        return f"{cell['protocol']} (replicas {cell['replicas']}, crashes {cell['crashes']})"
+    return cell["protocol"]
+
+
+def render_text(cells: list[dict[str, Any]], header: str, width: int = TEXT_WIDTH) -> str:
+    """The terminal table, at most ``width`` columns wide: a block of rows per protocol version
+    (and bounds), a row per fault mode. A property that holds in every cell (or is n/a) tells
+    nothing per cell: it is named under the table instead of taking a column. A violation reads
+    ``v(N)``; column heads wrap between their words; when the properties still do not fit, the
+    table is split into several, each repeating the row labels. Nothing is lost: the full table
+    is the Markdown and JSON that --out writes."""
     multi = _is_multi(cells)
     same = [n for n in COLUMNS if all(cell_text(c, n) in ("holds", "n/a") for c in cells)]
     shown = [n for n in COLUMNS if n not in same] if cells else list(COLUMNS)
-    heads = (["bounds"] if multi else []) + ["protocol", "fault mode", *shown]
-    rows = [[*_row_label(c, multi), *(cell_text(c, n) for n in shown)] for c in cells]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
-    out = [header, ""]
-    out.append("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip())
-    for r in rows:
-        out.append("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+    label_w = max([len("fault mode"), *(len(c["mode"]) + 2 for c in cells)]) + 2
+    groups: list[list[str]] = [[]]
+    used = label_w
+    for n in shown:
+        w = max([*(len(x) for x in head_lines(n)), *(len(short_text(c, n)) for c in cells)]) + 2
+        if groups[-1] and used + w - 2 > width:
+            groups.append([])
+            used = label_w
+        groups[-1].append(n)
+        used += w
+    out = [*textwrap.wrap(header, width, subsequent_indent="  "), ""]
+    for k, group in enumerate(groups):
+        if k:
+            out.append("")
+        heads = [["fault mode"], *(head_lines(n) for n in group)]
+        rows: list[list[str] | str] = []
+        last = None
+        for c in cells:
+            block = _block(c, multi)
+            if block != last:
+                rows.append(block)
+                last = block
+            rows.append([f"  {c['mode']}", *(short_text(c, n) for n in group)])
+        out.extend(_table(heads, rows))
+    out.append("")
+    out.append("v(N): violated, with a shortest counterexample of N steps")
     if cells and same:
-        out.append("")
-        out.append(f"hold in every cell (or n/a): {', '.join(same)}")
+        out.extend(textwrap.wrap(f"hold in every cell (or n/a): {', '.join(same)}", width))
     return "\n".join(out)
 
 
@@ -369,6 +457,8 @@ def header_line(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     cells = plan(args)
+    if args.html:  # refused before the cells run, not after
+        refuse_unwritable(args.html, "--html")
     t0 = time.perf_counter()
     results = run_matrix(cells, args.max_seconds, args.max_states, args.jobs)
     seconds = time.perf_counter() - t0
@@ -388,6 +478,8 @@ def run(args: argparse.Namespace) -> int:
             (out / "matrix.md").write_text(render_markdown(results, header) + "\n")
         except OSError as e:
             raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
+    if args.html:
+        matrix_html.write(args.html, doc, results)
     if args.junit or args.sarif:
         reports.write_reports(args, junit.matrix_suites(results))
     if args.format == "json":

@@ -264,6 +264,9 @@ class HistoryResult:
     anomalies: dict[str, Anomaly] = field(default_factory=lambda: {k: Anomaly() for k in CLASSES})
     stats: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    # every lost write's op index (its ok completion), per class (lost, acks1_lost): the
+    # examples keep the first few only; the timeline (cli/timeline.py) marks them all
+    lost_ops: dict[str, list[int]] = field(default_factory=lambda: {"lost": [], "acks1_lost": []})
 
     @property
     def violations(self) -> dict[str, int]:
@@ -469,7 +472,9 @@ def check(history: History) -> HistoryResult:
         if elsewhere:
             ex["read_at"] = [list(x) for x in elsewhere]
         ex["highest_read_after"] = reached
-        A["lost" if _acks(o, head) in ("all", "-1") else "acks1_lost"].add(ex)
+        kind = "lost" if _acks(o, head) in ("all", "-1") else "acks1_lost"
+        A[kind].add(ex)
+        res.lost_ops[kind].append(i)
     st["acked_unseen"] = unseen
 
     # 2. duplicates, 4. phantom and aborted reads (per record id read)

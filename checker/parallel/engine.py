@@ -187,6 +187,7 @@ class LevelRun:
         self.pool_factory = pool_factory
         self.engine = engine
         self.extra: dict[str, Any] = {}  # more for the result's extra (the engine's own)
+        self.partial_new = 0  # new states of a level a stop cut short
         self.n = workers
         self.symmetry = symmetry
         self.limits = limits
@@ -373,6 +374,7 @@ class LevelRun:
                 stop = self.why_aborted(deadline)
                 # states of the level left unexpanded, and the new ones found before the stop
                 unexpanded = level_size - sum(r["expanded"] for r in reports) + t["frontier"]
+                self.partial_new = t["distinct"] - distinct_before
                 break
             t["levels_done"] += 1
             if t["frontier"]:
@@ -414,6 +416,19 @@ class LevelRun:
             stop,
         )
         return self.result(pool, stop, seconds, resumed_from, unexpanded)
+
+    def level_sizes(self) -> list[int]:
+        """The distinct states first reached at each depth, as check_bfs's ``level_sizes``: the
+        initial states, each finished level's new states (the last, empty, one left out) and
+        those of a level cut short. Per-level bookkeeping only, from the tally."""
+        t = self.t
+        news = [lv["new"] for lv in t["levels"]]
+        sizes = [t["distinct"] - sum(news) - self.partial_new, *news]
+        if len(sizes) > 1 and sizes[-1] == 0:
+            sizes.pop()
+        if self.partial_new:
+            sizes.append(self.partial_new)
+        return sizes
 
     def why_aborted(self, deadline: float | None) -> str:
         t = self.t
@@ -505,6 +520,7 @@ class LevelRun:
             collision_probability=collision_probability(t["distinct"]),
             symmetry=self.symmetry,
             extra={
+                "level_sizes": self.level_sizes(),
                 **({} if complete else {"unexplored": unexpanded}),
                 **({"store": self.store} if self.store != "memory" else {}),
                 "parallel": {

@@ -58,6 +58,9 @@ class Round:
     acked_after: int = 0
     log: list[str] = field(default_factory=list)
     unready: str = ""  # the cluster was not ready again after this round (then no more rounds)
+    # (time.monotonic(), "kill 2"): every fault op done and every broker resumed or restarted
+    # when the round ends, for the run's timeline (the history's ``faults``)
+    events: list[tuple[float, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -154,6 +157,8 @@ def play_round(
                     break
             rnd.done += 1
             rnd.log.append(f"{kind} {b}")
+            if kind not in WAITS:
+                rnd.events.append((time.monotonic(), f"{kind} {b}"))
     except ClusterError as e:
         rnd.not_reached = f"{ops[rnd.done]['op']}: {e}"
     finally:
@@ -161,8 +166,10 @@ def play_round(
         rnd.acked_after = acked()
         for b in paused:
             cluster.resume(b)
+            rnd.events.append((time.monotonic(), f"resume {b}"))
         for b in stopped:
             cluster.restart(b)
+            rnd.events.append((time.monotonic(), f"restart {b}"))
     return rnd
 
 

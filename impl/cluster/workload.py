@@ -30,7 +30,14 @@ class Ledger:
     failed: dict[str, str] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)  # {time, event}, the same clock
     t0: float = field(default_factory=time.monotonic)
+
+    def fault(self, event: str, at: float | None = None) -> None:
+        """A fault event of the run (``kill 2``, ``restart 2``, ...) at ``at`` (time.monotonic(),
+        default now), on the history's clock: the timeline draws them beside the ops."""
+        t = time.monotonic() if at is None else at
+        self.faults.append({"time": round(t - self.t0, 6), "event": event})
 
     def op(self, process: str, ty: str, f: str, tp: TP, **kw: Any) -> None:
         t = round(time.monotonic() - self.t0, 6)
@@ -94,6 +101,7 @@ def history_doc(ledger: Ledger, idempotent: bool) -> dict[str, Any]:
         "acks": "all",
         "idempotent": idempotent,
         "source": "isr chaos",
+        "faults": ledger.faults,
         "ops": ledger.history,
     }
 
@@ -151,6 +159,11 @@ async def chaos(
     ledger = Ledger()
     stop = asyncio.Event()
     events: list[str] = []
+
+    def note(event: str) -> None:
+        events.append(event)
+        ledger.fault(event)
+
     try:
         await client.refresh()
         tasks = [
@@ -170,6 +183,9 @@ async def chaos(
                 log=log,
             )
             events += [f"story {' '.join(r.log)}" for r in rounds]
+            for r in rounds:
+                for at, ev in r.events:
+                    ledger.fault(ev, at)
         while story is None and time.monotonic() < t_end:
             await asyncio.sleep(min(kill_every_s, max(0.0, t_end - time.monotonic())))
             if time.monotonic() >= t_end:
@@ -181,32 +197,32 @@ async def chaos(
                 try:
                     await loop.run_in_executor(None, cluster.elect_leader, target)
                 except ClusterError as e:  # e.g. the controller moved meanwhile
-                    events.append(f"{kind} failed: {e}")
+                    note(f"{kind} failed: {e}")
                     continue
-                events.append(f"elect {victim}" if kind == "elect" else "preferred")
+                note(f"elect {victim}" if kind == "elect" else "preferred")
                 if log:
                     log(f"{events[-1]} ({len(ledger.acked)} acknowledged so far)")
                 continue
             if kind == "shutdown":
                 try:
                     left = await loop.run_in_executor(None, cluster.controlled_shutdown, victim)
-                    events.append(f"shutdown {victim}")
+                    note(f"shutdown {victim}")
                     if log:
                         log(f"controlled shutdown of broker {victim}, still leading {left}")
                 except ClusterError as e:
                     # as Kafka after its retries: an unclean shutdown (a kill) instead
                     await loop.run_in_executor(None, cluster.kill, victim, between_steps)
-                    events.append(f"kill {victim} (controlled shutdown failed)")
+                    note(f"kill {victim} (controlled shutdown failed)")
                     if log:
                         log(f"controlled shutdown of broker {victim} failed ({e}); killed")
             else:
                 await loop.run_in_executor(None, cluster.kill, victim, between_steps)
-                events.append(f"kill {victim}")
+                note(f"kill {victim}")
                 if log:
                     log(f"killed broker {victim} ({len(ledger.acked)} acknowledged so far)")
             await asyncio.sleep(down_for_s)
             await loop.run_in_executor(None, cluster.restart, victim)
-            events.append(f"restart {victim}")
+            note(f"restart {victim}")
         stop.set()
         await asyncio.gather(*tasks)
         await loop.run_in_executor(None, cluster.wait_ready, 90.0)
