@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tomllib
 
@@ -94,6 +95,19 @@ class OptionalBuildExt(build_ext):
             _warn(f"{ext.name}: {type(e).__name__}")
             return
         self._built[ext.name] = _sha256(_SOURCE[ext.name])
+
+    def copy_file(self, infile, outfile, *args, **kwargs):  # type: ignore[override]
+        """An in-place build replaces each extension by a rename, never by rewriting the file:
+        a long check still running has the old file mapped, and a copy over it (distutils
+        truncates and writes) changes the code under the running process, which then dies.
+        The rename leaves it the old file's inode; new processes load the new one."""
+        if not str(outfile).endswith((".so", ".pyd")):
+            return super().copy_file(infile, outfile, *args, **kwargs)
+        tmp = f"{outfile}.{os.getpid()}.tmp"
+        shutil.copyfile(infile, tmp)
+        shutil.copymode(infile, tmp)
+        os.replace(tmp, outfile)
+        return outfile, 1
 
     def _remove_dropped(self) -> None:
         """Extensions in the source folders of modules no longer compiled: they would shadow
