@@ -120,7 +120,7 @@ def check_history(rep: dict[str, Any], path: str | None, timeline: str | None = 
     if timeline:
         from . import timeline as page
 
-        page.write(timeline, history, res)
+        page.write(timeline, history, res, "--timeline")
     rep["history_check"] = {
         "valid": res.valid,
         "violations": res.violations,

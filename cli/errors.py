@@ -30,3 +30,13 @@ def refuse_unwritable(path: str, option: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise UsageError(f"cannot write {option} {path}: {folder} is not a writable folder")
+
+
+def write_output(path: str, text: str, option: str) -> None:
+    """Write an output file a command was asked for (a page, a report); an unwritable one is a
+    UsageError naming the option (one line, exit 2)."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise UsageError(f"cannot write {option} {path}: {e.strerror}") from None

@@ -15,7 +15,7 @@ from typing import Any
 
 from isr.checker.result import CheckResult
 
-from .errors import UsageError
+from .errors import write_output
 from .render import stop_label, verdict_word
 
 PLOT_W, PLOT_H = 760, 260  # the plot area, pixels
@@ -208,8 +208,4 @@ def render_html(res: CheckResult, header: str) -> str:
 
 def write(path: str, res: CheckResult, header: str) -> None:
     """Write the report page; an unwritable file is a UsageError (one line, exit 2)."""
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(render_html(res, header))
-    except OSError as e:
-        raise UsageError(f"cannot write --html-report {path}: {e.strerror}") from None
+    write_output(path, render_html(res, header), "--html-report")

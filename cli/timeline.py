@@ -27,7 +27,7 @@ from typing import Any
 
 from isr.traces.history import History, HistoryResult
 
-from .errors import UsageError
+from .errors import write_output
 
 PLOT_W = 1100  # the time axis, pixels
 LEFT = 120  # the lanes' labels
@@ -336,10 +336,6 @@ def render_html(history: History, result: HistoryResult) -> str:
     )
 
 
-def write(path: str, history: History, result: HistoryResult) -> None:
-    """Write the timeline page; an unwritable file is a UsageError (one line, exit 2)."""
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(render_html(history, result))
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+def write(path: str, history: History, result: HistoryResult, option: str = "--html") -> None:
+    """Write the timeline page; an unwritable file is a UsageError naming ``option``."""
+    write_output(path, render_html(history, result), option)
