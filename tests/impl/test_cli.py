@@ -56,3 +56,16 @@ def test_dir_naming_a_file_is_a_usage_error(tmp_path):
     args = parse(["cluster", "up", "--dir", str(f)])
     with pytest.raises(UsageError, match="not a directory"):
         args.run(args)
+
+
+def test_cluster_commands_keep_kazoo_warnings_off_the_terminal(tmp_path):
+    """issue 30: every short-lived ZooKeeper client of `isr cluster` / `isr chaos` logged
+    "Connection dropped: socket connection broken" on the user's terminal as it closed."""
+    import logging
+
+    from isr.cli.cluster import open_cluster
+
+    logging.getLogger("kazoo").setLevel(logging.NOTSET)
+    open_cluster(str(tmp_path / "c"))
+    assert logging.getLogger("kazoo").getEffectiveLevel() == logging.ERROR
+    assert not logging.getLogger("kazoo.client").isEnabledFor(logging.WARNING)
