@@ -547,6 +547,18 @@ def _handle_response(x: Args, b: State, a: State) -> str:
     return text + ("; " + "; ".join(moves) if moves else "")
 
 
+def _read_in_truncation_window(x: Args, b: State, a: State) -> str:
+    f, lead = x["follower"], x["leader"]
+    shown = _new_pairs(b, a, "shown_to_consumers")
+    what = ", ".join(record_at(o, r) for o, r in shown) or "nothing new"
+    change = _log_change(b, a, f, verb="appends")
+    return (
+        f"Follower {f} takes broker {lead}'s diverging fetch response HW first (KAFKA-14704): "
+        f"its HW covers records it is about to drop, and a consumer reading from it in that "
+        f"moment is shown {what}; then it {change or 'truncates'}"
+    )
+
+
 def _reset_to_start(x: Args, b: State, a: State) -> str:
     f, lead = x["follower"], x["leader"]
     start = _get(a, "log_start", f, len(_log(a, f)))
@@ -731,6 +743,7 @@ SENTENCES: dict[str, Say] = {
     "FollowerSendFetch": _send_fetch,
     "LeaderHandleFetch": _handle_fetch,
     "FollowerHandleFetchResponse": _handle_response,
+    "ConsumerFetchDuringTruncation": _read_in_truncation_window,
     "FollowerResetToLogStart": _reset_to_start,
     "LeaderShrinkIsr": _leader_isr("removes follower {f}, which lags, from the ISR"),
     "LeaderExpandIsr": _leader_isr("adds follower {f}, caught up, back to the ISR"),
@@ -778,6 +791,7 @@ _FOLLOWER_FIRST = (
     "FollowerSendFetch",
     "FollowerHandleFetchResponse",
     "FollowerResetToLogStart",
+    "ConsumerFetchDuringTruncation",
 )
 
 

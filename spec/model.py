@@ -54,7 +54,9 @@ class IsrSpec:
         self.actions: tuple[ActionDef, ...] = tuple(
             a
             for a in ACTIONS
-            if (epoch_based or not a.epoch_truncation_only) and a.exists_in(config)
+            if (epoch_based or not a.epoch_truncation_only)
+            and a.exists_in(config)
+            and a.exists_for(self.ctx.protocol)
         )
         self.action_names = [a.name for a in self.actions]
         self._fns = [(k, a.fn) for k, a in enumerate(self.actions)]

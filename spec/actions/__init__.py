@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..config import Config
 from ..protocols import get_protocol
@@ -37,6 +38,7 @@ from .controller import (
 from .controller_failover import controller_failover
 from .fetch import (
     broker_checkpoint_epoch_cache,
+    consumer_fetch_during_truncation,
     follower_handle_fetch_response,
     follower_send_fetch,
     leader_handle_fetch,
@@ -58,9 +60,15 @@ class ActionDef:
     requirement: str
     epoch_truncation_only: bool = False  # exists only in the kip-101 and later versions
     when: Callable[[Config], bool] | None = None  # exists only in the models where this holds
+    # exists only under the protocol versions where this holds (read on the version object the
+    # model runs, so that a test's ``KRAFT.variant(flag=...)`` gets it as a registered file does)
+    for_protocol: Callable[[Any], bool] | None = None
 
     def exists_in(self, config: Config) -> bool:
         return self.when is None or self.when(config)
+
+    def exists_for(self, protocol: Any) -> bool:
+        return self.for_protocol is None or self.for_protocol(protocol)
 
 
 def _has_isr(c: Config) -> bool:
@@ -73,6 +81,11 @@ def _split_fetch(c: Config) -> bool:
 
 def _atomic_fetch(c: Config) -> bool:
     return not get_protocol(c.protocol).split_fetch
+
+
+def _hw_before_truncation(p: Any) -> bool:
+    """KAFKA-14704's window exists (a kraft variant with ``truncate_before_hw=False``)."""
+    return p.split_fetch and not getattr(p, "truncate_before_hw", True)
 
 
 def _atomic_isr(c: Config) -> bool:
@@ -182,6 +195,14 @@ ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5", when=_atomic_fetch),
     ActionDef("ConsumerFetch", ("replica",), consumer_fetch_from_replica, "R5", when=_split_fetch),
     ActionDef("ConsumerResetOffset", ("leader",), consumer_reset_offset, "R5", when=_split_fetch),
+    ActionDef(
+        "ConsumerFetchDuringTruncation",
+        ("follower", "leader"),
+        consumer_fetch_during_truncation,
+        "R5, R10",
+        when=_split_fetch,
+        for_protocol=_hw_before_truncation,
+    ),
     ActionDef("BrokerCheckpointHw", ("replica",), broker_checkpoint_hw, "R13"),
     ActionDef(
         "BrokerCheckpointEpochCache",

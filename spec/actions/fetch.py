@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..epoch_cache import Cache, assign_records, end_offset, latest_epoch, truncate_from_end
 from ..log import UNDEFINED, end_offset_kip279, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
-from .common import Ctx, advance_leader_hw, follower_hw, set_replica
+from .common import Ctx, advance_leader_hw, follower_hw, set_replica, sorted_add
 
 _new = tuple.__new__
 
@@ -195,6 +195,55 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
                 if cache2 != cache:
                     t = with_epoch_cache(t, f, cache2, sync=True)
         out.append(((kind, args), set_replica(t, f, nr) if nr != r else t))
+
+
+def consumer_fetch_during_truncation(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """ConsumerFetchDuringTruncation(follower, leader), kraft with ``truncate_before_hw=False``
+    (KAFKA-14704, before Kafka 3.5.0): the follower takes a diverging fetch response as
+    ``AbstractFetcherThread.processFetchRequest`` did: the partition data first, which sets its
+    HW to min(its LEO, the leader's HW), divergent records below it included, and the
+    truncation after. The one consumer fetches from that follower (KIP-392) in between, below
+    that HW, then the truncation lands: FollowerHandleFetchResponse's successor, with the read.
+    Enabled only where the window shows something: the response's HW, capped by the
+    follower's LEO, is above its HW and the consumer's position, and the consumer's leader
+    epoch is not newer than the follower's. Not modelled: the window's other readers (the HW
+    checkpoint thread, a crash between the two writes); what the bug shows is a consumer read
+    of records that were never committed, and that is this step."""
+    proto = ctx.protocol
+    if proto.truncate_before_hw or not proto.follower_reads:
+        return
+    k = s.kraft
+    pos, cepoch = k.consumer_pos, k.consumer_epoch
+    handled: list = []
+    follower_handle_fetch_response(ctx, s, kind, handled)
+    for p, (_a, t) in zip(k.fetch_responses, handled, strict=True):
+        f = p.follower
+        r = s.replicas[f]
+        log = r.log
+        if (
+            not p.diverging
+            or not r.alive
+            or r.leader != p.leader
+            or p.fetch_offset != len(log)
+            or (proto.response_guard and p.leader_epoch != r.epoch)
+            or r.epoch < cepoch
+        ):
+            continue
+        window = follower_hw(s.faults.log_start, f, len(log), p.hw)
+        if window <= r.hw or window <= pos:
+            continue
+        h = t.history
+        shown = sorted_add(h.shown, [(o, log[o][0]) for o in range(pos, window)])
+        kt = t.kraft
+        out.append(
+            (
+                (kind, (f, p.leader)),
+                t._replace(
+                    history=h._replace(shown=shown),
+                    kraft=kt._replace(consumer_pos=window, consumer_epoch=r.epoch),
+                ),
+            )
+        )
 
 
 def with_epoch_cache(s: State, i: int, cache: Cache, sync: bool) -> State:

@@ -81,6 +81,12 @@ class Kraft(Kip966):
     # a replica that presumes to lead (before Kafka 2.4)
     follower_reads_below_hw = True  # a follower serves consumers only below its HW; False:
     # up to its LEO (the bug: it shows records that are not committed)
+    truncate_before_hw = True  # a diverging fetch response truncates the follower's log before
+    # its HW moves (KAFKA-14704, apache/kafka#13230: Kafka 3.5.0, backported to 3.2.4, 3.3.3 and
+    # 3.4.1); False: ``AbstractFetcherThread`` first processes the partition data, which sets
+    # the follower's HW from the leader's (capped by its own LEO, divergent records included),
+    # and truncates after: a consumer reading from that follower in between (KIP-392) is shown
+    # records that were never committed (ConsumerFetchDuringTruncation, spec/actions/fetch.py)
     epoch_cache = True  # the leader-epoch cache is its own state with a checkpoint file
     # (spec.epoch_cache; epochs without records are kept); False: derived from the log
     # (spec/log.py's epoch_starts, as the older versions do)

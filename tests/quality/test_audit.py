@@ -172,7 +172,8 @@ def test_the_code_path_table_covers_every_action_of_its_era(era):
             session_expiries=0 if era == "kraft" else 1,
             retention=era != "kraft",
         )
-        actions |= {a.name for a in ACTIONS if a.exists_in(cfg)}
+        version = get_protocol(protocol)
+        actions |= {a.name for a in ACTIONS if a.exists_in(cfg) and a.exists_for(version)}
     actions |= (
         {"ControllerFenceBroker", "BrokerUnfence", "BrokerRegister"} if era == "kraft" else set()
     )
