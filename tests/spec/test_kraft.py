@@ -624,10 +624,12 @@ def test_two_records_and_a_crash_hold():
     # The complete search (818,042 states, ~55 s) is bench/large_pins.py's
     # kraft-2-1-2-1-safety; the suite checks every state within 15 steps (the stories the
     # kraft flags' bugs tell at these bounds are 6-15 steps long) and that none breaks a
-    # safety property (about 20 s instead of 55).
-    res = check_bfs(
-        kraft(replicas=2, records=1, epochs=2, crashes=1), limits=Limits(max_states=300_000)
+    # safety property (about 20 s instead of 55; half that with the dead-state reduction,
+    # which keeps every path length: 190,000 states reach depth 16, 300,000 without it).
+    m = IsrSpec(
+        Config(protocol="kraft", replicas=2, records=1, epochs=2, crashes=1), reduction="dead-state"
     )
+    res = check_bfs(m, limits=Limits(max_states=190_000))
     assert not res.complete and res.depth >= 16
     v = verdicts(res)
     assert not [p for p in SAFETY if v[p].holds is False]
@@ -730,14 +732,21 @@ def test_without_kip_903_a_disk_losing_follower_rejoins_and_loses_the_record():
     acknowledged a record before flushing it loses it in a crash, as in kip-966 with
     lose-unflushed.)"""
     bounds = dict(replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True)
-    # The fixed version, searched breadth first past the depth of the bug's story: its first
-    # 700,000 states reach depth 17, so every state within 16 steps was checked, and none
-    # violates (the variant below violates at 15). The complete search (2,638,388 states, every property holds) takes minutes and
-    # is bench/large_pins.py's pin "kraft-kip-966-election-lose-unflushed".
+    # The fixed version, searched breadth first past the depth of the bug's story: with the
+    # dead-state reduction (which keeps every path length, docs/reduction.md) its first 310,000
+    # states reach depth 17 (700,000 without it), so every state within 16 steps was checked,
+    # and none violates (the variant below violates at 15). The complete search (2,638,388
+    # states, every property holds) takes minutes and is bench/large_pins.py's pin
+    # "kraft-kip-966-election-lose-unflushed".
+    fixed = IsrSpec(
+        Config(protocol="kraft", **bounds),
+        protocol=without(elect_last_known_leader=False),
+        reduction="dead-state",
+    )
     res = check_bfs(
-        kraft(without(elect_last_known_leader=False), **bounds),
+        fixed,
         properties=["NoCommittedLoss", "NoPhantomRead", "MonotonicReads"],
-        limits=Limits(max_states=700_000),
+        limits=Limits(max_states=310_000),
     )
     assert not res.complete and res.depth >= 17
     assert not res.violated
