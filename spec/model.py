@@ -505,6 +505,29 @@ def _mask_list(mask: int) -> list[int]:
     return [i for i in range(mask.bit_length()) if mask >> i & 1]
 
 
+# The state's per-replica maps in its JSON form (each keyed r0..r{R-1}): the variables that are
+# functions of the replica id. One list for every reader and writer of that form (the
+# counterexample file's checks, ITF's maps keyed by replica); kraft's apart, ITF writes them as
+# records (issue 29: the list was written out twice, and the two copies disagreed).
+PER_REPLICA_KEYS = (
+    "log",
+    "hw",
+    "hw_checkpoint",
+    "alive",
+    "leader_view",
+    "epoch_view",
+    "isr_view",
+    "zk_version_current",
+    "remote_leo",
+    "truncating",
+    "pending_acks",
+    "flushed",
+    "log_start",
+    "controller_epoch_seen",
+)
+KRAFT_PER_REPLICA_KEYS = ("remote_broker_epoch", "broker_epoch", "epoch_cache", "epoch_checkpoint")
+
+
 def state_to_json(s: State) -> dict[str, Any]:
     """The variables by name, as people read them: per-replica maps keyed r0, r1, ..."""
     reps = s.replicas

@@ -113,23 +113,13 @@ def _check_config(cfg: dict[str, Any], where: str) -> int:
         raise TraceFileError(f"{where}: config: {e}") from None
 
 
-# The per-replica maps of a state (each keyed r0..r{R-1}), required or optional.
-PER_REPLICA = (
-    "log",
-    "hw",
-    "hw_checkpoint",
-    "alive",
-    "leader_view",
-    "epoch_view",
-    "isr_view",
-    "truncating",
-    "pending_acks",
-)
-
-
 def _check_replicas(state: dict[str, Any], n: int, where: str) -> None:
+    """Every per-replica map of a state (each keyed r0..r{R-1}, spec.model's one list; required
+    or optional) names exactly the config's replicas."""
+    from isr.spec.model import KRAFT_PER_REPLICA_KEYS, PER_REPLICA_KEYS
+
     want = {f"r{i}" for i in range(n)}
-    for key in PER_REPLICA:
+    for key in PER_REPLICA_KEYS + KRAFT_PER_REPLICA_KEYS:
         if key in state and set(state[key]) != want:
             raise TraceFileError(
                 f"{where}: state.{key}: replicas {sorted(state[key])}, the config has "

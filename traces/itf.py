@@ -24,6 +24,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from isr.spec.model import PER_REPLICA_KEYS
+
 from . import counterexample as cxfile
 from . import format as tformat
 from .counterexample import CounterexampleTrace, TraceFileError
@@ -49,22 +51,7 @@ TUPLE_PATHS = {
     ("shown_to_consumers", "[]"),
 }
 # Variables that are functions of the replica id (records keyed r0, r1, ... in our JSON).
-PER_REPLICA = {
-    "log",
-    "hw",
-    "hw_checkpoint",
-    "alive",
-    "leader_view",
-    "epoch_view",
-    "isr_view",
-    "zk_version_current",
-    "remote_leo",
-    "truncating",
-    "pending_acks",
-    "flushed",
-    "log_start",
-    "controller_epoch_seen",
-}
+PER_REPLICA = frozenset(PER_REPLICA_KEYS)
 
 
 # ---------------------------------------------------------------------------- values
