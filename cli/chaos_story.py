@@ -52,9 +52,9 @@ class ClusterStory:
     why: str  # how the story was chosen, for the report
 
     def describe(self) -> str:
-        told = " -> ".join(
-            f"{a}({', '.join(f'{k}={v}' for k, v in args.items())})" for a, args in self.steps
-        )
+        from .story import call  # a step as the spec names it, as every page prints it
+
+        told = " -> ".join(call(a, args) for a, args in self.steps)
         return f"{self.protocol}'s {self.property} counterexample, {len(self.steps)} steps ({self.why}): {told}"
 
 

@@ -50,13 +50,8 @@ class IsrSpec:
         ):
             raise ValueError(f"protocol variant {protocol.name!r} is not a {config.protocol!r}")
         self.ctx = Ctx.of(config, protocol)
-        epoch_based = self.ctx.protocol.truncates_by_asking_leader
         self.actions: tuple[ActionDef, ...] = tuple(
-            a
-            for a in ACTIONS
-            if (epoch_based or not a.epoch_truncation_only)
-            and a.exists_in(config)
-            and a.exists_for(self.ctx.protocol)
+            a for a in ACTIONS if a.exists_in(config, self.ctx.protocol)
         )
         self.action_names = [a.name for a in self.actions]
         self._fns = [(k, a.fn) for k, a in enumerate(self.actions)]

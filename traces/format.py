@@ -182,7 +182,7 @@ def parse_trace_lines(
     carrying the header again (a restarted process appends one) is checked and skipped."""
     head: dict[str, Any] | None = None
     events: list[dict[str, Any]] = []
-    last: dict[Any, int] = {}  # per node, the clock of its latest event in this file
+    last: dict[int | str, int] = {}  # per node, the clock of its latest event in this file
     for ln, raw in lines:
         where = f"{name}:{ln}"
         obj = load_json_line(raw, where, bounded=False)
@@ -200,7 +200,7 @@ def parse_trace_lines(
             # is no recording (two events swapped with their clocks kept, issue 27 item 6).
             # The merge orders by clock, so without this check such a file would be read as
             # the unswapped one and accepted.
-            key = repr(obj["node"])
+            key = obj["node"]  # an int or a string (the schema)
             if obj["clock"] < last.get(key, obj["clock"]):
                 raise TraceFormatError(
                     f"{where}: node {obj['node']}'s clock {obj['clock']} is below its previous "

@@ -15,6 +15,7 @@ from ..core import messages as m
 from ..core.messages import TP
 from .client import ClusterClient, read_all
 from .manager import Cluster, ClusterError
+from .story import check_story
 from .story import play as play_story
 
 FAULT_KINDS = ("kill", "shutdown", "elect", "preferred")
@@ -153,6 +154,8 @@ async def chaos(
     for k in kinds:
         if k not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {k!r}; choose from {', '.join(FAULT_KINDS)}")
+    if story is not None:
+        check_story(story)  # before any fault: a story it cannot play is bad input
     rng = random.Random(seed)
     tps = tps_of(cluster)
     client = ClusterClient(cluster.zk_hosts, idempotent=idempotence)

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..config import Config
-from ..protocols import get_protocol
+from ..protocols import ProtocolVersion
 from ..state import State
 from .alter_partition import controller_handle_alter_partition, leader_send_alter_partition
 from .broker import (
@@ -58,38 +57,38 @@ class ActionDef:
     params: tuple[str, ...]
     fn: ActionFn
     requirement: str
-    epoch_truncation_only: bool = False  # exists only in the kip-101 and later versions
-    when: Callable[[Config], bool] | None = None  # exists only in the models where this holds
-    # exists only under the protocol versions where this holds (read on the version object the
-    # model runs, so that a test's ``KRAFT.variant(flag=...)`` gets it as a registered file does)
-    for_protocol: Callable[[Any], bool] | None = None
+    # exists only in the models where this holds, read on the bounds and on the version object
+    # the model runs (so that a test's ``KRAFT.variant(flag=...)`` gets an action its flag
+    # brings, as a registered --protocol-file does)
+    when: Callable[[Config, ProtocolVersion], bool] | None = None
 
-    def exists_in(self, config: Config) -> bool:
-        return self.when is None or self.when(config)
-
-    def exists_for(self, protocol: Any) -> bool:
-        return self.for_protocol is None or self.for_protocol(protocol)
+    def exists_in(self, config: Config, protocol: ProtocolVersion) -> bool:
+        return self.when is None or self.when(config, protocol)
 
 
-def _has_isr(c: Config) -> bool:
-    return not get_protocol(c.protocol).majority_quorum
+def _has_isr(c: Config, p: ProtocolVersion) -> bool:
+    return not p.majority_quorum
 
 
-def _split_fetch(c: Config) -> bool:
-    return get_protocol(c.protocol).split_fetch
+def _split_fetch(c: Config, p: ProtocolVersion) -> bool:
+    return p.split_fetch
 
 
-def _atomic_fetch(c: Config) -> bool:
-    return not get_protocol(c.protocol).split_fetch
+def _atomic_fetch(c: Config, p: ProtocolVersion) -> bool:
+    return not p.split_fetch
 
 
-def _hw_before_truncation(p: Any) -> bool:
+def _truncates_by_asking(c: Config, p: ProtocolVersion) -> bool:
+    """The atomic fetch's separate truncation step: kip-101 and later ask the leader."""
+    return not p.split_fetch and p.truncates_by_asking_leader
+
+
+def _hw_before_truncation(c: Config, p: ProtocolVersion) -> bool:
     """KAFKA-14704's window exists (a kraft variant with ``truncate_before_hw=False``)."""
     return p.split_fetch and not getattr(p, "truncate_before_hw", True)
 
 
-def _atomic_isr(c: Config) -> bool:
-    p = get_protocol(c.protocol)
+def _atomic_isr(c: Config, p: ProtocolVersion) -> bool:
     return not p.majority_quorum and not p.split_fetch
 
 
@@ -109,7 +108,7 @@ ACTIONS: tuple[ActionDef, ...] = (
         (),
         controller_failover,
         "R9, R18",
-        when=lambda c: c.controller_failovers > 0,
+        when=lambda c, p: c.controller_failovers > 0,
     ),
     ActionDef("BrokerBecomeLeader", ("replica", "epoch"), broker_become_leader, "R11"),
     ActionDef(
@@ -125,21 +124,25 @@ ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("BrokerIgnoreStaleRequest", ("replica", "epoch"), broker_ignore_stale_request, "R9"),
     ActionDef("NetworkLoseLeaderAndIsr", ("replica", "epoch"), network_lose_leader_and_isr, "R8"),
     ActionDef(
-        "ProducerSend", ("leader", "record"), producer_send, "R6", when=lambda c: c.acks != "mixed"
+        "ProducerSend",
+        ("leader", "record"),
+        producer_send,
+        "R6",
+        when=lambda c, p: c.acks != "mixed",
     ),
     ActionDef(
         "ProducerSendChoosingAcks",
         ("leader", "record", "acks"),
         producer_send_choosing_acks,
         "R6",
-        when=lambda c: c.acks == "mixed",
+        when=lambda c, p: c.acks == "mixed",
     ),
     ActionDef(
         "ProducerRetry",
         ("leader", "record"),
         producer_retry,
         "R6, R15",
-        when=lambda c: c.retries > 0,
+        when=lambda c, p: c.retries > 0,
     ),
     ActionDef(
         "FollowerFetch", ("follower", "leader"), follower_fetch, "R2-R4, R12", when=_atomic_fetch
@@ -149,8 +152,7 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("follower", "leader"),
         follower_truncate,
         "R10",
-        epoch_truncation_only=True,
-        when=_atomic_fetch,
+        when=_truncates_by_asking,
     ),
     ActionDef(
         "FollowerSendFetch", ("follower", "leader"), follower_send_fetch, "R2", when=_split_fetch
@@ -174,7 +176,7 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("follower", "leader"),
         follower_reset_to_log_start,
         "R12",
-        when=lambda c: c.retention,
+        when=lambda c, p: c.retention,
     ),
     ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7", when=_atomic_isr),
     ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7", when=_atomic_isr),
@@ -200,8 +202,7 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("follower", "leader"),
         consumer_fetch_during_truncation,
         "R5, R10",
-        when=_split_fetch,
-        for_protocol=_hw_before_truncation,
+        when=_hw_before_truncation,
     ),
     ActionDef("BrokerCheckpointHw", ("replica",), broker_checkpoint_hw, "R13"),
     ActionDef(
@@ -211,13 +212,13 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R13",
         when=_split_fetch,
     ),
-    ActionDef("BrokerFlush", ("replica",), broker_flush, "R14", when=lambda c: c.lose_unflushed),
+    ActionDef("BrokerFlush", ("replica",), broker_flush, "R14", when=lambda c, p: c.lose_unflushed),
     ActionDef(
         "BrokerDeleteOldSegment",
         ("replica",),
         broker_delete_old_segment,
         "R12",
-        when=lambda c: c.retention,
+        when=lambda c, p: c.retention,
     ),
     ActionDef("BrokerCrash", ("replica",), broker_crash, "R8"),
     ActionDef("BrokerRestart", ("replica",), broker_restart, "R13"),
@@ -231,14 +232,14 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("replica",),
         coordination_expire_session,
         "R7, R8, R18",
-        when=lambda c: c.session_expiries > 0,
+        when=lambda c, p: c.session_expiries > 0,
     ),
     ActionDef(
         "BrokerRenewSession",
         ("replica",),
         broker_renew_session,
         "R9, R18",
-        when=lambda c: c.session_expiries > 0,
+        when=lambda c, p: c.session_expiries > 0,
     ),
 )
 

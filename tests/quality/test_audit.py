@@ -173,7 +173,7 @@ def test_the_code_path_table_covers_every_action_of_its_era(era):
             retention=era != "kraft",
         )
         version = get_protocol(protocol)
-        actions |= {a.name for a in ACTIONS if a.exists_in(cfg) and a.exists_for(version)}
+        actions |= {a.name for a in ACTIONS if a.exists_in(cfg, version)}
     actions |= (
         {"ControllerFenceBroker", "BrokerUnfence", "BrokerRegister"} if era == "kraft" else set()
     )
