@@ -198,7 +198,7 @@ def add_timeout_arg(p) -> None:
 
 def check_protocol(name: str) -> None:
     """--protocol: one the reference implementation (and so the trace format) knows."""
-    from isr.impl.config import PROTOCOLS
+    from isr.impl.core.config import PROTOCOLS
 
     if name not in PROTOCOLS:
         raise UsageError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}")

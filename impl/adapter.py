@@ -19,8 +19,8 @@ import json
 import sys
 from typing import Any
 
-from .config import DEFAULT_PROTOCOL
 from .core import messages as m
+from .core.config import DEFAULT_PROTOCOL
 from .mutants import KRAFT_MUTANTS
 from .mutants import MUTANTS as _MUTANTS
 from .sim.world import Net, Unsupported, World, sim_config

@@ -22,7 +22,7 @@ from .common import (
 )
 
 
-def _leader_lost(s: State) -> bool:
+def leader_lost(s: State) -> bool:
     """The recorded leader cannot lead: its broker is gone, or it is back from a restart (or
     missed its request) and will never take up the recorded epoch: it is not at that epoch and no
     request for it is in flight. Kafka's controller treats such a bounced broker as failed. With
@@ -116,14 +116,14 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
 
 
 def controller_elect_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
-    """ControllerElectLeader(leader): the leader is lost (see _leader_lost); pick a new one by the
+    """ControllerElectLeader(leader): the leader is lost (see leader_lost); pick a new one by the
     version's rule (see ``elections``) with leader epoch + 1 (R9). The old leader, back from a
     restart, is picked only when no other live ISR member can lead (ZooKeeper era: see
     ``elections``). With no candidate the partition stays offline (the recorded leader is
     the dead one, as Kafka's leader -1) until a broker restarts. An election ends a renewed
     leader's old incarnation (``Faults.lead_renewed``)."""
     c = s.coord
-    if c.epoch >= ctx.config.epochs or not _leader_lost(s):
+    if c.epoch >= ctx.config.epochs or not leader_lost(s):
         return
     live = live_mask(s)
     f = s.faults
@@ -188,10 +188,10 @@ def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
 
 def _leader_in_place(ctx: Ctx, s: State) -> bool:
     """The recorded leader is live and in office: the case in which Kafka's controller moves
-    leadership on purpose rather than replacing a lost leader (the complement of _leader_lost,
+    leadership on purpose rather than replacing a lost leader (the complement of leader_lost,
     and, for kip-966, not a leader back from an unclean shutdown, which is replaced anyway)."""
     c = s.coord
-    if c.epoch >= ctx.config.epochs or _leader_lost(s):
+    if c.epoch >= ctx.config.epochs or leader_lost(s):
         return False
     return not s.faults.unclean >> c.leader & 1
 
@@ -258,7 +258,7 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     f = s.faults
     shutting = s.kraft.shutting_down
     in_place = _leader_in_place(ctx, s)
-    leader_lost = not live >> c.leader & 1 or f.unclean >> c.leader & 1 or f.lead_renewed
+    leader_gone = not live >> c.leader & 1 or f.unclean >> c.leader & 1 or f.lead_renewed
     for j in range(ctx.n):
         if not live >> j & 1 or shutting >> j & 1 or not s.replicas[j].alive:
             continue  # (kraft: a crashed broker not yet fenced is live, but asks nothing)
@@ -282,7 +282,7 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
                     out.append(((kind, (j, cand)), controller_write(t, coord, live)))
             if kraft and not eligible:
                 out.append(((kind, (j, NO_LEADER)), _leaderless(s, t, live)))
-        elif not leader_lost:
+        elif not leader_gone:
             # (with the leader lost, offline or a past incarnation: an election comes first)
             out.append(((kind, (j, c.leader)), partition_change(ctx, t, new_isr, live)))
 

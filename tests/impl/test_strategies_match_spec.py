@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from isr.impl.config import DEFAULT_PROTOCOL as IMPL_DEFAULT
-from isr.impl.config import PROTOCOLS as IMPL_PROTOCOLS
+from isr.impl.core.config import DEFAULT_PROTOCOL as IMPL_DEFAULT
+from isr.impl.core.config import PROTOCOLS as IMPL_PROTOCOLS
 from isr.impl.core.log import PartitionLog
 from isr.impl.core.truncation import STRATEGIES
 from isr.spec.protocols import DEFAULT_PROTOCOL, PROTOCOLS

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA_VERSION = 1
 COMMAND = "python -m isr.traces.conformance.separating --write"
 
-# The versions the reference implementation runs (impl/config.py PROTOCOLS): the ones an
+# The versions the reference implementation runs (impl/core/config.py PROTOCOLS): the ones an
 # adapter may claim. Kept here, not imported: the kit imports no implementation.
 CLAIMABLE = ("hw-truncation", "kip-101", "kip-279", "kip-320", "kraft")
 
