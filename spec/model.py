@@ -671,6 +671,7 @@ def _faults_to_json(f: Faults) -> dict[str, Any]:
     if f.ctrl_seen:
         out["controller_epoch"] = f.ctrl_epoch
         out["controller_epoch_seen"] = {f"r{i}": x for i, x in enumerate(f.ctrl_seen)}
+    if f.ctrl_seen or f.failovers:  # (kraft: failovers without controller epochs, issue 28)
         out["controller_failovers"] = f.failovers
     if f.expired or f.expiries or f.lead_renewed:
         out["session_expired"] = _mask_list(f.expired)
