@@ -354,7 +354,7 @@ def _shutdown(x: Args, b: State, a: State) -> str:
 
 
 def _failover(x: Args, b: State, a: State) -> str:
-    if "deposed_controller" in a:  # kraft
+    if (a.get("deposed_controller") or {}).get("leader_epoch"):  # kraft
         return (
             "Another controller becomes active with every committed record; the deposed one "
             "still answers AlterPartitions from the state it had"

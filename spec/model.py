@@ -568,12 +568,14 @@ def state_to_json(s: State) -> dict[str, Any]:
         "shown_to_consumers": [list(x) for x in h.shown],
         "crashes": h.crashes,
         **_faults_to_json(s.faults),
-        **_kraft_to_json(s.kraft),
+        **_kraft_to_json(s.kraft, failovers=bool(s.faults.ctrl_seen)),
     }
 
 
-def _kraft_to_json(k: Kraft) -> dict[str, Any]:
-    """The kraft variables, only for the kraft version."""
+def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
+    """The kraft variables, only for the kraft version. With controller failovers, the deposed
+    controller in every state (leader epoch 0: none), so that every state has the same keys
+    (ITF's variables are the first state's)."""
     if k is NO_KRAFT or k == NO_KRAFT:
         return {}
     return {
@@ -602,8 +604,13 @@ def _kraft_to_json(k: Kraft) -> dict[str, Any]:
             else {}
         ),
         **(
-            {"deposed_controller": {"leader_epoch": k.deposed[0], "behind": bool(k.deposed[1])}}
-            if k.deposed
+            {
+                "deposed_controller": {
+                    "leader_epoch": k.deposed[0] if k.deposed else 0,
+                    "behind": bool(k.deposed and k.deposed[1]),
+                }
+            }
+            if k.deposed or failovers
             else {}
         ),
     }
@@ -645,7 +652,7 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
 
 
 def _deposed_from_json(d: dict[str, Any] | None) -> tuple[int, ...]:
-    return (d["leader_epoch"], int(d["behind"])) if d else ()
+    return (d["leader_epoch"], int(d["behind"])) if d and d["leader_epoch"] else ()
 
 
 def _caches_from_json(d: dict[str, Any] | None, n: int) -> tuple:
@@ -671,7 +678,6 @@ def _faults_to_json(f: Faults) -> dict[str, Any]:
     if f.ctrl_seen:
         out["controller_epoch"] = f.ctrl_epoch
         out["controller_epoch_seen"] = {f"r{i}": x for i, x in enumerate(f.ctrl_seen)}
-    if f.ctrl_seen or f.failovers:  # (kraft: failovers without controller epochs, issue 28)
         out["controller_failovers"] = f.failovers
     if f.expired or f.expiries or f.lead_renewed:
         out["session_expired"] = _mask_list(f.expired)

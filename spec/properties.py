@@ -174,7 +174,7 @@ class TypeOk:
             return False
         if f.ctrl_epoch != (1 if self.split_fetch else 1 + f.failovers):
             return False
-        if len(f.ctrl_seen) != (n if self.controller_failovers and not self.split_fetch else 0):
+        if len(f.ctrl_seen) != (n if self.controller_failovers else 0):
             return False
         if not 0 <= f.expiries <= self.session_expiries:
             return False

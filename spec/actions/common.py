@@ -68,8 +68,9 @@ class Ctx:
         faults = NO_FAULTS._replace(
             flushed=(0,) * n if config.lose_unflushed else (),
             log_start=(0,) * n if config.retention else (),
-            # (kraft: brokers read the metadata log, no controller epoch fences what they apply)
-            ctrl_seen=(1,) * n if config.controller_failovers and not proto.split_fetch else (),
+            # (kraft: constant, a failover bumps no controller epoch: brokers read the metadata
+            # log and fence nothing by it; kept so that every state's JSON has the same keys)
+            ctrl_seen=(1,) * n if config.controller_failovers else (),
         )
         if faults == NO_FAULTS:
             faults = NO_FAULTS  # the very constant: TypeOK and permute skip it by identity
