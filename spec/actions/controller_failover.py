@@ -14,7 +14,7 @@ still taking writes, a follower fetching from it) are in the other actions alrea
 kraft (KRaft, issue 28 item 2): the partition state lives in the replicated metadata log, so a
 new active controller (a Raft leader election among the controllers) has every committed
 record and changes nothing by taking office; brokers read the log and fence nothing by
-controller epoch (no ``ctrl_seen``). What a failover does to the partition is through the
+controller epoch (``ctrl_epoch`` and ``ctrl_seen`` stay 1). What a failover does to the partition is through the
 AlterPartitions in flight: an answer lost after the change committed
 (NetworkLoseAlterPartitionResponse, spec/actions/alter_partition.py) and, before KAFKA-14154's
 fix, the deposed controller's final-looking refusal of a request ahead of its state
