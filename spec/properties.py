@@ -427,7 +427,10 @@ def pending_alter_partition_resolvable(s: State) -> bool:
     controller answer, and an answered change gets none; so "answered, and made with the
     current state by a leader still in that epoch" is a state from which only an environment
     event (a crash, a fence, a move) can free the partition, which is what the liveness
-    property's fairness does not promise. BFS checks it; the liveness engine need not."""
+    property's fairness does not promise. BFS checks it; the liveness engine need not (and
+    CaughtUpFollowerRejoinsIsr fails with the fix too once kraft's NetworkLoseLeaderAndIsr
+    loses the metadata that would override the change, which a KRaft broker replaying the
+    log cannot lose: docs/design/kraft.md)."""
     reps = s.replicas
     for a in s.kraft.alter_partition:
         if not a.answered or not a.fresh:
