@@ -70,6 +70,9 @@ class Config:
                           leader's log start resets the follower to it.
     controller_failovers  R9/R18: how many controller failovers a behaviour may make; requests
                           of a deposed controller stay in flight (zombie), fenced by its epoch.
+                          kraft: how many AlterPartition answers a failover (or a dropped
+                          connection) may lose after the change was recorded, and the deposed
+                          controller's answers where a variant has them (issue 28 item 2).
     session_expiries      R7/R8/R9/R18: how many times a live broker's coordination session may
                           expire while its process runs on (a pause: a zombie). The controller
                           treats it as dead; it keeps acting on stale beliefs until it

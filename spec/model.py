@@ -444,7 +444,7 @@ def _kraft_key(k: Kraft, i: int) -> tuple:
         tuple(q[2:] for q in k.fetch_requests if q.follower == i),
         tuple(p[2:] for p in k.fetch_responses if p.follower == i),
         tuple(
-            (a.leader_epoch, a.new_isr.bit_count(), a.fresh)
+            (a.leader_epoch, a.new_isr.bit_count(), a.fresh, a.answered)
             for a in k.alter_partition
             if a.leader == i
         ),
@@ -477,6 +477,7 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
                     a.added_be,
                     a.fresh,
                     a.leader_be,
+                    a.answered,
                 )
                 for a in alters
             )
@@ -493,6 +494,7 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
         k.consumer_epoch,
         tuple([k.epoch_cache[o] for o in order]) if k.epoch_cache else (),
         tuple([k.epoch_ckpt[o] for o in order]) if k.epoch_ckpt else (),
+        k.deposed,  # (leader epoch, written since): no replica id in it
     )
 
 
@@ -566,12 +568,14 @@ def state_to_json(s: State) -> dict[str, Any]:
         "shown_to_consumers": [list(x) for x in h.shown],
         "crashes": h.crashes,
         **_faults_to_json(s.faults),
-        **_kraft_to_json(s.kraft),
+        **_kraft_to_json(s.kraft, failovers=bool(s.faults.ctrl_seen)),
     }
 
 
-def _kraft_to_json(k: Kraft) -> dict[str, Any]:
-    """The kraft variables, only for the kraft version."""
+def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
+    """The kraft variables, only for the kraft version. With controller failovers, the deposed
+    controller in every state (leader epoch 0: none), so that every state has the same keys
+    (ITF's variables are the first state's)."""
     if k is NO_KRAFT or k == NO_KRAFT:
         return {}
     return {
@@ -597,6 +601,16 @@ def _kraft_to_json(k: Kraft) -> dict[str, Any]:
                 },
             }
             if k.epoch_cache
+            else {}
+        ),
+        **(
+            {
+                "deposed_controller": {
+                    "leader_epoch": k.deposed[0] if k.deposed else 0,
+                    "behind": bool(k.deposed and k.deposed[1]),
+                }
+            }
+            if k.deposed or failovers
             else {}
         ),
     }
@@ -633,7 +647,12 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         d.get("consumer_epoch", 0),
         _caches_from_json(d.get("epoch_cache"), n),
         _caches_from_json(d.get("epoch_checkpoint"), n),
+        _deposed_from_json(d.get("deposed_controller")),
     )
+
+
+def _deposed_from_json(d: dict[str, Any] | None) -> tuple[int, ...]:
+    return (d["leader_epoch"], int(d["behind"])) if d and d["leader_epoch"] else ()
 
 
 def _caches_from_json(d: dict[str, Any] | None, n: int) -> tuple:

@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from ..config import Config
 from ..protocols import ProtocolVersion
 from ..state import State
-from .alter_partition import controller_handle_alter_partition, leader_send_alter_partition
+from .alter_partition import (
+    controller_handle_alter_partition,
+    leader_clear_pending_alter_partition,
+    leader_send_alter_partition,
+    network_lose_alter_partition_response,
+)
 from .broker import (
     broker_apply_partition_change,
     broker_become_follower,
@@ -34,7 +39,11 @@ from .controller import (
     controller_shrink_isr,
     controller_shutdown_broker,
 )
-from .controller_failover import controller_failover
+from .controller_failover import (
+    controller_failover,
+    deposed_controller_handle_alter_partition,
+    kraft_controller_failover,
+)
 from .fetch import (
     broker_checkpoint_epoch_cache,
     consumer_fetch_during_truncation,
@@ -92,6 +101,16 @@ def _atomic_isr(c: Config, p: ProtocolVersion) -> bool:
     return not p.majority_quorum and not p.split_fetch
 
 
+def _kraft_failovers(c: Config, p: ProtocolVersion) -> bool:
+    """kraft with --controller-failovers: lost AlterPartition answers (issue 28 item 2)."""
+    return p.split_fetch and c.controller_failovers > 0
+
+
+def _deposed_controller(c: Config, p: ProtocolVersion) -> bool:
+    """A deposed KRaft controller's answers matter: before KAFKA-14154's fix only."""
+    return _kraft_failovers(c, p) and not getattr(p, "not_controller_if_ahead", True)
+
+
 ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("ControllerElectLeader", ("leader",), controller_elect_leader, "R9"),
     ActionDef("ControllerShrinkIsr", ("replica",), controller_shrink_isr, "R9", when=_has_isr),
@@ -108,7 +127,17 @@ ACTIONS: tuple[ActionDef, ...] = (
         (),
         controller_failover,
         "R9, R18",
-        when=lambda c, p: c.controller_failovers > 0,
+        when=lambda c, p: c.controller_failovers > 0 and not p.split_fetch,
+    ),
+    ActionDef(
+        "ControllerFailover", (), kraft_controller_failover, "R9, R18", when=_deposed_controller
+    ),
+    ActionDef(
+        "DeposedControllerHandleAlterPartition",
+        ("leader",),
+        deposed_controller_handle_alter_partition,
+        "R7, R9",
+        when=_deposed_controller,
     ),
     ActionDef("BrokerBecomeLeader", ("replica", "epoch"), broker_become_leader, "R11"),
     ActionDef(
@@ -193,6 +222,20 @@ ACTIONS: tuple[ActionDef, ...] = (
         controller_handle_alter_partition,
         "R7, R9, R18",
         when=_split_fetch,
+    ),
+    ActionDef(
+        "NetworkLoseAlterPartitionResponse",
+        ("leader",),
+        network_lose_alter_partition_response,
+        "R7, R8, R9",
+        when=_kraft_failovers,
+    ),
+    ActionDef(
+        "LeaderClearPendingAlterPartition",
+        ("leader",),
+        leader_clear_pending_alter_partition,
+        "R7, R9",
+        when=_kraft_failovers,
     ),
     ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5", when=_atomic_fetch),
     ActionDef("ConsumerFetch", ("replica",), consumer_fetch_from_replica, "R5", when=_split_fetch),

@@ -68,6 +68,8 @@ class Ctx:
         faults = NO_FAULTS._replace(
             flushed=(0,) * n if config.lose_unflushed else (),
             log_start=(0,) * n if config.retention else (),
+            # (kraft: constant, a failover bumps no controller epoch: brokers read the metadata
+            # log and fence nothing by it; kept so that every state's JSON has the same keys)
             ctrl_seen=(1,) * n if config.controller_failovers else (),
         )
         if faults == NO_FAULTS:
@@ -327,11 +329,15 @@ def partition_change(ctx: Ctx, s: State, new_isr: int, live: int) -> State:
 
 def stale_alters(k: Kraft) -> Kraft:
     """kraft: a write of the partition state makes every AlterPartition in flight stale (its
-    partition epoch is no longer the current one). NO_KRAFT has none."""
+    partition epoch is no longer the current one), and a deposed controller that still
+    answers (``Kraft.deposed``) is behind from now on. NO_KRAFT has none."""
     alters = k.alter_partition
-    if not alters or not any(a.fresh for a in alters):
-        return k
-    return k._replace(alter_partition=tuple(a._replace(fresh=False) for a in alters))
+    if alters and any(a.fresh for a in alters):
+        k = k._replace(alter_partition=tuple(a._replace(fresh=False) for a in alters))
+    dep = k.deposed
+    if dep and not dep[1]:
+        k = k._replace(deposed=(dep[0], 1))
+    return k
 
 
 def sorted_add(items: tuple, new: list) -> tuple:

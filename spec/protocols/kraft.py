@@ -39,8 +39,17 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   flag (``hw_needs_min_isr``). Release presets: ``kraft`` is the newest (4.1+: ELR on for new
   clusters), ``kraft-4.0`` (ELR off) and ``kraft-3.7`` (ELR off, no unclean-shutdown handling,
   the epoch checkpoint written with the truncation): spec/protocols/kraft_4_0.py, kraft_3_7.py.
-Not yet: lost fetches and AlterPartitions, DelayedFetch and the fetch timeout, the
-AlterPartition error handling of ``Partition.handleAlterPartitionError``.
+* With ``--controller-failovers N`` (issue 28 item 2): a KRaft controller failover and the
+  AlterPartition answers it loses (spec/actions/controller_failover.py): a change the old
+  controller committed whose answer never came (NetworkLoseAlterPartitionResponse: the
+  renounce's NOT_CONTROLLER, or a dropped connection; the channel manager re-sends the request,
+  which the new controller refuses as stale, INVALID_UPDATE_VERSION), the leader keeping its
+  pending change after such a refusal until newer metadata overrides it
+  (``keep_pending_on_refusal``), and a deposed controller's answer to a request ahead of its
+  state (``not_controller_if_ahead``, KAFKA-14154).
+Not yet: lost fetches, DelayedFetch and the fetch timeout, KAFKA-14275 (a standby controller
+that failed to apply a record taking office with incomplete state: no record fails to apply
+here).
 
 Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
 """
@@ -126,6 +135,25 @@ class Kraft(Kip966):
     # with ELR never elected cleanly until back in the ISR), Kafka 3.9+ at metadata version
     # 4.0-IV1 and later (KAFKA-15586, KAFKA-16952, KAFKA-18106); False: only with
     # --lose-unflushed and ELR (kip-966's rule, the broker reporting its own unclean shutdown)
+    keep_pending_on_refusal = True  # --controller-failovers only. A leader whose AlterPartition
+    # is refused as stale (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH) keeps the change pending
+    # (counted in its maximal ISR) until it applies newer partition state: Kafka 2.7.0+
+    # (KAFKA-8836, KIP-497: ``Partition.handleAlterIsrResponse``; today
+    # ``Partition.handleAlterPartitionError`` returns false, "awaiting new the latest
+    # metadata"), because after a retry it cannot know whether the controller applied the
+    # change. False: the leader drops it at the refusal and falls back to its ISR, which is
+    # what the spec does without lost answers (there it loses nothing: no change the leader has
+    # not adopted is recorded); with a lost answer the recorded ISR may then hold a follower the
+    # leader no longer counts for its HW
+    not_controller_if_ahead = True  # --controller-failovers only. A controller that sees an
+    # AlterPartition whose leader epoch is ahead of its own state answers NOT_CONTROLLER (it
+    # has likely lost office), so the leader's channel manager finds the new controller and
+    # re-sends (``ReplicationControlManager.validateAlterPartitionData``: KAFKA-14154, #12514,
+    # Kafka 3.3.0; the ZooKeeper controller's twin #12506). False (the KRaft controller of
+    # 3.0 to 3.2: ``leaderEpoch() != partition.leaderEpoch``): FENCED_LEADER_EPOCH, which the leader
+    # takes as final: its change stays pending with no newer state to override it, the
+    # follower never rejoins (a persistent under-replicated partition) and no other ISR change
+    # is proposed (PendingAlterPartitionResolvable)
 
 
 KRAFT = Kraft()

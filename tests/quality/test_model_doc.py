@@ -23,7 +23,13 @@ def spec_properties() -> dict[str, str]:
     out: dict[str, str] = {}
     for name in PROTOCOLS:
         kraft = name.startswith("kraft")
-        cfg = Config(protocol=name, replicas=2, availability=True, retention=not kraft)
+        cfg = Config(
+            protocol=name,
+            replicas=2,
+            availability=True,
+            retention=not kraft,
+            controller_failovers=1,  # kraft: PendingAlterPartitionResolvable
+        )
         out |= {p.name: p.kind for p in IsrSpec(cfg).properties}
     return out
 
