@@ -493,6 +493,7 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
         k.consumer_epoch,
         tuple([k.epoch_cache[o] for o in order]) if k.epoch_cache else (),
         tuple([k.epoch_ckpt[o] for o in order]) if k.epoch_ckpt else (),
+        *k[11:],  # leader_recovery, min_isr, min_isr_changes: no replica ids in them
     )
 
 
@@ -599,6 +600,10 @@ def _kraft_to_json(k: Kraft) -> dict[str, Any]:
             if k.epoch_cache
             else {}
         ),
+        # each only when its mechanism has moved it off its constant (KIP-704, KAFKA-16540)
+        **({"leader_recovery": "RECOVERING"} if k.leader_recovery else {}),
+        **({"min_isr": k.min_isr} if k.min_isr else {}),
+        **({"min_isr_changes": k.min_isr_changes} if k.min_isr_changes else {}),
     }
 
 
@@ -633,6 +638,9 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         d.get("consumer_epoch", 0),
         _caches_from_json(d.get("epoch_cache"), n),
         _caches_from_json(d.get("epoch_checkpoint"), n),
+        1 if d.get("leader_recovery") == "RECOVERING" else 0,
+        d.get("min_isr", 0),
+        d.get("min_isr_changes", 0),
     )
 
 

@@ -84,11 +84,21 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
     added follower's broker epoch is its registered one (KIP-903; ``broker_epoch_check``). It
     then records the new ISR (kip-966's ELR rule applies) and answers the leader, which adopts
     it if it still leads in that epoch. A refusal changes nothing recorded; either way the
-    leader's maximal ISR falls back to its ISR and its HW is re-evaluated."""
+    leader's maximal ISR falls back to its ISR and its HW is re-evaluated. KIP-704
+    (``leader_recovery_state``, Kafka 3.2+): an accepted request saying RECOVERED ends the
+    partition's RECOVERING state; one saying RECOVERING with more than the leader in its ISR is
+    refused (INVALID_REQUEST, ``ReplicationControlManager.validateAlterPartitionData``;
+    ``recovering_isr_check``)."""
     k = s.kraft
     kip903 = ctx.protocol.broker_epoch_check
     pe_check = ctx.protocol.partition_epoch_check
     kip841 = ctx.protocol.ineligible_replica_check
+    # KIP-704 (``leader_recovery_state``): with the partition RECOVERING, the leader's request
+    # says RECOVERED if it recovers at once (Kafka: ``Partition.makeLeader``), else RECOVERING
+    # until its LeaderCompleteRecovery (the request's sender is then the current leader, which
+    # has not completed: completion clears the state at the controller)
+    recovering = s.kraft.leader_recovery
+    says_recovering = recovering and not ctx.protocol.leader_recovers_at_once
     c0 = s.coord
     barred = k.fenced | k.shutting_down if kip841 else 0
     for a in k.alter_partition:
@@ -101,6 +111,8 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
             and not a.new_isr & barred
             and (a.added < 0 or not kip903 or a.added_be == k.broker_epoch[a.added])
         )
+        if accept and says_recovering and a.new_isr != 1 << l and ctx.protocol.recovering_isr_check:
+            accept = False  # KIP-704: RECOVERING with more than the leader (INVALID_REQUEST)
         if accept:
             c = t.coord
             old_isr = c.isr
@@ -113,6 +125,8 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
             )
             if ctx.elr:
                 t = elr_after_shrink(ctx, t, old_isr, a.new_isr)
+            if recovering and not says_recovering:  # KIP-704: the leader says RECOVERED
+                t = with_kraft(t, t.kraft._replace(leader_recovery=0))
             if a.added >= 0 and t.faults.unclean >> a.added & 1:  # kip-966: eligible again
                 f = t.faults
                 t = t._replace(faults=f._replace(unclean=f.unclean & ~(1 << a.added)))

@@ -39,8 +39,15 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   flag (``hw_needs_min_isr``). Release presets: ``kraft`` is the newest (4.1+: ELR on for new
   clusters), ``kraft-4.0`` (ELR off) and ``kraft-3.7`` (ELR off, no unclean-shutdown handling,
   the epoch checkpoint written with the truncation): spec/protocols/kraft_4_0.py, kraft_3_7.py.
+* KIP-704 (3.2+), behind ``leader_recovery_state`` (off: no behaviour of this partition
+  changes with it): an unclean election marks the partition RECOVERING until the leader's
+  AlterPartition reports RECOVERED; the controller refuses a RECOVERING ISR of more than the
+  leader. KAFKA-16540 (4.0): a change of min.insync.replicas (OperatorSetMinIsr, only with
+  --min-isr-changes) clears the ELR (``clear_elr_on_min_isr_change``).
 Not yet: lost fetches and AlterPartitions, DelayedFetch and the fetch timeout, the
-AlterPartition error handling of ``Partition.handleAlterPartitionError``.
+AlterPartition error handling of ``Partition.handleAlterPartitionError``, the leader's own
+recovery work after an unclean election (KIP-704 names transaction state: the spec has no
+producer state) and the follower fetches a recovering leader would refuse (KAFKA-13754, open).
 
 Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
 """
@@ -126,6 +133,30 @@ class Kraft(Kip966):
     # with ELR never elected cleanly until back in the ISR), Kafka 3.9+ at metadata version
     # 4.0-IV1 and later (KAFKA-15586, KAFKA-16952, KAFKA-18106); False: only with
     # --lose-unflushed and ELR (kip-966's rule, the broker reporting its own unclean shutdown)
+    leader_recovery_state = False  # KIP-704 (Kafka 3.2.0+, KAFKA-13587, apache/kafka#11733):
+    # an unclean election, and the last-known-leader election, which Kafka counts as unclean,
+    # mark the partition RECOVERING (``PartitionChangeBuilder.tryElection``, metadata version
+    # 3.2-IV0+), kept across later elections until the leader's AlterPartition says RECOVERED
+    # (``ReplicationControlManager.handleAlterPartition`` → ``setTargetLeaderRecoveryState``).
+    # Off by default: with Kafka's leader (``leader_recovers_at_once``) the state changes no
+    # behaviour of this partition, only adds states (docs/design/kraft.md, KIP-704), and the
+    # pinned counts stay; ``KRAFT.variant(leader_recovery_state=True)`` tracks it
+    leader_recovers_at_once = True  # KIP-704 as released: ``Partition.makeLeader`` marks the
+    # partition RECOVERED on becoming leader (log recovery is not implemented), so its next
+    # AlterPartition carries RECOVERED; False: the KIP's design, the leader reports RECOVERED
+    # only after its own recovery step (LeaderCompleteRecovery), and until then every
+    # AlterPartition it sends carries RECOVERING
+    recovering_isr_check = True  # KIP-704: the controller refuses an AlterPartition that says
+    # RECOVERING with more than the leader in its ISR, and one that goes from RECOVERED back to
+    # RECOVERING (INVALID_REQUEST, ``ReplicationControlManager.validateAlterPartitionData``);
+    # False: accepted (the ISR grows while the leader has not recovered)
+    clear_elr_on_min_isr_change = True  # KAFKA-16540 (Kafka 4.0.0, apache/kafka#17952,
+    # backported to 4.0 by #18745): a change of min.insync.replicas clears the ELR in the same
+    # batch (``ConfigurationControlManager.incrementalAlterConfigs`` →
+    # ``createClearElrRecordsAsNeeded``: a ClearElrRecord per ConfigRecord of
+    # min.insync.replicas); False: the ELR kept (trunk before the fix; 3.7's to 3.9's ELR code
+    # behind an unreleased metadata version), so a replica elected from it may lack records the
+    # lowered min ISR let the leader commit without it. Only with --min-isr-changes
 
 
 KRAFT = Kraft()
