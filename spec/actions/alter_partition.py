@@ -37,7 +37,8 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
     flight proposes one ISR change: a shrink of a member whose last fetch did not reach its LEO
     (replica.lag.time.max.ms may pass at any moment), or an expansion by a follower whose
     counted fetch reached its HW and its epoch's start offset (KAFKA-7128), carrying the broker
-    epoch of that fetch (KIP-903). Only with a current cached partition state: a stale one is
+    epoch of that fetch (KIP-903) (the join rule's halves are flags: ``isr_join_needs_hw``,
+    ``isr_join_needs_epoch_start``). Only with a current cached partition state: a stale one is
     refused by the controller for certain, so it is not listed (with ``partition_epoch_check``
     off it is listed, and may be accepted). The leader's maximal ISR is now
     its ISR with the proposal's; the HW is re-evaluated (``maximal_isr=False`` counts only the
@@ -45,16 +46,23 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
     controller agreed)."""
     k = s.kraft
     any_version = not ctx.protocol.partition_epoch_check
+    join_hw = ctx.protocol.isr_join_needs_hw
+    join_epoch = ctx.protocol.isr_join_needs_epoch_start
     for l, r in enumerate(s.replicas):
         if not (r.alive and r.leader == l and (r.zk_fresh or any_version)):
             continue
         if alter_in_flight(k, l):
             continue
         lleo = len(r.log)
-        if k.epoch_cache:
-            floor = max(r.hw, cache_epoch_start(k.epoch_cache[l], r.epoch, lleo))
-        else:
-            floor = max(r.hw, epoch_start(r.log, r.epoch))
+        # the join rule (R7): the HW (``isr_join_needs_hw``) and the start of the leader's epoch
+        # (KAFKA-7128, ``isr_join_needs_epoch_start``); 0 with both off: any counted fetch
+        floor = r.hw if join_hw else 0
+        if join_epoch:
+            if k.epoch_cache:
+                start = cache_epoch_start(k.epoch_cache[l], r.epoch, lleo)
+            else:
+                start = epoch_start(r.log, r.epoch)
+            floor = max(floor, start)
         rem_epochs = k.remote_epoch[l]
         for j in range(ctx.n):
             if j == l:

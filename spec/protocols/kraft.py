@@ -133,6 +133,14 @@ class Kraft(Kip966):
     # with ELR never elected cleanly until back in the ISR), Kafka 3.9+ at metadata version
     # 4.0-IV1 and later (KAFKA-15586, KAFKA-16952, KAFKA-18106); False: only with
     # --lose-unflushed and ELR (kip-966's rule, the broker reporting its own unclean shutdown)
+    isr_join_needs_hw = True  # R7, the join rule: a follower rejoins the ISR only once a
+    # counted fetch reached the leader's HW (``Partition.isFollowerInSync``: ``followerEndOffset
+    # >= leaderLog.highWatermark``, with ``isr_join_needs_epoch_start``, KAFKA-7128, the start
+    # of the leader's epoch too: ``leaderEpochStartOffsetOpt``); False: any counted fetch lets
+    # it join, a member without records the HW covers. How long a follower may lag before it is
+    # dropped (replica.lag.time.max.ms from its last fetch that reached the LEO, KAFKA-4485,
+    # 0.10.2's ``lastCaughtUpTimeMs``) is not a flag: time is not modelled, so a member whose
+    # last fetch did not reach the LEO may be dropped at any step, which covers every timing
     leader_recovery_state = False  # KIP-704 (Kafka 3.2.0+, KAFKA-13587, apache/kafka#11733):
     # an unclean election, and the last-known-leader election, which Kafka counts as unclean,
     # mark the partition RECOVERING (``PartitionChangeBuilder.tryElection``, metadata version

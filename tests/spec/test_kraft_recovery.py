@@ -232,3 +232,42 @@ def test_the_kept_elr_is_elected_and_the_committed_record_is_lost():
     assert s.faults.lead_renewed and s.coord.leader == 0  # leader -1 recorded
     assert moves(fixed, s, "BrokerBecomeLeader") == []
     assert no_loss.check(s)
+
+
+# --- R7's join rule (issue 28 item 6): the HW and the start of the leader's epoch -------------
+
+JOIN = dict(replicas=2, records=1, epochs=2, crashes=0)
+BELOW_HW = [
+    "ProducerSend",
+    "FollowerSendFetch",
+    "LeaderHandleFetch",  # counted at offset 0: the record is still in flight to the follower
+    "LeaderSendAlterPartition",  # drop the lagging follower
+    "ControllerHandleAlterPartition",  # ISR [0]: the leader commits record 1 alone
+    "LeaderSendAlterPartition",  # the follower back, its counted LEO 0 below the HW 1
+    "ControllerHandleAlterPartition",  # accepted: StrongIsr broken here
+]
+
+
+def test_a_follower_that_joins_below_the_hw_loses_a_committed_record():
+    """``isr_join_needs_hw=False`` (examples/protocols/kraft_join_below_hw.py): StrongIsr in 7
+    steps, NoCommittedLoss in 9 (a preferred-replica election of the joiner), no crash. The
+    built-in kraft holds every safety property at 2/1/2/0 (test_kraft.py, 41,968 states)."""
+    m = kraft(KRAFT.variant(isr_join_needs_hw=False), **JOIN)
+    assert [st.action for st in first_violation(m, "StrongIsr").steps] == BELOW_HW
+    cx = first_violation(m, "NoCommittedLoss")
+    assert [st.action for st in cx.steps] == [
+        *BELOW_HW,
+        "ControllerMoveLeader",
+        "BrokerBecomeLeader",
+    ]
+
+
+def test_the_epoch_start_half_alone_changes_nothing_at_two_replicas():
+    """KAFKA-7128's half of the rule removed (``isr_join_needs_epoch_start=False``): the same
+    41,968 states as the built-in kraft at 2/1/2/0, every safety property holding: at two
+    replicas the joiner is the deposed leader, which holds every record below the new leader's
+    epoch start (the KAFKA-7128 story needs a third replica that missed them)."""
+    m = kraft(KRAFT.variant(isr_join_needs_epoch_start=False), **JOIN)
+    res = check_bfs(m, properties=safety(m))
+    assert all(p.holds for p in res.properties)
+    assert res.distinct_states == 41_968
