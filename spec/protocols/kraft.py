@@ -43,7 +43,8 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   changes with it): an unclean election marks the partition RECOVERING until the leader's
   AlterPartition reports RECOVERED; the controller refuses a RECOVERING ISR of more than the
   leader. KAFKA-16540 (4.0): a change of min.insync.replicas (OperatorSetMinIsr, only with
-  --min-isr-changes) clears the ELR (``clear_elr_on_min_isr_change``).
+  --min-isr-changes) clears the ELR (``clear_elr_on_min_isr_change``). The join rule's halves
+  are flags: the HW (``isr_join_needs_hw``) and the epoch start (``isr_join_needs_epoch_start``).
 Not yet: lost fetches and AlterPartitions, DelayedFetch and the fetch timeout, the
 AlterPartition error handling of ``Partition.handleAlterPartitionError``, the leader's own
 recovery work after an unclean election (KIP-704 names transaction state: the spec has no
