@@ -7,6 +7,8 @@ say why."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from isr.checker.bfs import check_bfs
 from isr.cli.main import main
@@ -271,3 +273,44 @@ def test_the_epoch_start_half_alone_changes_nothing_at_two_replicas():
     res = check_bfs(m, properties=safety(m))
     assert all(p.holds for p in res.properties)
     assert res.distinct_states == 41_968
+
+
+# --- symmetry: renaming the replicas commutes with the new actions -----------------------------
+
+
+def _renaming_commutes_along(m: IsrSpec, script) -> int:
+    """successors(p(s)) = p(successors(s)) for every renaming p, at every state of ``script``
+    (states where the new fields are set and the new actions are enabled)."""
+    perms = list(itertools.permutations(range(m.ctx.n)))[1:]
+    s = m.init_states()[0]
+    checked = 0
+    for i in range(len(script) + 1):
+        succ = {t for _, t in m.successors(s)}
+        for p in perms:
+            assert {t for _, t in m.successors(m.permute(s, p))} == {m.permute(t, p) for t in succ}
+            checked += 1
+        if i < len(script):
+            name, *args = script[i]
+            s = step(m, s, name, *args)
+    return checked
+
+
+def test_renaming_replicas_commutes_with_recovery_and_min_isr_changes():
+    recovery = (*UNCLEAN_ELECTION, ("LeaderCompleteRecovery", 1))
+    assert _renaming_commutes_along(kraft(STEPWISE, **UNCLEAN), recovery) == len(recovery) + 1
+    for variant in (None, ELR_KEPT):
+        m = kraft(variant, **{**MIN_ISR, "crashes": 1})
+        assert _renaming_commutes_along(m, ELR_STORY) == len(ELR_STORY) + 1
+    # and symmetry changes no verdict nor length of the two stories
+    for m, prop in ((kraft(NO_CHECK, **UNCLEAN), "RecoveringIsrAlone"),):
+        on, off = (
+            check_bfs(m, properties=[prop], symmetry=sym, stop_at_first_violation=True)
+            for sym in (True, False)
+        )
+        assert on.properties[0].counterexample.length == off.properties[0].counterexample.length
+    m = kraft(ELR_KEPT, **MIN_ISR)
+    on, off = (
+        check_bfs(m, properties=["ElrHoldsCommitted"], symmetry=sym, stop_at_first_violation=True)
+        for sym in (True, False)
+    )
+    assert on.properties[0].counterexample.length == off.properties[0].counterexample.length == 4
