@@ -314,3 +314,46 @@ def test_renaming_replicas_commutes_with_recovery_and_min_isr_changes():
         for sym in (True, False)
     )
     assert on.properties[0].counterexample.length == off.properties[0].counterexample.length == 4
+
+
+# KAFKA-7128's story needs a third replica, one that missed a record the old leader committed
+KAFKA_7128 = (
+    ("LeaderSendAlterPartition", 0, 2),  # broker 2 has not fetched: out of the ISR
+    ("ControllerHandleAlterPartition", 0),
+    ("ProducerSend", 0, 1),
+    ("FollowerSendFetch", 1, 0),
+    ("LeaderHandleFetch", 0, 1),
+    ("FollowerHandleFetchResponse", 1, 0),  # broker 1 holds record 1, its HW still 0
+    ("FollowerSendFetch", 1, 0),
+    ("LeaderHandleFetch", 0, 1),  # record 1 committed by broker 0 (HW 1), acknowledged
+    ("ControllerMoveLeader", 1),  # a preferred-replica election: broker 1 leads epoch 2 ...
+    ("BrokerBecomeLeader", 1, 2),  # ... with its HW 0, below its epoch's start, 1
+    ("BrokerBecomeFollower", 2, 1, 2),
+    ("FollowerSendFetch", 2, 1),
+    ("LeaderHandleFetch", 1, 2),  # broker 2's LEO 0 reaches the new leader's HW 0
+)
+
+
+def test_kafka_7128_a_follower_joins_a_new_leader_whose_hw_lags():
+    """Without KAFKA-7128's half (``isr_join_needs_epoch_start=False``), scripted at 3/1/3/0: a
+    new leader's HW lags the record its predecessor committed, a follower that never had the
+    record reaches that HW and is proposed and accepted (StrongIsr broken, 15 steps), and a
+    second preferred-replica election makes it leader (NoCommittedLoss, 17 steps). With the
+    rule (the built-in kraft, Kafka 2.1+: ``Partition.isFollowerInSync`` reads
+    ``leaderEpochStartOffsetOpt``) the proposal is never made. (A search at three replicas is
+    beyond the suite.)"""
+    bounds = dict(replicas=3, records=1, epochs=3, crashes=0)
+    m = kraft(KRAFT.variant(isr_join_needs_epoch_start=False), **bounds)
+    props = {p.name: p for p in m.properties}
+    s = run(m, *KAFKA_7128)
+    assert s.history.acked == ((0, 1),) and s.replicas[1].hw == 0
+    s = run(
+        m, *KAFKA_7128, ("LeaderSendAlterPartition", 1, 2), ("ControllerHandleAlterPartition", 1)
+    )
+    assert s.coord.isr == 0b111 and not props["StrongIsr"].check(s)
+    s = step(m, step(m, s, "ControllerMoveLeader", 2), "BrokerBecomeLeader", 2, 3)
+    assert not props["NoCommittedLoss"].check(s)
+
+    fixed = kraft(**bounds)
+    s = run(fixed, *KAFKA_7128)
+    assert [a for a, _ in moves(fixed, s, "LeaderSendAlterPartition")] == [(1, 0)]
