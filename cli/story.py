@@ -633,6 +633,23 @@ def _clear_pending(x: Args, b: State, a: State) -> str:
     return f"Newer partition state overrides leader {lead}'s pending ISR change"
 
 
+def _complete_recovery(x: Args, b: State, a: State) -> str:
+    lead = x["leader"]
+    return (
+        f"Leader {lead} has recovered after its unclean election and says so in an"
+        " AlterPartition: the controller marks the partition RECOVERED (KIP-704)"
+    )
+
+
+def _set_min_isr(x: Args, b: State, a: State) -> str:
+    text = f"The operator sets min.insync.replicas to {x['min_isr']}"
+    if b.get("elr") and not a.get("elr"):
+        text += "; the controller clears the ELR in the same batch (KAFKA-16540's fix)"
+    elif a.get("elr"):
+        text += f"; the ELR stays {_isr(a['elr'])}"
+    return text
+
+
 def _consume(x: Args, b: State, a: State) -> str:
     i = x.get("leader", x.get("replica"))
     shown = _new_pairs(b, a, "shown_to_consumers")
@@ -802,6 +819,8 @@ SENTENCES: dict[str, Say] = {
     "BrokerUnfence": _unfence,
     "CoordinationExpireSession": _expire,
     "BrokerRenewSession": _renew,
+    "LeaderCompleteRecovery": _complete_recovery,
+    "OperatorSetMinIsr": _set_min_isr,
 }
 
 # Positional arguments (an ITF file, an older NDJSON) by the spec's parameter names.

@@ -79,6 +79,8 @@ class Config:
                           registers a new session (BrokerRenewSession).
     availability          also state the Available property (R8, R17): a dead leader can always
                           be replaced by the version's election rule.
+    min_isr_changes       R6/R9 (kraft only): how many times the operator may change
+                          min.insync.replicas (OperatorSetMinIsr, KAFKA-16540); 0 = never.
     """
 
     replicas: int = 3
@@ -96,6 +98,7 @@ class Config:
     controller_failovers: int = 0
     availability: bool = False
     session_expiries: int = 0
+    min_isr_changes: int = 0
 
     def validate(self) -> Config:
         if not MIN_REPLICAS <= self.replicas <= MAX_REPLICAS:
@@ -134,6 +137,13 @@ class Config:
             raise ConfigError(
                 f"{{protocol}} {self.protocol} does not model retention or ZooKeeper session expiry"
                 " yet"
+            )
+        if self.min_isr_changes < 0:
+            raise ConfigError(f"{{min_isr_changes}} must be >= 0, got {self.min_isr_changes}")
+        if self.min_isr_changes and not PROTOCOLS[self.protocol].split_fetch:
+            raise ConfigError(
+                f"{{min_isr_changes}} needs a kraft protocol (KAFKA-16540 is the KRaft"
+                f" controller's), got {self.protocol}"
             )
         if self.idempotence and not self.retries:
             raise ConfigError("{idempotence} needs {retries} > 0 (there is nothing to deduplicate)")

@@ -494,7 +494,9 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
         k.consumer_epoch,
         tuple([k.epoch_cache[o] for o in order]) if k.epoch_cache else (),
         tuple([k.epoch_ckpt[o] for o in order]) if k.epoch_ckpt else (),
-        k.deposed,  # (leader epoch, written since): no replica id in it
+        # deposed (leader epoch, written since), leader_recovery, min_isr, min_isr_changes: no
+        # replica ids in them
+        *k[11:],
     )
 
 
@@ -523,6 +525,10 @@ PER_REPLICA_KEYS = (
     "controller_epoch_seen",
 )
 KRAFT_PER_REPLICA_KEYS = ("remote_broker_epoch", "broker_epoch", "epoch_cache", "epoch_checkpoint")
+# The keys ``state_to_json`` writes only once their mechanism moved them off their constant, with
+# the value their absence stands for (``state_from_json`` reads either the same): a format that
+# needs every variable in every state (ITF) writes these there.
+JSON_ABSENT = {"leader_recovery": "RECOVERED", "min_isr": 0, "min_isr_changes": 0}
 
 
 def state_to_json(s: State) -> dict[str, Any]:
@@ -613,6 +619,10 @@ def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
             if k.deposed or failovers
             else {}
         ),
+        # each only when its mechanism has moved it off its constant (KIP-704, KAFKA-16540)
+        **({"leader_recovery": "RECOVERING"} if k.leader_recovery else {}),
+        **({"min_isr": k.min_isr} if k.min_isr else {}),
+        **({"min_isr_changes": k.min_isr_changes} if k.min_isr_changes else {}),
     }
 
 
@@ -648,6 +658,9 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         _caches_from_json(d.get("epoch_cache"), n),
         _caches_from_json(d.get("epoch_checkpoint"), n),
         _deposed_from_json(d.get("deposed_controller")),
+        1 if d.get("leader_recovery") == "RECOVERING" else 0,
+        d.get("min_isr", 0),
+        d.get("min_isr_changes", 0),
     )
 
 

@@ -44,6 +44,7 @@ class TypeOk:
         self.session_expiries: int = cfg.session_expiries
         # kraft: a failover bumps no controller epoch brokers read (they read the metadata log)
         self.split_fetch: bool = ctx.split_fetch
+        self.min_isr_changes: int = cfg.min_isr_changes
         # kraft: a broker that is down is fenced (at once), or not yet (at its session timeout)
         self.fence_at_crash: bool = bool(getattr(ctx.protocol, "fence_at_crash", True))
         self.good_replicas: set = set()
@@ -142,6 +143,10 @@ class TypeOk:
         if dep and not (
             len(dep) == 2 and 1 <= dep[0] <= epochs and dep[1] in (0, 1) and s.faults.failovers
         ):
+            return False
+        if not (0 <= k.leader_recovery <= 1 and 0 <= k.min_isr <= n):
+            return False  # (KIP-704's state; KAFKA-16540's min.insync.replicas, 0: unchanged)
+        if not 0 <= k.min_isr_changes <= self.min_isr_changes:
             return False
         leaders = [a.leader for a in k.alter_partition]
         if len(set(leaders)) != len(leaders):
@@ -441,6 +446,34 @@ def pending_alter_partition_resolvable(s: State) -> bool:
     return True
 
 
+def recovering_isr_alone(s: State) -> bool:
+    """RecoveringIsrAlone (kraft with KIP-704's leader recovery state): while the partition is
+    RECOVERING after an unclean election, the recorded ISR is the leader alone: no replica
+    joins it from a leader that has not recovered (KIP-704; the controller's INVALID_REQUEST,
+    ``ReplicationControlManager.validateAlterPartitionData``). With no producer state in the
+    spec, this is the contract the recovery rests on, not a loss of data."""
+    return not s.kraft.leader_recovery or s.coord.isr == 1 << s.coord.leader
+
+
+def elr_holds_committed(s: State) -> bool:
+    """ElrHoldsCommitted (kip-966's eligible leader replicas, stated with --min-isr-changes): every
+    member of the ELR holds every acks=all acknowledged record at its offset, KIP-966's ground
+    for electing it cleanly (a replica enters the ELR only while the ISR is below
+    min.insync.replicas, when the HW cannot advance without it). KAFKA-16540: a lowered
+    min.insync.replicas lets the HW advance without it, so the controller must clear the ELR."""
+    elr = s.faults.elr
+    if not elr or not s.history.acked:
+        return True
+    reps = s.replicas
+    for j in range(len(reps)):
+        if elr >> j & 1:
+            log = reps[j].log
+            for offset, record in s.history.acked:
+                if offset >= len(log) or log[offset][0] != record:
+                    return False
+    return True
+
+
 def some_committed(s: State) -> bool:
     """A presumed leader's HW passes a record: something is committed."""
     return any(r.alive and r.leader == i and r.hw > 0 for i, r in enumerate(s.replicas))
@@ -580,6 +613,29 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
                 pending_alter_partition_resolvable,
                 "an ISR change left pending by an answer is overridden by newer partition state",
                 requirement="R7",
+            ),
+        )
+    if ctx.split_fetch and getattr(ctx.protocol, "leader_recovery_state", False):
+        props.insert(
+            props.index(next(p for p in props if p.name == "LogMatching")) + 1,
+            Property(
+                "RecoveringIsrAlone",
+                "always",
+                recovering_isr_alone,
+                "while RECOVERING after an unclean election, the ISR is the leader alone (KIP-704)",
+                requirement="R7, R9",
+            ),
+        )
+    if ctx.elr and ctx.config.min_isr_changes:
+        props.insert(
+            props.index(next(p for p in props if p.name == "LogMatching")) + 1,
+            Property(
+                "ElrHoldsCommitted",
+                "always",
+                elr_holds_committed,
+                "every eligible leader replica holds every acks=all acknowledged record"
+                " (KIP-966, KAFKA-16540)",
+                requirement="R6, R9",
             ),
         )
     if ctx.quorum:

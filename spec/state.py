@@ -224,6 +224,14 @@ class Kraft(NamedTuple):
     # state it had when it lost office, as (leader epoch then, 1 if the partition state was
     # written since else 0); () when there is none. With the fix its answers change nothing
     # (NOT_CONTROLLER: the request goes to the new controller), so it is not kept
+    # (the fields below have defaults: each is a constant 0 while its mechanism is off, so the
+    # states, and every count, of a model without it are those before it was added)
+    leader_recovery: int = 0  # KIP-704 (``leader_recovery_state``), controller state: the
+    # partition's LeaderRecoveryState, 1 RECOVERING (set by an unclean election) until the
+    # leader's AlterPartition reports RECOVERED, else 0 (RECOVERED)
+    min_isr: int = 0  # KAFKA-16540 (--min-isr-changes): min.insync.replicas as the operator
+    # last set it (OperatorSetMinIsr); 0: never changed, Config.min_isr holds
+    min_isr_changes: int = 0  # operator changes of min.insync.replicas so far (the bound)
 
     def __reduce__(self):
         return (_kraft, tuple(self))

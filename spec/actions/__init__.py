@@ -52,7 +52,8 @@ from .fetch import (
     leader_handle_fetch,
 )
 from .follower import follower_fetch, follower_truncate
-from .leader import leader_expand_isr, leader_shrink_isr
+from .leader import leader_complete_recovery, leader_expand_isr, leader_shrink_isr
+from .operator import operator_set_min_isr
 from .producer import producer_retry, producer_send, producer_send_choosing_acks
 from .retention import broker_delete_old_segment, follower_reset_to_log_start
 from .session import broker_renew_session, coordination_expire_session
@@ -109,6 +110,20 @@ def _kraft_failovers(c: Config, p: ProtocolVersion) -> bool:
 def _deposed_controller(c: Config, p: ProtocolVersion) -> bool:
     """A deposed KRaft controller's answers matter: before KAFKA-14154's fix only."""
     return _kraft_failovers(c, p) and not getattr(p, "not_controller_if_ahead", True)
+
+
+def _stepwise_recovery(c: Config, p: ProtocolVersion) -> bool:
+    """KIP-704's leader recovery as its own step (a kraft variant with ``leader_recovery_state``
+    and ``leader_recovers_at_once=False``)."""
+    return (
+        p.split_fetch
+        and getattr(p, "leader_recovery_state", False)
+        and not getattr(p, "leader_recovers_at_once", True)
+    )
+
+
+def _min_isr_changes(c: Config, p: ProtocolVersion) -> bool:
+    return p.split_fetch and c.min_isr_changes > 0
 
 
 ACTIONS: tuple[ActionDef, ...] = (
@@ -283,6 +298,20 @@ ACTIONS: tuple[ActionDef, ...] = (
         broker_renew_session,
         "R9, R18",
         when=lambda c, p: c.session_expiries > 0,
+    ),
+    ActionDef(
+        "LeaderCompleteRecovery",
+        ("leader",),
+        leader_complete_recovery,
+        "R7, R9",
+        when=_stepwise_recovery,
+    ),
+    ActionDef(
+        "OperatorSetMinIsr",
+        ("min_isr",),
+        operator_set_min_isr,
+        "R6, R9",
+        when=_min_isr_changes,
     ),
 )
 

@@ -52,7 +52,8 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
     flight proposes one ISR change: a shrink of a member whose last fetch did not reach its LEO
     (replica.lag.time.max.ms may pass at any moment), or an expansion by a follower whose
     counted fetch reached its HW and its epoch's start offset (KAFKA-7128), carrying the broker
-    epoch of that fetch (KIP-903). Only with a current cached partition state: a stale one is
+    epoch of that fetch (KIP-903) (the join rule's halves are flags: ``isr_join_needs_hw``,
+    ``isr_join_needs_epoch_start``). Only with a current cached partition state: a stale one is
     refused by the controller for certain, so it is not listed (with ``partition_epoch_check``
     off it is listed, and may be accepted). The leader's maximal ISR is now
     its ISR with the proposal's; the HW is re-evaluated (``maximal_isr=False`` counts only the
@@ -60,16 +61,23 @@ def leader_send_alter_partition(ctx: Ctx, s: State, kind: int, out: list) -> Non
     controller agreed)."""
     k = s.kraft
     any_version = not ctx.protocol.partition_epoch_check
+    join_hw = ctx.protocol.isr_join_needs_hw
+    join_epoch = ctx.protocol.isr_join_needs_epoch_start
     for l, r in enumerate(s.replicas):
         if not (r.alive and r.leader == l and (r.zk_fresh or any_version)):
             continue
         if alter_in_flight(k, l):
             continue
         lleo = len(r.log)
-        if k.epoch_cache:
-            floor = max(r.hw, cache_epoch_start(k.epoch_cache[l], r.epoch, lleo))
-        else:
-            floor = max(r.hw, epoch_start(r.log, r.epoch))
+        # the join rule (R7): the HW (``isr_join_needs_hw``) and the start of the leader's epoch
+        # (KAFKA-7128, ``isr_join_needs_epoch_start``); 0 with both off: any counted fetch
+        floor = r.hw if join_hw else 0
+        if join_epoch:
+            if k.epoch_cache:
+                start = cache_epoch_start(k.epoch_cache[l], r.epoch, lleo)
+            else:
+                start = epoch_start(r.log, r.epoch)
+            floor = max(floor, start)
         rem_epochs = k.remote_epoch[l]
         for j in range(ctx.n):
             if j == l:
@@ -124,14 +132,29 @@ def _verdict(ctx: Ctx, s: State, a: AlterReq) -> tuple[bool, bool]:
             or a.added_be == k.broker_epoch[a.added]
         )
     )
+    proto = ctx.protocol
+    # KIP-704: with the partition RECOVERING, a leader that recovers in its own step
+    # (LeaderCompleteRecovery) says RECOVERING until then; the controller refuses such a request
+    # with more than the leader in its ISR (INVALID_REQUEST: given up, not stale)
+    if (
+        accept
+        and k.leader_recovery
+        and not proto.leader_recovers_at_once
+        and a.new_isr != 1 << l
+        and proto.recovering_isr_check
+    ):
+        accept = False
     return accept, not current and a.leader_be == k.broker_epoch[l]
 
 
 def _record_change(ctx: Ctx, t: State, old_isr: int, a: AlterReq) -> State:
     """kip-966's consequences of a recorded ISR change: the ELR, and an added member eligible
-    again."""
+    again; KIP-704's: a leader that recovers at once (Kafka's ``Partition.makeLeader``) says
+    RECOVERED in its request, which ends the partition's RECOVERING state."""
     if ctx.elr:
         t = elr_after_shrink(ctx, t, old_isr, a.new_isr)
+    if t.kraft.leader_recovery and ctx.protocol.leader_recovers_at_once:
+        t = with_kraft(t, t.kraft._replace(leader_recovery=0))
     if a.added >= 0 and t.faults.unclean >> a.added & 1:  # kip-966: eligible again
         f = t.faults
         t = t._replace(faults=f._replace(unclean=f.unclean & ~(1 << a.added)))
@@ -151,7 +174,11 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
     it if it still leads in that epoch. A refusal changes nothing recorded; either way the
     leader's maximal ISR falls back to its ISR and its HW is re-evaluated, except that with
     lost answers (``_keeps_pending``) a refusal as stale leaves the change pending at the leader
-    (``AlterReq.answered``; Kafka's ``Partition.handleAlterPartitionError``)."""
+    (``AlterReq.answered``; Kafka's ``Partition.handleAlterPartitionError``). KIP-704
+    (``leader_recovery_state``, Kafka 3.2+): an accepted request saying RECOVERED ends the
+    partition's RECOVERING state; one saying RECOVERING with more than the leader in its ISR is
+    refused (INVALID_REQUEST, ``ReplicationControlManager.validateAlterPartitionData``;
+    ``recovering_isr_check``): see ``_verdict`` and ``_record_change``."""
     keep = _keeps_pending(ctx)
     k = s.kraft
     for a in k.alter_partition:

@@ -152,6 +152,15 @@ def _isr_join_floor(proto: ProtocolVersion) -> Callable[[Log, int, int], int]:
     return proto.isr_join_floor
 
 
+def min_isr(ctx: Ctx, s: State) -> int:
+    """min.insync.replicas now (R6): the configured value, or the operator's last change
+    (OperatorSetMinIsr, kraft with --min-isr-changes: ``Kraft.min_isr``, 0 until a change).
+    One value for the controller and the brokers: a change reaches every broker in the step
+    the controller records it (Kafka's brokers replay the ConfigRecord each at its own time;
+    not modelled)."""
+    return s.kraft.min_isr or ctx.config.min_isr
+
+
 def follower_hw(log_start: tuple[int, ...], f: int, leo: int, leader_hw: int) -> int:
     """A follower's HW from its leader's (R4): at most its own LEO and, with retention, at least
     its log start offset (Kafka's ``UnifiedLog.updateHighWatermark`` bounds it both ways; a new
@@ -372,7 +381,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
     if ctx.quorum:
         new_hw = quorum_hw(ctx, r, leader)
     else:
-        if ctx.hw_needs_min_isr and isr.bit_count() < ctx.config.min_isr:
+        if ctx.hw_needs_min_isr and isr.bit_count() < min_isr(ctx, s):
             return s
         remote = r.remote_leo
         if ctx.high_watermark is not None:  # a version's own commit rule
@@ -399,7 +408,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
             # acks=all: min ISR against the ISR; kraft with the maximal ISR, against that
             # (Kafka's ``Partition.checkEnoughReplicasReachOffset``: ``curMaximalIsr.size``)
             acks_isr = counted if ctx.split_fetch and ctx.protocol.maximal_isr else isr
-            if acks_isr.bit_count() >= ctx.config.min_isr:
+            if acks_isr.bit_count() >= min_isr(ctx, s):
                 history = history._replace(
                     acked=sorted_add(history.acked, [(o, log[o][0]) for o in done])
                 )

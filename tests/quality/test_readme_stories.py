@@ -257,6 +257,9 @@ def _replayed_states(cx: dict) -> list[dict]:
         crashes=cr,
         lose_unflushed="--lose-unflushed" in opts,
         controller_failovers=int(opts.get("--controller-failovers", 0)),
+        unclean="--unclean" in opts,
+        min_isr=int(opts.get("--min-isr", 1)),
+        min_isr_changes=int(opts.get("--min-isr-changes", 0)),
     )
     model = IsrSpec(cfg)
     (state,) = model.init_states()
