@@ -482,14 +482,25 @@ def _report(args, rep, stories: dict | None = None) -> int:
 
 
 def _report_mutants(args, base, rows, mutants, seconds: float) -> int:
+    """The mutation score; per mutant, the first scenario that rejected it and every separating
+    scenario that rejects it (a mutant of a flag of ``kraft`` names the variant whose story
+    should: ``Mutant.variant``, impl/mutants.py)."""
     killed = sum(1 for r in rows if r[1] == "killed")
     ref_ok = not base.rejected
     if args.format == "json":
         doc = {
             "reference": {"accepted": ref_ok, "counts": base.counts()},
             "mutants": [
-                {"name": m, "bug": mutants[m].bug, "verdict": k, "scenarios": n, "reason": why}
-                for m, k, n, why in rows
+                {
+                    "name": m,
+                    "bug": mutants[m].bug,
+                    "verdict": k,
+                    "scenarios": n,
+                    "reason": why,
+                    "variant": mutants[m].variant or None,
+                    "separating": seps,
+                }
+                for m, k, n, why, seps in rows
             ],
             "score": f"{killed}/{len(rows)}",
             "killed": killed,
@@ -500,9 +511,23 @@ def _report_mutants(args, base, rows, mutants, seconds: float) -> int:
         sys.stdout.write("\n")
     else:
         print(f"reference implementation: {'accepted' if ref_ok else 'REJECTED'} ({_counts(base)})")
-        for m, k, n, why in rows:
+        for m, k, n, why, seps in rows:
             print(f"{k:9} {m:30} ({mutants[m].bug}; {n} scenarios)")
             if why:
                 print(f"          {why[:200]}")
+            own = [
+                x
+                for x in seps
+                if mutants[m].variant and x.startswith(f"separating:{mutants[m].variant}:")
+            ]
+            if seps:
+                print(f"          rejected by the separating scenarios: {', '.join(seps)}")
+            if mutants[m].variant:
+                said = (
+                    f"its fix's story rejects it: {separating_label(own[0], args.protocol)}"
+                    if own
+                    else f"its fix's story (separating:{mutants[m].variant}:*) does NOT reject it"
+                )
+                print(f"          {said}")
         print(f"mutation score: {killed}/{len(rows)} in {seconds:.0f}s")
     return OK if ref_ok and killed == len(rows) else VIOLATION

@@ -300,6 +300,10 @@ class Mutant:
     bug: str
     broker_cls: type[Broker] = Broker
     controller_cls: type[Controller] = Controller
+    # kraft: the flag-removed spec variant whose bug this mutant implements (its name, as
+    # examples/protocols/kraft_*.py declare it): the kit's separating scenarios of that variant
+    # (traces/conformance/separating.py) must reject it; "" when the bug is no variant's
+    variant: str = ""
 
 
 MUTANTS: dict[str, Mutant] = {
@@ -412,6 +416,7 @@ KRAFT_MUTANTS: dict[str, Mutant] = {
             "count-diverging-fetch",
             "the leader counts a diverging fetch's offset (KAFKA-13141)",
             CountDivergingFetch,
+            variant="kraft-count-diverging-fetch",
         ),
     )
 }
@@ -459,4 +464,5 @@ KRAFT_MUTANTS["hw-over-proposed-isr"] = Mutant(
     "hw-over-proposed-isr",
     "the HW counts the proposed ISR, not the maximal one, while a shrink is in flight",
     HwOverProposedIsr,
+    variant="kraft-no-maximal-isr",
 )

@@ -402,9 +402,8 @@ def _schedule_path(
     claimed: str, cfg: dict[str, Any], initial: dict[str, Any], prop: str, path: list
 ) -> list:
     """The story reordered for an adapter (from_counterexample.normalize: still a
-    counterexample of the same property), ZooKeeper family; kraft's as found."""
-    if family(claimed) != "zookeeper":
-        return path
+    counterexample of the same property), both families (a kraft story's write at a deposed
+    leader moves before the move, where the adapter's producer can reach that leader)."""
     rp = Replayer(cfg, initial, prop)
     return [[n, a] for n, a in normalize([(n, a) for n, a in path], rp)]
 
