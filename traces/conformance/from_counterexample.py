@@ -313,6 +313,28 @@ KRAFT_SESSION_MS = 2_000
 HOLD_MS = 1_500  # a held replica resumes by itself after this (the story resumes it earlier)
 HOLD_SETTLE_MS = 80
 KRAFT_WAITS = {"LeaderSendAlterPartition": LAG_MS}  # an ISR shrink waits for the lag time
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The timescale a kraft story is told at: the implementation's session timeout (asked
+    for in ``start``), how long a hold lasts at most, the run that lets a held replica's
+    parked fetch be answered, the wait for an ISR shrink (past replica.lag.time.max.ms) and
+    the run a step of the implementation's own gets. ``REFERENCE``: impl/sim's sim_config
+    (lag 400 ms, fetch wait 50 ms); ``KAFKA``: the Apache Kafka adapter's cluster
+    (traces/conformance/apache_kafka/cluster.py Settings: lag 4 s, a session the start's
+    ``session_timeout_ms`` may lengthen, replica.fetch.wait.max.ms 500 ms, elections and
+    metadata propagation in hundreds of ms)."""
+
+    session_ms: int = KRAFT_SESSION_MS
+    hold_ms: int = HOLD_MS
+    hold_settle_ms: int = HOLD_SETTLE_MS
+    lag_ms: int = LAG_MS
+    step_ms: int = 0  # 0: step_ops' own runs as they are
+
+
+REFERENCE = Timing()
+KAFKA = Timing(session_ms=14_000, hold_ms=11_000, hold_settle_ms=1_200, lag_ms=6_000, step_ms=1_500)
 KRAFT_LEADER = 0  # the spec's initial leader, the adapter's preferred replica of partition 0
 
 
@@ -333,7 +355,11 @@ def actor(name: str, args: dict[str, Any]) -> int | None:
 
 
 def schedule(
-    path: Path, config: dict[str, Any], claimed: str, story: Story | None = None
+    path: Path,
+    config: dict[str, Any],
+    claimed: str,
+    story: Story | None = None,
+    timing: Timing = REFERENCE,
 ) -> Scenario:
     """The adapter schedule of a spec path (each step by ``scenarios.step_ops``, the one
     mapping). ZooKeeper family: the spec's controller is no replica, so the story runs on one
@@ -345,7 +371,7 @@ def schedule(
     steps are bounded runs (``WAITS``, ``STEP_MS``). kraft: one broker per replica, each
     replica but the initial leader held (paused, ``HOLD_MS``) until its first step of its own
     (``actor``), since the kraft adapters cannot cut a link; an ISR shrink waits for the lag
-    time (``KRAFT_WAITS``). ``story``: gets a note per step."""
+    time (``KRAFT_WAITS``), at ``timing``'s scale. ``story``: gets a note per step."""
     lose = bool(config.get("lose_unflushed"))
     n = int(config.get("replicas", 3))
     zk = family(claimed) == "zookeeper"
@@ -365,11 +391,12 @@ def schedule(
     else:
         # every replica but the initial leader (which hosts the reference's controller) is held
         # until its first step: it neither fetches nor answers what the story keeps from it
-        start["session_timeout_ms"] = KRAFT_SESSION_MS
+        start["session_timeout_ms"] = timing.session_ms
         held = {r for r in range(n) if r != KRAFT_LEADER}
         if held:
-            ops += [{"op": "pause", "broker": r, "ms": HOLD_MS} for r in sorted(held)]
-            ops.append({"op": "run", "ms": HOLD_SETTLE_MS})
+            ops += [{"op": "pause", "broker": r, "ms": timing.hold_ms} for r in sorted(held)]
+            ops.append({"op": "run", "ms": timing.hold_settle_ms})
+    down: set[int] = set()  # kraft: replicas the story crashed (a fence of one is its session)
     for k, (name, args) in enumerate(path, start=1):
         where = f"step {k} ({name})"
         try:
@@ -380,8 +407,23 @@ def schedule(
         own = all(c["op"] == "run" for c in cmds)
         how = ""
         if not zk:
-            if name in KRAFT_WAITS:
-                cmds = [{**c, "ms": KRAFT_WAITS[name]} if c["op"] == "run" else c for c in cmds]
+            ms = timing.lag_ms if name in KRAFT_WAITS else timing.step_ms
+            if ms:
+                cmds = [{**c, "ms": ms} if c["op"] == "run" else c for c in cmds]
+            if name == "BrokerCrash":
+                down.add(int(args["replica"]))
+            elif name == "BrokerRestart":
+                down.discard(int(args["replica"]))
+            elif name == "ControllerFenceBroker" and int(args["replica"]) not in down:
+                # a running broker's heartbeats stop (KIP-841): a pause past its session, and
+                # the controller's fence after it (spec/actions/controller.py)
+                r = int(args["replica"])
+                held.discard(r)
+                cmds = [
+                    {"op": "pause", "broker": r, "ms": timing.session_ms + timing.hold_ms},
+                    {"op": "run", "ms": timing.session_ms + timing.lag_ms},
+                ]
+                own, how = False, ""
             who = actor(name, args)
             if who in held:
                 held.discard(who)
