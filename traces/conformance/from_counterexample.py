@@ -324,7 +324,7 @@ class Timing:
     (lag 400 ms, fetch wait 50 ms); ``KAFKA``: the Apache Kafka adapter's cluster
     (traces/conformance/apache_kafka/cluster.py Settings: lag 4 s, a session the start's
     ``session_timeout_ms`` may lengthen, replica.fetch.wait.max.ms 500 ms, elections and
-    metadata propagation in hundreds of ms)."""
+    metadata propagation in hundreds of ms, a produce waiting up to 6 s for its answer)."""
 
     session_ms: int = KRAFT_SESSION_MS
     hold_ms: int = HOLD_MS
@@ -334,7 +334,8 @@ class Timing:
 
 
 REFERENCE = Timing()
-KAFKA = Timing(session_ms=14_000, hold_ms=11_000, hold_settle_ms=1_200, lag_ms=6_000, step_ms=1_500)
+# (Kafka's produce command waits up to its 6 s delivery timeout for an answer: a hold spans it)
+KAFKA = Timing(session_ms=24_000, hold_ms=20_000, hold_settle_ms=1_200, lag_ms=6_000, step_ms=1_500)
 KRAFT_LEADER = 0  # the spec's initial leader, the adapter's preferred replica of partition 0
 
 
