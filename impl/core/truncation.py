@@ -26,6 +26,7 @@ class HwTruncation:
     isr_join_needs_epoch_start = False  # KAFKA-7128: only with KIP-320, as in the spec
     diverging_epoch_fetch = False  # kraft: DivergingEpoch in the fetch, no truncation round
     hw_needs_min_isr = False  # kraft (KIP-966): the HW advances only with min ISR members
+    follower_reads = False  # kraft (KIP-392, Kafka 2.4+): a follower serves consumers too
 
     def truncate_on_restart(self, log: PartitionLog, hw_checkpoint: int) -> int:
         return hw_checkpoint
@@ -110,6 +111,7 @@ class Kraft(Kip320):
     name = "kraft"
     diverging_epoch_fetch = True
     hw_needs_min_isr = True
+    follower_reads = True
 
     def diverging(
         self, leader_log: PartitionLog, leader_epoch: int, last_fetched_epoch: int, offset: int
