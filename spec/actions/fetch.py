@@ -148,11 +148,14 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
     epoch half; the offset half stays, because the follower's log itself refuses an append that
     does not start at its LEO (records carry their offsets; the tuple log cannot hold a gap).
 
-    A diverging answer (epoch e, end offset) truncates by KIP-279's rule on the follower's own
-    log: to the smaller of the leader's end offset and the follower's end offset for the
-    largest epoch <= e it has (to 0 when it has none; to its HW when the leader knew no epoch at
-    or below the requested one); the next fetch asks again from there, so the walk back of
-    kip-279 takes one round per step. The HW and its checkpoint follow the truncation (R13).
+    A diverging answer (epoch e, end offset) truncates by KIP-279's rule as Kafka's
+    ``AbstractFetcherThread.getOffsetTruncationState`` applies it: the follower looks up e in its
+    own cache (``end_offset``); if it knows e, to the smaller of the two end offsets; if its
+    largest epoch <= e is below e, to that epoch's end (the next fetch asks again: the walk
+    back of kip-279, one round per step); if it knows no epoch <= e, to the leader's end
+    offset; never past its LEO (an answer with no offset, which a leader that knows its own
+    epoch never gives, leaves the log: the fetch offset). The HW and its checkpoint follow the
+    truncation (R13).
     Otherwise the records are appended and HW := min(LEO, the answer's HW) (R4)."""
     k = s.kraft
     guard = ctx.protocol.response_guard
@@ -174,14 +177,19 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
         cache = caches[f] if caches else ()
         if p.diverging:
             e, end = p.diverging
-            if e == UNDEFINED:
-                tr = min(r.hw, len(log))
+            if e == UNDEFINED:  # (a leader always knows its own epoch: not reached)
+                tr = len(log)
             else:
                 if caches:
                     fe, fend = end_offset(cache, len(log), e)
                 else:
                     fe, fend = end_offset_kip279(log, None, e)
-                tr = 0 if fe == UNDEFINED else min(len(log), end, fend)
+                if fend == UNDEFINED:  # the follower knows no epoch <= e: the leader's end
+                    tr = min(len(log), end)
+                elif fe != e:  # it does not know e: to the end of its largest epoch below
+                    tr = min(len(log), fend)
+                else:
+                    tr = min(len(log), end, fend)
             nr = with_log(r, log[:tr], min(r.hw, tr), min(r.hw_ckpt, tr))
             if caches:  # the cache is truncated with the log; its file now or later
                 cache = truncate_from_end(cache, tr)
