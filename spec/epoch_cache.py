@@ -64,7 +64,8 @@ def end_offset(cache: Cache, leo: int, requested: int) -> tuple[int, int]:
       follower whose epochs the leader never had truncates to where the leader's begin;
     * an empty cache, or an epoch above the latest: (UNDEFINED, UNDEFINED).
     (Kafka 2.0, KIP-279's first release, answered UNDEFINED below every entry too: spec/log.py's
-    ``end_offset_kip279`` for the ZooKeeper-era versions.)"""
+    ``end_offset_kip279``, which kip-279 keeps.) Any list of (epoch, start) entries will do:
+    the kraft variant without a cache passes ``spec.log.epoch_starts``."""
     if not cache or requested > cache[-1][0]:
         return UNDEFINED, UNDEFINED
     if requested == cache[-1][0]:

@@ -14,7 +14,7 @@ leader-epoch cache's own checkpoint file is written with every change but a trun
 from __future__ import annotations
 
 from ..epoch_cache import Cache, assign_records, end_offset, latest_epoch, truncate_from_end
-from ..log import UNDEFINED, end_offset_kip279, last_epoch
+from ..log import UNDEFINED, epoch_starts, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
 from .common import Ctx, advance_leader_hw, follower_hw, set_replica, sorted_add
 
@@ -105,10 +105,8 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         llog = lr.log
         diverging: tuple[int, ...] = ()
         if q.last_fetched_epoch > 0:
-            if k.epoch_cache:
-                e, end = end_offset(k.epoch_cache[l], len(llog), q.last_fetched_epoch)
-            else:
-                e, end = end_offset_kip279(llog, lr.epoch, q.last_fetched_epoch)
+            cache = k.epoch_cache[l] if k.epoch_cache else epoch_starts(llog, lr.epoch)
+            e, end = end_offset(cache, len(llog), q.last_fetched_epoch)
             if e < q.last_fetched_epoch or end < q.fetch_offset:
                 diverging = (e, end)
         hw_before = lr.hw
@@ -180,10 +178,7 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
             if e == UNDEFINED:  # (a leader always knows its own epoch: not reached)
                 tr = len(log)
             else:
-                if caches:
-                    fe, fend = end_offset(cache, len(log), e)
-                else:
-                    fe, fend = end_offset_kip279(log, None, e)
+                fe, fend = end_offset(cache if caches else epoch_starts(log), len(log), e)
                 if fend == UNDEFINED:  # the follower knows no epoch <= e: the leader's end
                     tr = min(len(log), end)
                 elif fe != e:  # it does not know e: to the end of its largest epoch below
