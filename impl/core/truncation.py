@@ -90,10 +90,6 @@ class Kip279(Kip101):
             # records are lost: a power failure (R14) or an unclean election.
             return max(log.log_start, min(log.hw, log.leo)), True
         own_epoch, own_end = log.end_offset_for_epoch(answer_epoch)
-        if own_epoch < 0:
-            # We have no epoch that old: to the leader's end offset (Kafka's
-            # getOffsetTruncationState, "below any replica's tracked epochs").
-            return min(answer_offset, log.leo), True
         if own_epoch != answer_epoch:
             # We never had the leader's epoch: cut to the end of our largest epoch below it and
             # ask again with that epoch (walk back epoch by epoch).
@@ -107,14 +103,6 @@ class Kip320(Kip279):
     name = "kip-320"
     fences_fetch = True
     isr_join_needs_epoch_start = True
-
-    def answer(
-        self, leader_log: PartitionLog, epoch: int, current_epoch: int | None = None
-    ) -> tuple[int, int]:
-        """Kafka 2.1+ (KAFKA-7415): the leader's cache holds its current epoch from the moment it
-        leads, and an epoch below every one it has is answered with itself and the start of
-        the first (the spec's kip-320 ``answers_below_first_epoch``)."""
-        return _end_offset_for(leader_log, current_epoch, epoch)
 
 
 class Kraft(Kip320):
