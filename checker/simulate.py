@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .engines import select_properties
+from .engines import Options, select_properties, takes_options
 from .fingerprint import collision_probability, fingerprint
 from .model import Action, Model, Property, State
-from .progress import Progress, ProgressReporter
+from .progress import Progress
 from .result import CheckResult
 from .verdicts import property_results
 
@@ -282,22 +282,16 @@ def finish(
     )
 
 
-def simulate(
-    model: Model,
-    *,
-    walks: int = 1000,
-    depth: int = 100,
-    seed: int = 0,
-    properties: list[str] | None = None,
-    symmetry: bool = True,
-    progress: ProgressReporter | None = None,
-    config: dict | None = None,
-) -> CheckResult:
-    """Run ``walks`` seeded random walks of at most ``depth`` steps (see the module docstring)."""
+@takes_options
+def simulate(model: Model, options: Options) -> CheckResult:
+    """Run ``options.walks`` seeded random walks of at most ``options.depth`` steps (see the
+    module docstring); ``options``: checker.engines.Options (or its fields as keywords)."""
+    walks, depth, seed = options.walks, options.depth, options.seed
+    properties, symmetry = options.properties, options.symmetry
     if walks < 0 or depth < 0:
         raise ValueError("walks and depth must be >= 0")
     t0 = time.perf_counter()
-    reporter = Progress(progress)
+    reporter = Progress(options.progress)
 
     def on_walk(o: Outcome) -> None:
         if o.walks % 64 == 0:
@@ -326,7 +320,7 @@ def simulate(
         seed=seed,
         properties=properties,
         symmetry=symmetry,
-        config=config,
+        config=options.config,
     )
 
 

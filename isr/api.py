@@ -23,11 +23,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from isr.checker.engines import Limits, Options, local_check_engine
+from isr.checker.engines import Limits, Options
 from isr.checker.engines import check as _check
 from isr.checker.engines import simulate as _simulate
 from isr.checker.progress import ProgressReporter
 from isr.checker.result import CheckResult
+from isr.cli.sparkopts import local_check_engine  # what `isr check --engine local` runs
 from isr.spec import Config, IsrSpec
 from isr.traces.validator.validate import Verdict, validate_paths
 
@@ -63,10 +64,9 @@ def check(
         progress=progress,
         stop_at_first_violation=stop_at_first_violation,
         config=m.config.to_json(),
+        workers=workers,
     )
-    engine = local_check_engine(workers)
-    extras = {"workers": workers} if workers > 1 else {}
-    return _check(m, engine, options, **extras)
+    return _check(m, local_check_engine(workers), options)
 
 
 def simulate(
@@ -81,9 +81,13 @@ def simulate(
     """Random walks of the model (``isr simulate``): finds violations, proves nothing."""
     m = model(config, **bounds)
     options = Options(
-        properties=None if properties is None else list(properties), config=m.config.to_json()
+        properties=None if properties is None else list(properties),
+        config=m.config.to_json(),
+        walks=walks,
+        depth=depth,
+        seed=seed,
     )
-    return _simulate(m, "seq", options, walks=walks, depth=depth, seed=seed)
+    return _simulate(m, "seq", options)
 
 
 def validate(paths: Iterable[str | Path]) -> Verdict:

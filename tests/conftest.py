@@ -18,16 +18,12 @@ if os.environ.get("CI"):
 
 @pytest.fixture(autouse=True)
 def _protocol_registry_restored():
-    """Every test leaves the protocol registry as it found it: a test that runs a
-    `--protocol-file` command registers the file's version (and the CLI remembers the path), and
-    a later test in the same worker must not see it (tests/spec/test_protocol_registry.py
-    compares the registry with the built-in list)."""
-    import isr.cli.models as cli_models
+    """Every test leaves the protocol registry as it found it: a test that adds a version of
+    its own to it must not leave it for a later test in the same worker
+    (tests/spec/test_protocol_registry.py compares the registry with the built-in list)."""
     from isr.spec.protocols import PROTOCOLS
 
-    saved, loaded = dict(PROTOCOLS), dict(cli_models._LOADED)
+    saved = dict(PROTOCOLS)
     yield
     PROTOCOLS.clear()
     PROTOCOLS.update(saved)
-    cli_models._LOADED.clear()
-    cli_models._LOADED.update(loaded)
