@@ -223,20 +223,17 @@ def shrink(model: Model, init: State, actions: Sequence[Action], p: Property) ->
 def finish(
     model: Model,
     out: Outcome,
+    options: Options,
     *,
     engine: str,
     seconds: float,
-    walks: int,
-    depth: int,
-    seed: int,
-    properties: Sequence[str] | None,
-    symmetry: bool,
-    config: dict | None,
     distinct: int | None = None,
     extra: dict | None = None,
 ) -> CheckResult:
-    """The :class:`CheckResult` of a simulation (counterexamples shrunk here, on the driver)."""
-    props = selected(model, properties)
+    """The :class:`CheckResult` of a simulation run as ``options`` asked (counterexamples
+    shrunk here, on the driver)."""
+    walks, depth, seed, symmetry = options.walks, options.depth, options.seed, options.symmetry
+    props = selected(model, options.properties)
     by_name = {p.name: p for p in props}
     inits = list(model.init_states())
     violations = {
@@ -266,7 +263,7 @@ def finish(
     return CheckResult(
         model=model.name,
         engine=engine,
-        config=dict(config or {}),
+        config=dict(options.config or {}),
         complete=False,
         stop_reason="simulation",
         distinct_states=n,
@@ -310,18 +307,7 @@ def simulate(model: Model, options: Options) -> CheckResult:
     )
     seconds = time.perf_counter() - t0
     reporter.final(seconds, out.walks + out.steps, len(out.fps), out.longest)
-    return finish(
-        model,
-        out,
-        engine="simulate",
-        seconds=seconds,
-        walks=walks,
-        depth=depth,
-        seed=seed,
-        properties=properties,
-        symmetry=symmetry,
-        config=options.config,
-    )
+    return finish(model, out, options, engine="simulate", seconds=seconds)
 
 
 __all__ = ["Outcome", "Violation", "merge", "run_walks", "shrink", "simulate"]

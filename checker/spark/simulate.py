@@ -77,14 +77,9 @@ def simulate_spark(model: Model, options: Options) -> CheckResult:
         return finish(
             model,
             total,
+            options,
             engine="spark-simulate",
             seconds=seconds,
-            walks=walks,
-            depth=depth,
-            seed=seed,
-            properties=properties,
-            symmetry=symmetry,
-            config=options.config,
             distinct=distinct,
             extra={"spark": {"master": sc.master, "tasks": n}},
         )
