@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .engines import Limits, Options, split_properties, takes_options
 from .fingerprint import ZERO_STANDIN, collision_probability, fingerprint
 from .model import Action, Model, State
 from .nogc import gc_paused
+from .options import Limits, Options, split_properties, takes_options
 from .paths import (
     ReplayError,
     extend_with_transition,

@@ -34,10 +34,10 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .engines import Options, split_properties, takes_options
 from .fingerprint import collision_probability, fingerprint
 from .graph import GraphLimitError, StateGraph, build_graph, graph_stats
 from .model import Action, Fairness, Model, Property, State
+from .options import Options, split_properties, takes_options
 from .paths import ReplayError, to_counterexample
 from .result import CheckResult, Counterexample, PropertyResult, Step
 

@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .engines import Options, select_properties, takes_options
 from .fingerprint import collision_probability, fingerprint
 from .model import Action, Model, Property, State
+from .options import Options, select_properties, takes_options
 from .progress import Progress
 from .result import CheckResult
 from .verdicts import property_results

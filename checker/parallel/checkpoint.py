@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..engines import identity_mismatch, load_manifest
 from ..errors import CheckpointError  # re-exported (the engines' errors: checker.errors)
+from ..manifest import identity_mismatch, load_manifest
 from ..model import State
 
 FORMAT_VERSION = 1

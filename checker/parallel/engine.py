@@ -35,10 +35,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..engines import Options, open_properties, select_properties, takes_options
 from ..fingerprint import collision_probability
 from ..model import Model, Property, State, model_identity
 from ..nogc import gc_paused
+from ..options import Options, open_properties, select_properties, takes_options
 from ..paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
 from ..progress import Progress
 from ..result import CheckResult

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..engines import Options, takes_options
 from ..model import Model
+from ..options import Options, takes_options
 from ..parallel.checkpoint import one_directory
 from ..parallel.engine import LevelRun
 from ..parallel.net import NetPool, Rendezvous, serve_worker

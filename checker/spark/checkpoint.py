@@ -31,8 +31,8 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from ..engines import identity_mismatch, load_manifest
 from ..errors import CheckpointError  # re-exported (the engines' errors: checker.errors)
+from ..manifest import identity_mismatch, load_manifest
 from .partition import route
 from .tally import Tally
 

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..engines import Options, open_properties, select_properties, takes_options
 from ..fingerprint import collision_probability, fingerprint
 from ..model import Model, State, model_identity
+from ..options import Options, open_properties, select_properties, takes_options
 from ..paths import extend_with_transition, replay_chain
 from ..result import CheckResult
 from ..verdicts import property_results

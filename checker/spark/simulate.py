@@ -14,8 +14,8 @@ from array import array
 from functools import partial
 from typing import Any
 
-from ..engines import Options, takes_options
 from ..model import Model
+from ..options import Options, takes_options
 from ..result import CheckResult
 from ..simulate import Outcome, finish, merge, run_walks
 from .session import spark_context
