@@ -30,15 +30,20 @@ from isr.checker.progress import ProgressReporter
 from isr.checker.result import CheckResult
 from isr.cli.sparkopts import local_check_engine  # what `isr check --engine local` runs
 from isr.spec import Config, IsrSpec
+from isr.spec.protocols import ProtocolVersion
 from isr.traces.validator.validate import Verdict, validate_paths
 
 
-def model(config: Config | None = None, **bounds: Any) -> IsrSpec:
+def model(
+    config: Config | None = None, *, version: ProtocolVersion | None = None, **bounds: Any
+) -> IsrSpec:
     """The spec for ``config``, or for ``Config(**bounds)`` (protocol, replicas, records, epochs,
-    crashes, acks, min_isr and the fault modes; see isr.spec.Config)."""
+    crashes, acks, min_isr and the fault modes; see isr.spec.Config). ``version``: the
+    protocol version object when it is not the built-in one the config names (a user's, e.g.
+    ``isr.cli.protocol_file.load_protocol_file(path)``; the config's protocol is its name)."""
     if config is not None and bounds:
         raise ValueError("give a Config or keyword bounds, not both")
-    return IsrSpec(config if config is not None else Config(**bounds))
+    return IsrSpec(config if config is not None else Config(**bounds), version)
 
 
 def check(
@@ -51,12 +56,13 @@ def check(
     stop_at_first_violation: bool = False,
     workers: int = 1,
     progress: ProgressReporter | None = None,
+    version: ProtocolVersion | None = None,
     **bounds: Any,
 ) -> CheckResult:
     """Explore every reachable state of the model and check its properties (``isr check``).
     ``workers`` > 1 uses that many local processes (the same counts and verdicts as one; the
-    counterexample shown may be another of the same length)."""
-    m = model(config, **bounds)
+    counterexample shown may be another of the same length). ``version``: as for ``model``."""
+    m = model(config, version=version, **bounds)
     options = Options(
         properties=None if properties is None else list(properties),
         symmetry=symmetry,
@@ -76,10 +82,12 @@ def simulate(
     depth: int = 50,
     seed: int = 0,
     properties: Iterable[str] | None = None,
+    version: ProtocolVersion | None = None,
     **bounds: Any,
 ) -> CheckResult:
-    """Random walks of the model (``isr simulate``): finds violations, proves nothing."""
-    m = model(config, **bounds)
+    """Random walks of the model (``isr simulate``): finds violations, proves nothing.
+    ``version``: as for ``model``."""
+    m = model(config, version=version, **bounds)
     options = Options(
         properties=None if properties is None else list(properties),
         config=m.config.to_json(),
