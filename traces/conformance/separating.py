@@ -165,7 +165,7 @@ def derive(claimed: str, only: str | None = None) -> list[dict[str, Any]]:
                         "config": cfg,
                         "path": path,
                         "schedule_path": _schedule_path(
-                            claimed, cfg, p.counterexample.initial, p.name, path
+                            claimed, cfg, p.counterexample.initial, p.name, path, wv
                         ),
                         "weaker_states": wres.distinct_states,
                         "claimed_states": cres.distinct_states,
@@ -198,7 +198,9 @@ def _branch_stories(claimed: str, weak: str, wv: Any = None) -> list[dict[str, A
             "steps": b["steps"],
             "config": cfg,
             "path": b["path"],
-            "schedule_path": _schedule_path(claimed, cfg, b["initial"], b["property"], b["path"]),
+            "schedule_path": _schedule_path(
+                claimed, cfg, b["initial"], b["property"], b["path"], wv
+            ),
             "weaker_states": None,
             "claimed_states": None,
             "weaker_seconds": round(wsec, 2),
@@ -403,13 +405,20 @@ def _to_violation(
 
 
 def _schedule_path(
-    claimed: str, cfg: dict[str, Any], initial: dict[str, Any], prop: str, path: list
+    claimed: str,
+    cfg: dict[str, Any],
+    initial: dict[str, Any],
+    prop: str,
+    path: list,
+    version: Any = None,
 ) -> list:
     """The story reordered for an adapter (from_counterexample.normalize: still a
-    counterexample of the same property), ZooKeeper family; kraft's as found."""
+    counterexample of the same property), ZooKeeper family; kraft's as found. ``version``:
+    the weaker version's object when it is not built in (a variant's file: its name is no
+    registered protocol)."""
     if family(claimed) != "zookeeper":
         return path
-    rp = Replayer(cfg, initial, prop)
+    rp = Replayer(cfg, initial, prop, version)
     return [[n, a] for n, a in normalize([(n, a) for n, a in path], rp)]
 
 
