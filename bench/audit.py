@@ -45,25 +45,26 @@ def status_kind(status: str) -> str:
     raise ValueError(f"unknown status {status!r}")
 
 
-def register_row_protocol(row: dict[str, Any]) -> None:
-    """Register the version a row's ``protocol_file`` defines (a kraft guard removed), as
-    ``--protocol-file`` does; its name must be the row's protocol."""
+def row_version(row: dict[str, Any]) -> Any:
+    """The version object of a row: the one its ``protocol_file`` defines (a kraft guard
+    removed), loaded as ``--protocol-file`` does, whose name must be the row's protocol; else
+    the built-in version the row names."""
+    from isr.spec.protocols import get_protocol
+
     if not row.get("protocol_file"):
-        return
+        return get_protocol(row["protocol"])
     from isr.cli.protocol_file import load_protocol_file
-    from isr.spec.protocols import register_protocol
 
     version = load_protocol_file(str(ROOT / row["protocol_file"]))
     if version.name != row["protocol"]:
         raise ValueError(f"{row['protocol_file']} defines {version.name}, not {row['protocol']}")
-    register_protocol(version)
+    return version
 
 
 def config_for(row: dict[str, Any]):
     """The spec configuration of a row: its protocol, bounds and fault-mode options."""
     from isr.spec import Config
 
-    register_row_protocol(row)
     r, rec, ep, cr = row["bounds"]
     return Config(
         protocol=row["protocol"], replicas=r, records=rec, epochs=ep, crashes=cr, **row["config"]
@@ -101,17 +102,17 @@ def run_row(row: dict[str, Any]) -> RowRun:
     beyond a test (``alternative``)."""
     from isr.checker.bfs import check_bfs
     from isr.spec import IsrSpec
-    from isr.spec.protocols import get_protocol
     from isr.traces.reorder import counterexample_reorders
 
     t0 = time.process_time()
     if row.get("alternative"):
-        register_row_protocol(row)
         run_alternative(row)
         return RowRun(row["id"], True, complete=True, seconds=time.process_time() - t0)
     violated = row["expect"] == "violated"
     res = check_bfs(
-        IsrSpec(config_for(row)), properties=[row["property"]], stop_at_first_violation=violated
+        IsrSpec(config_for(row), row_version(row)),
+        properties=[row["property"]],
+        stop_at_first_violation=violated,
     )
     (prop,) = res.properties
     run = RowRun(
@@ -127,7 +128,7 @@ def run_row(row: dict[str, Any]) -> RowRun:
         run.length = cx.length
         run.actions = sorted({s.action for s in cx.steps})
         # kraft's brokers may skip to a later metadata image (find_reorders' ``coalescing``)
-        kraft = get_protocol(row["protocol"]).split_fetch
+        kraft = row_version(row).split_fetch
         run.reorders = counterexample_reorders(cx, coalescing=kraft)
     return run
 

@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .engines import NO_LIMITS, Limits, split_properties
 from .fingerprint import ZERO_STANDIN, collision_probability, fingerprint
 from .model import Action, Model, State
 from .nogc import gc_paused
+from .options import Limits, Options, split_properties, takes_options
 from .paths import (
     ReplayError,
     extend_with_transition,
@@ -31,7 +31,7 @@ from .paths import (
     replay_chain,
     to_counterexample,
 )
-from .progress import Progress, ProgressReporter
+from .progress import Progress
 from .result import CheckResult
 from .store import SearchStore
 from .verdicts import property_results
@@ -99,21 +99,12 @@ def new_per_level(expanded: list[int], frontier: int, following: int, same: bool
     return sizes
 
 
+@takes_options
 @gc_paused
-def check_bfs(
-    model: Model,
-    *,
-    symmetry: bool = True,
-    limits: Limits = NO_LIMITS,
-    properties: list[str] | None = None,
-    progress: ProgressReporter | None = None,
-    config: dict | None = None,
-    stop_at_first_violation: bool = False,
-    store: str = "memory",
-    store_dir: str | None = None,
-) -> CheckResult:
+def check_bfs(model: Model, options: Options) -> CheckResult:
     """Explore every reachable state of ``model`` and check its properties, with the cyclic
-    garbage collector paused (see checker.nogc). ``properties`` restricts the check to the named
+    garbage collector paused (see checker.nogc). ``options`` (checker.engines.Options; or its
+    fields as keywords): ``properties`` restricts the check to the named
     properties (all when None). ``stop_at_first_violation``: end the search as soon as one
     `always` or `action` property is violated (it is still a shortest counterexample; the other
     properties are reported as checked up to the depth reached). Otherwise the search goes on until
@@ -122,34 +113,17 @@ def check_bfs(
     "memory" or "disk" (in ``store_dir``, else a temporary directory removed at the end;
     :mod:`checker.store`); the visited set's fingerprints are in memory either way.
     """
-    kept = SearchStore(model, store, store_dir, "bfs")
+    kept = SearchStore(model, options.store, options.store_dir, "bfs")
     try:
-        return _search(
-            model,
-            kept,
-            symmetry=symmetry,
-            limits=limits,
-            properties=properties,
-            progress=progress,
-            config=config,
-            stop_at_first_violation=stop_at_first_violation,
-        )
+        return _search(model, kept, options)
     finally:
         kept.cleanup()
 
 
-def _search(
-    model: Model,
-    kept: SearchStore,
-    *,
-    symmetry: bool,
-    limits: Limits,
-    properties: list[str] | None,
-    progress: ProgressReporter | None,
-    config: dict | None,
-    stop_at_first_violation: bool,
-) -> CheckResult:
+def _search(model: Model, kept: SearchStore, options: Options) -> CheckResult:
     t0 = time.perf_counter()
+    symmetry, limits, properties = options.symmetry, options.limits, options.properties
+    progress, config = options.progress, options.config
     canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
     split = split_properties(model, properties)
     props = split.selected
@@ -162,7 +136,7 @@ def _search(
     successors = model.successors
     within = model.within_boundary
     fired = [False] * len(model.action_names)
-    stop_first = stop_at_first_violation
+    stop_first = options.stop_at_first_violation
 
     seen = kept.seen
     trace = kept.trace

@@ -34,10 +34,10 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .engines import split_properties
 from .fingerprint import collision_probability, fingerprint
 from .graph import GraphLimitError, StateGraph, build_graph, graph_stats
 from .model import Action, Fairness, Model, Property, State
+from .options import Options, split_properties, takes_options
 from .paths import ReplayError, to_counterexample
 from .result import CheckResult, Counterexample, PropertyResult, Step
 
@@ -335,16 +335,14 @@ def check_property(
     return best, info
 
 
-def check_liveness(
-    model: Model,
-    *,
-    properties: list[str] | None = None,
-    max_states: int | None = None,
-    config: dict | None = None,
-    graph: StateGraph | None = None,
-) -> CheckResult:
-    """Build the reachable graph (unless given) and check every ``eventually`` property under
-    the model's fairness. Other kinds of properties are reported as not checked here."""
+@takes_options
+def check_liveness(model: Model, options: Options) -> CheckResult:
+    """Build the reachable graph (unless given: ``options.graph``, else at most
+    ``options.limits.max_states`` states) and check every ``eventually`` property under the
+    model's fairness. Other kinds of properties are reported as not checked here. ``options``:
+    checker.engines.Options (or its fields as keywords)."""
+    properties, config, graph = options.properties, options.config, options.graph
+    max_states = options.limits.max_states
     t0 = time.perf_counter()
     props = split_properties(model, properties).liveness
     try:

@@ -8,16 +8,12 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .errors import ReplayError  # re-exported (the engines' errors: checker.errors)
 from .fingerprint import fingerprint
 from .model import Action, Model, State
 from .result import Counterexample, Step
 
 Canon = Callable[[State], State]
-
-
-class ReplayError(RuntimeError):
-    """The stored fingerprints do not correspond to a path of the model (a fingerprint collision,
-    or a model whose successors are not a function of the state)."""
 
 
 def fingerprint_chain(target: int, parent_of: Mapping[int, int]) -> list[int]:

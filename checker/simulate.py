@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .engines import select_properties
 from .fingerprint import collision_probability, fingerprint
 from .model import Action, Model, Property, State
-from .progress import Progress, ProgressReporter
+from .options import Options, select_properties, takes_options
+from .progress import Progress
 from .result import CheckResult
 from .verdicts import property_results
 
@@ -223,20 +223,17 @@ def shrink(model: Model, init: State, actions: Sequence[Action], p: Property) ->
 def finish(
     model: Model,
     out: Outcome,
+    options: Options,
     *,
     engine: str,
     seconds: float,
-    walks: int,
-    depth: int,
-    seed: int,
-    properties: Sequence[str] | None,
-    symmetry: bool,
-    config: dict | None,
     distinct: int | None = None,
     extra: dict | None = None,
 ) -> CheckResult:
-    """The :class:`CheckResult` of a simulation (counterexamples shrunk here, on the driver)."""
-    props = selected(model, properties)
+    """The :class:`CheckResult` of a simulation run as ``options`` asked (counterexamples
+    shrunk here, on the driver)."""
+    walks, depth, seed, symmetry = options.walks, options.depth, options.seed, options.symmetry
+    props = selected(model, options.properties)
     by_name = {p.name: p for p in props}
     inits = list(model.init_states())
     violations = {
@@ -266,7 +263,7 @@ def finish(
     return CheckResult(
         model=model.name,
         engine=engine,
-        config=dict(config or {}),
+        config=dict(options.config or {}),
         complete=False,
         stop_reason="simulation",
         distinct_states=n,
@@ -282,22 +279,16 @@ def finish(
     )
 
 
-def simulate(
-    model: Model,
-    *,
-    walks: int = 1000,
-    depth: int = 100,
-    seed: int = 0,
-    properties: list[str] | None = None,
-    symmetry: bool = True,
-    progress: ProgressReporter | None = None,
-    config: dict | None = None,
-) -> CheckResult:
-    """Run ``walks`` seeded random walks of at most ``depth`` steps (see the module docstring)."""
+@takes_options
+def simulate(model: Model, options: Options) -> CheckResult:
+    """Run ``options.walks`` seeded random walks of at most ``options.depth`` steps (see the
+    module docstring); ``options``: checker.engines.Options (or its fields as keywords)."""
+    walks, depth, seed = options.walks, options.depth, options.seed
+    properties, symmetry = options.properties, options.symmetry
     if walks < 0 or depth < 0:
         raise ValueError("walks and depth must be >= 0")
     t0 = time.perf_counter()
-    reporter = Progress(progress)
+    reporter = Progress(options.progress)
 
     def on_walk(o: Outcome) -> None:
         if o.walks % 64 == 0:
@@ -316,18 +307,7 @@ def simulate(
     )
     seconds = time.perf_counter() - t0
     reporter.final(seconds, out.walks + out.steps, len(out.fps), out.longest)
-    return finish(
-        model,
-        out,
-        engine="simulate",
-        seconds=seconds,
-        walks=walks,
-        depth=depth,
-        seed=seed,
-        properties=properties,
-        symmetry=symmetry,
-        config=config,
-    )
+    return finish(model, out, options, engine="simulate", seconds=seconds)
 
 
 __all__ = ["Outcome", "Violation", "merge", "run_walks", "shrink", "simulate"]

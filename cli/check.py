@@ -8,15 +8,14 @@ import os
 import sys
 
 from isr.checker import engines
-from isr.checker.engines import EngineOptionError, Limits, Options
-from isr.checker.paths import ReplayError
+from isr.checker.engines import Limits, Options
+from isr.checker.errors import ReplayError
 from isr.checker.progress import stderr_reporter
-from isr.checker.result import CheckResult
 from isr.spec.config import did_you_mean
 from isr.spec.protocols import protocol_source
 
 from . import growth, junit, reports, traceout
-from .errors import ENGINE_FAILURE, INCOMPLETE, UsageError, refuse_unwritable
+from .errors import INCOMPLETE, UsageError, refuse_unwritable
 from .models import (
     add_model_args,
     add_property_args,
@@ -30,14 +29,9 @@ from .sparkopts import (
     check_note,
     configure_spark,
     engine_family,
-    spark_failures,
+    registry_name,
+    run_engine,
 )
-
-# The `check` engines by registry name (checker.engines): `--engine local` is "bfs", or
-# "parallel" with --workers N > 1 or a checkpoint; `--engine spark` is "spark-barrier", or
-# "spark" with --spark-mode levels. Kept importable
-# under its old name.
-ENGINES = {name: engines.engine("check", name).target for name in engines.names("check")}
 
 
 def register(sub) -> None:
@@ -132,15 +126,12 @@ def register(sub) -> None:
         help="also write the run as one HTML page: its figures, a plot of the distinct states "
         "first reached at each BFS depth, and the verdicts",
     )
-    add_engine_args(p, "check", workers=True)
-    # --workers not given: every core, or one process for a small model (default_workers)
-    p.set_defaults(workers=None)
-    for action in p._actions:
-        if action.dest == "workers":
-            action.help = (
-                "--engine local: worker processes (default: every core, or 1 for a model "
-                f"estimated below {AUTO_WORKERS_MIN_STATES:,} states; exit 5 if one dies)"
-            )
+    add_engine_args(
+        p,
+        "check",
+        workers="--engine local: worker processes (default: every core, or 1 for a model "
+        f"estimated below {AUTO_WORKERS_MIN_STATES:,} states; exit 5 if one dies)",
+    )
     p.add_argument(
         "--spark-mode",
         choices=["barrier", "levels"],
@@ -162,9 +153,9 @@ def replay_failed(e: ReplayError) -> int:
     return INCOMPLETE
 
 
-def header_line(cfg) -> str:
+def header_line(cfg, version=None) -> str:
     return (
-        f"isr check: {config_words(cfg)}"
+        f"isr check: {config_words(cfg, version)}"
         + (f", fault modes {' '.join(cfg.fault_modes)}" if cfg.fault_modes else "")
         + (f", retries {cfg.retries}" if cfg.retries > 1 else "")
         + (", idempotence" if cfg.idempotence else "")
@@ -172,10 +163,10 @@ def header_line(cfg) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.workers is None:
-        args.workers = default_workers(args)
     family = engine_family(args, "check")
     model = model_from_args(args)
+    if args.workers is None:
+        args.workers = default_workers(model, family)
     unknown, known = engines.unknown_properties(model, args.properties)
     if unknown:
         raise UsageError(
@@ -188,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_unwritable(args.html_report, "--html-report")
     if args.max_seconds is not None and args.max_seconds <= 0:
         raise UsageError("--max-seconds must be positive")
-    name = engines.registry_name(
+    name = registry_name(
         "check",
         family,
         workers=args.workers,
@@ -199,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
     if args.spark_mode is not None and family != "spark":
         raise UsageError("--spark-mode goes with --engine spark")
     if not args.quiet and not args.resume:
-        note = size_note(model.config, args.max_states, args.max_seconds)
+        note = size_note(model.config, args.max_states, args.max_seconds, model.protocol)
         if note:
             print(note, file=sys.stderr)
     options = Options(
@@ -211,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         checkpoint=args.checkpoint,
         resume=args.resume,
         config=model.config.to_json(),
+        workers=args.workers,
+        master=args.spark_master,
     )
     if args.store_dir and (args.checkpoint or args.resume):
         raise UsageError(
@@ -220,24 +213,18 @@ def run(args: argparse.Namespace) -> int:
     if args.store_dir and args.store == "memory":
         raise UsageError("--store-dir goes with --store disk")
     if name != "spark":  # the level-per-job Spark engine keeps its states in Spark
-        options.store = args.store or default_store(model.config, args.store_dir)
+        options.store = args.store or default_store(model.config, args.store_dir, model.protocol)
         options.store_dir = args.store_dir
     elif args.store or args.store_dir:
         raise UsageError("--store and --store-dir go with --engine local or --spark-mode barrier")
-    extras: dict = {}
     if name == "parallel":
         warn_cores(args.workers)
-        extras["workers"] = args.workers
-    elif name == "spark-barrier":
-        extras["master"] = args.spark_master
-    elif name == "spark":
+    elif name == "spark" and not args.quiet:
         from isr.checker.spark.progress import level_reporter
 
-        extras["master"] = args.spark_master
-        if not args.quiet:
-            options.progress = level_reporter()
+        options.progress = level_reporter()
     try:
-        res = run_engine(name, model, options, extras)
+        res = run_engine("check", name, model, options)
     except ReplayError as e:
         return replay_failed(e)
     if isinstance(res, int):
@@ -250,21 +237,26 @@ def run(args: argparse.Namespace) -> int:
         traceout.write_trace(args.trace_out, args.trace_format, model, res)
     if args.junit or args.sarif:
         reports.write_reports(
-            args, [junit.check_suite(res, header_line(model.config), render_counterexample)]
+            args,
+            [
+                junit.check_suite(
+                    res, header_line(model.config, model.protocol), render_counterexample
+                )
+            ],
         )
     if args.html_report:
-        growth.write(args.html_report, res, header_line(model.config))
+        growth.write(args.html_report, res, header_line(model.config, model.protocol))
     if args.format == "json":
         out = res.to_json()
         out["protocol"] = model.config.protocol
-        out.update(protocol_source(model.config.protocol))
+        out.update(protocol_source(model.protocol))
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         kept = getattr(args, "checkpoint", None) or getattr(args, "resume", None)
         if kept and not res.complete:
             res.extra.setdefault("checkpoint_dir", kept)
-        print(render_result(res, header_line(model.config)))
+        print(render_result(res, header_line(model.config, model.protocol)))
         why = unreachable_by_bounds(res, model.config)
         if why:
             print(f"note: {why}")
@@ -291,20 +283,21 @@ def unreachable_by_bounds(res, config) -> str:
 AUTO_WORKERS_MIN_STATES = 200_000
 
 
-def default_workers(args: argparse.Namespace) -> int:
-    """--workers when not given: every core for the local engine, unless the model is small
-    (AUTO_WORKERS_MIN_STATES) or the engine is Spark (it has executors of its own): then 1."""
+def default_workers(model, family: str) -> int:
+    """--workers when not given (the one place its default is decided): every core for the
+    local engine, unless the model is small (AUTO_WORKERS_MIN_STATES) or the engine is Spark
+    (it has executors of its own): then 1."""
     import math
     import os
 
-    from .models import config_from_args, estimate_log10_states
+    from .models import estimate_log10_states
 
-    if args.engine == "spark":
+    if family == "spark":
         return 1
     cores = os.cpu_count() or 1
     if cores == 1:
         return 1
-    if estimate_log10_states(config_from_args(args)) < math.log10(AUTO_WORKERS_MIN_STATES):
+    if estimate_log10_states(model.config, model.protocol) < math.log10(AUTO_WORKERS_MIN_STATES):
         return 1
     return cores
 
@@ -315,7 +308,7 @@ def default_workers(args: argparse.Namespace) -> int:
 DISK_STORE_MIN_STATES = 1_000_000
 
 
-def default_store(cfg, store_dir: str | None = None) -> str:
+def default_store(cfg, store_dir: str | None = None, version=None) -> str:
     """--store when not given: disk for a model estimated at DISK_STORE_MIN_STATES or more, or
     when --store-dir names a place for it; memory otherwise."""
     import math
@@ -324,7 +317,7 @@ def default_store(cfg, store_dir: str | None = None) -> str:
 
     if store_dir is not None:
         return "disk"
-    big = estimate_log10_states(cfg) >= math.log10(DISK_STORE_MIN_STATES)
+    big = estimate_log10_states(cfg, version) >= math.log10(DISK_STORE_MIN_STATES)
     return "disk" if big else "memory"
 
 
@@ -347,7 +340,7 @@ def _magnitude(log10: float) -> str:
     return f"10^{e}" if m == 1 else f"{m} x 10^{e}"
 
 
-def size_note(cfg, max_states: int | None, max_seconds: float | None) -> str | None:
+def size_note(cfg, max_states: int | None, max_seconds: float | None, version=None) -> str | None:
     """One line on stderr before a search the estimate puts above LARGE_MODEL_STATES (and no
     limit asked for): how large, about how long, and what to do instead. Not an error: the
     estimate is rough (right within a factor of 10 or so) and the run may be what the user
@@ -358,7 +351,7 @@ def size_note(cfg, max_states: int | None, max_seconds: float | None) -> str | N
 
     if max_states is not None or max_seconds is not None:
         return None
-    est = estimate_log10_states(cfg)
+    est = estimate_log10_states(cfg, version)
     if est < math.log10(LARGE_MODEL_STATES):
         return None
     hours = 10**est / NOMINAL_RATE / 3600
@@ -380,38 +373,3 @@ def warn_cores(workers: int) -> None:
             f"isr: warning: --workers {workers} is more than the {cores} cores here",
             file=sys.stderr,
         )
-
-
-def run_engine(name: str, model, options: Options, extras: dict) -> CheckResult | int:
-    """Run a `check` engine through the registry: an option it does not support or a bad
-    checkpoint is bad input (exit 2), Spark that cannot start too; a dead worker is an engine
-    failure (exit 5, one line)."""
-    spec = engines.engine("check", name)
-    try:
-        spec.check_options(options, extras)
-    except EngineOptionError as e:
-        family = "spark" if name.startswith("spark") else "local"
-        mode = " --spark-mode levels" if name == "spark" else ""
-        raise UsageError(f"{e} (--engine {family}{mode})") from None
-    if name == "spark":
-        from isr.checker.spark.checkpoint import CheckpointError
-
-        try:
-            with spark_failures():
-                return engines.run("check", name, model, options, **extras)
-        except CheckpointError as e:
-            raise UsageError(str(e)) from None
-    if name in ("parallel", "spark-barrier"):
-        from isr.checker.parallel import CheckpointError, EngineFailure
-
-        try:
-            if name == "spark-barrier":
-                with spark_failures():
-                    return engines.run("check", name, model, options, **extras)
-            return engines.run("check", name, model, options, **extras)
-        except CheckpointError as e:
-            raise UsageError(str(e)) from None
-        except EngineFailure as e:
-            print(f"isr: engine failure: {e}", file=sys.stderr)
-            return ENGINE_FAILURE
-    return engines.run("check", name, model, options, **extras)

@@ -13,7 +13,7 @@ from isr.spec.protocols import DEFAULT_PROTOCOL, protocol_source
 
 from . import junit, reports
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
-from .models import add_protocol_file_arg, int_in, positive_seconds, seed_int, user_protocol
+from .models import add_protocol_file_arg, int_in, positive_seconds, protocol_from_args, seed_int
 
 REFERENCE = f"{sys.executable} -m isr.impl.adapter"
 COVERAGE_KINDS = ("transitions", "actions", "all")
@@ -121,13 +121,12 @@ def register(sub) -> None:
     p.set_defaults(run=run)
 
 
-def counterexample_scenarios(files: list[str], protocol: str) -> tuple[dict, dict]:
+def counterexample_scenarios(files: list[str], protocol: Any) -> tuple[dict, dict]:
     """--from-counterexample: each file's story as a scenario (traces/conformance/
     from_counterexample.py), named ``counterexample:VERSION:PROPERTY``; a file that cannot be
     read or converted (another protocol family, a step no adapter command causes) is bad input,
-    one line naming the file and the step. Returns (scenarios, name -> Story)."""
-    from argparse import Namespace
-
+    one line naming the file and the step. ``protocol``: the claimed version, a built-in name
+    or the user's version object. Returns (scenarios, name -> Story)."""
     from isr.traces.conformance.from_counterexample import StoryError, load_story
 
     from .replay import load_trace_protocol
@@ -136,9 +135,9 @@ def counterexample_scenarios(files: list[str], protocol: str) -> tuple[dict, dic
     stories: dict = {}
     for path in files:
         # a counterexample of a user's version (--protocol-file at check time) names its file
-        load_trace_protocol(Namespace(file=path, protocol_file=None))
+        version = load_trace_protocol(path)
         try:
-            story = load_story(path, protocol)
+            story = load_story(path, protocol, version)
         except StoryError as e:
             raise UsageError(f"--from-counterexample {path}: {e}") from None
         name = f"counterexample:{story.protocol}:{story.property}"
@@ -150,7 +149,7 @@ def counterexample_scenarios(files: list[str], protocol: str) -> tuple[dict, dic
     return scenarios, stories
 
 
-def pick_scenarios(known, names: list[str], protocol: str, mine: str | None) -> dict:
+def pick_scenarios(known, names: list[str], protocol: str, mine: Any = None) -> dict:
     """--scenario: the named directed scenarios, of the adapter's set (Apache Kafka's) or of the
     spec-derived one."""
     if known is None:
@@ -215,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
     if args.random < 0:
         raise UsageError("--random must be >= 0")
     check_protocol(args.protocol)
-    mine = user_protocol(args)
+    mine = protocol_from_args(args)
     if mine is not None and args.mutants:
         raise UsageError("--protocol-file and --mutants: the mutation score is the built-in spec's")
     cmd = args.adapter or REFERENCE
@@ -313,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
     if kafka_left and not args.scenario and args.format != "json":
         for n, why in kafka_left.items():
             print(f"not run on Apache Kafka: {n}: {why[0]}")
-    return _report(args, rep, stories)
+    return _report(args, rep, stories, mine)
 
 
 def separating_label(name: str, protocol: str) -> str:
@@ -363,7 +362,7 @@ def _counts(rep) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(rep.counts().items())) or "no scenarios"
 
 
-def _report(args, rep, stories: dict | None = None) -> int:
+def _report(args, rep, stories: dict | None = None, mine: Any = None) -> int:
     from isr.traces.conformance.report import (
         classify,
         coverage,
@@ -375,8 +374,8 @@ def _report(args, rep, stories: dict | None = None) -> int:
     )
 
     failures = write_failures(rep, args.out) if args.out and (rep.rejected or rep.undecided) else []
-    spec_name = user_protocol(args) or args.protocol
-    cov = coverage(rep, spec_name)
+    spec_name = mine.name if mine is not None else args.protocol
+    cov = coverage(rep, mine or args.protocol)
     missing = _missing(cov, args.require_coverage)
     if args.junit:
         try:
@@ -389,7 +388,7 @@ def _report(args, rep, stories: dict | None = None) -> int:
         )
     if args.format == "json":
         doc = to_json(rep, spec_name, failures)
-        doc.update(protocol_source(spec_name))
+        doc.update(protocol_source(mine))
         doc["coverage_required"] = args.require_coverage
         doc["coverage_unmet"] = missing
         if stories:

@@ -147,21 +147,20 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "html" and not args.html:
         raise UsageError("--format html needs --html OUT.html")
     try:
-        # a counterexample of a --protocol-file version names a protocol the registry knows
-        # only once that file is loaded: load it as `isr replay` does (the header's
-        # protocol_file, its content checked against the header's hash)
-        load_trace_protocol(argparse.Namespace(file=args.trace, protocol_file=None))
-        trace = itf.read_any(args.trace)  # NDJSON or ITF, by content
+        # a counterexample of a --protocol-file version: its file loaded as `isr replay` does
+        # (the header's protocol_file, its content checked against the header's hash)
+        version = load_trace_protocol(args.trace)
+        trace = itf.read_any(args.trace, version)  # NDJSON or ITF, by content
     except cxfile.TraceFileError as e:
         raise UsageError(str(e)) from None
     for var in ("log", "coordination", "hw", "alive", "leader_view", "epoch_view", "isr_view"):
         if var not in trace.initial:
             raise UsageError(f"{args.trace}: not a counterexample of the ISR spec (no {var})")
     if fmt == "text":
-        sys.stdout.write(render_text(trace))
+        sys.stdout.write(render_text(trace, version))
         if not args.html:
             return 0
-    page = render_html(trace)
+    page = render_html(trace, version)
     try:
         with open(args.html, "w", encoding="utf-8") as f:
             f.write(page)
@@ -211,12 +210,12 @@ def config_line(header: dict[str, Any]) -> str:
     return " · ".join(str(p) for p in parts)
 
 
-def _describe(header: dict[str, Any]) -> str:
+def _describe(header: dict[str, Any], version: Any = None) -> str:
     """The property's one-line description and requirement, from the spec (if it loads)."""
     try:
         from isr.spec import Config, IsrSpec
 
-        model = IsrSpec(Config(**header.get("config", {})).validate())
+        model = IsrSpec(Config(**header.get("config", {})), version)
         p = next(p for p in model.properties if p.name == header.get("property"))
     except Exception:  # a description is a nicety; the page works without
         return ""
@@ -426,7 +425,7 @@ def _log_text(state: dict, prev: dict | None, r: str) -> str:
     return "[" + " ".join(out) + "]" + (" *truncated*" if trunc else "")
 
 
-def render_text(trace: cxfile.CounterexampleTrace) -> str:
+def render_text(trace: cxfile.CounterexampleTrace, version: Any = None) -> str:
     """The story for a terminal: the verdict and why first, then every step's sentence and what
     it changed (marked *like this*; committed entries marked '; ROLES in capitals)."""
     h = trace.header
@@ -435,7 +434,7 @@ def render_text(trace: cxfile.CounterexampleTrace) -> str:
     loop = h.get("loop_start")
     prop = h.get("property", "?")
     why = violation(prop, states, loop)
-    desc = _describe(h)
+    desc = _describe(h, version)
     lines = [
         f"Counterexample to {prop} ({h.get('kind', 'always')})" + (f": {desc}" if desc else ""),
         f"  {config_line(h)}",
@@ -578,7 +577,7 @@ def _client_box(state: dict, prev: dict | None) -> str:
     )
 
 
-def render_html(trace: cxfile.CounterexampleTrace) -> str:
+def render_html(trace: cxfile.CounterexampleTrace, version: Any = None) -> str:
     h = trace.header
     states = _states(trace)
     n = len(states) - 1
@@ -631,7 +630,7 @@ def render_html(trace: cxfile.CounterexampleTrace) -> str:
             + cards[loop_start:]
             + [back, "</div>"]
         )
-    desc = _describe(h)
+    desc = _describe(h, version)
     means = story.meaning(prop, desc)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

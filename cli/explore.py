@@ -120,7 +120,7 @@ def session_from_args(args: argparse.Namespace) -> ExploreSession:
         raise UsageError(
             f"{opt} with --trace: the model is the one {args.trace} was written with (its header)"
         )
-    trace, model = load_trace(argparse.Namespace(file=args.trace, protocol_file=args.protocol_file))
+    trace, model = load_trace(args.trace, args.protocol_file)
     try:
         return ExploreSession(model, trace=trace, trace_name=args.trace, **limits)
     except ExploreError as e:

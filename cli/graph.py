@@ -69,14 +69,14 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UsageError(f"cannot write: {e}") from None
     if args.format == "json":
-        src = protocol_source(model.config.protocol)
+        src = protocol_source(model.protocol)
         json.dump(
             {"model": model.name, "config": model.config.to_json(), **src, **stats}, sys.stdout
         )
         sys.stdout.write("\n")
     else:
         print(f"isr graph: {model.name} {json.dumps(model.config.to_json())}")
-        for k, v in protocol_source(model.config.protocol).items():
+        for k, v in protocol_source(model.protocol).items():
             print(f"  {k:<18} {v}")
         for k, v in stats.items():
             print(f"  {k:<18} {v}")

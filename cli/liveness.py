@@ -16,6 +16,7 @@ from isr.spec.protocols import protocol_source
 from .errors import UsageError
 from .models import add_model_args, model_from_args, positive_int
 from .render import config_words, render_result
+from .sparkopts import run_engine
 from .traceout import add_trace_args, write_trace
 
 
@@ -70,9 +71,9 @@ def register(sub) -> None:
 MOVES = ("ControllerMoveLeader", "ControllerShutdownBroker")
 
 
-def header_line(cfg, without: list[str]) -> str:
+def header_line(cfg, without: list[str], version=None) -> str:
     extra = f", without {', '.join(without)}" if without else ""
-    return f"isr liveness: {config_words(cfg)}{extra}"
+    return f"isr liveness: {config_words(cfg, version)}{extra}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,18 +102,19 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(max_states=args.max_states),
         config=spec.config.to_json(),
     )
-    res = engines.run("liveness", "scc", model, options)
+    res = run_engine("liveness", "scc", model, options)
+    assert not isinstance(res, int)  # no workers to lose
     if args.trace_out:
         write_lasso(args.trace_out, spec, res, args.trace_format)
     if args.format == "json":
         out = res.to_json()
         out["protocol"] = spec.config.protocol
-        out.update(protocol_source(spec.config.protocol))
+        out.update(protocol_source(spec.protocol))
         out["without"] = args.without
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(render(res, header_line(spec.config, args.without)))
+        print(render(res, header_line(spec.config, args.without, spec.protocol)))
     return res.exit_code()
 
 

@@ -24,7 +24,7 @@ from isr.checker.bfs import Limits, check_bfs
 from isr.checker.result import Counterexample, Step
 from isr.spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from isr.spec.config import FAULT_MODE_NAMES, FAULT_MODES
-from isr.spec.protocols import PROTOCOLS, protocol_source, register_protocol
+from isr.spec.protocols import PROTOCOLS, ProtocolVersion, protocol_source
 
 from . import junit, matrix_html, reports
 from .errors import INCOMPLETE, OK, UsageError, refuse_unwritable
@@ -34,10 +34,9 @@ from .models import (
     int_in,
     positive_int,
     positive_seconds,
+    protocol_from_args,
     refuse_hopeless,
-    user_protocol,
 )
-from .protocol_file import load_protocol_file
 from .render import render_counterexample
 
 # kraft (issue 18, step 1) is not a default row yet: its split fetch multiplies the space by
@@ -166,12 +165,12 @@ def mode_config(base: Config, mode: str) -> Config:
     return next(m for m in FAULT_MODES if m.name == mode).apply(base)
 
 
-def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The cells: one per (replicas, crashes, protocol, fault mode), with its Config."""
+def plan(args: argparse.Namespace, mine: ProtocolVersion | None = None) -> list[dict[str, Any]]:
+    """The cells: one per (replicas, crashes, protocol, fault mode), with its Config; ``mine``:
+    the user's version (--protocol-file), a row of its own."""
     protocols = _names(args.protocols, PROTOCOL_NAMES, "protocol")
-    mine = user_protocol(args)
-    if mine is not None and mine not in protocols:
-        protocols.append(mine)
+    if mine is not None and mine.name not in protocols:
+        protocols.append(mine.name)
     modes = _names(args.modes, (NO_FAULT, *FAULT_MODE_NAMES), "fault mode")
     if args.max_seconds <= 0:
         raise UsageError("--max-seconds must be positive")
@@ -192,12 +191,13 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
             )
             for protocol in protocols:
                 for mode in modes:
+                    version = cell_version(protocol, mine)
                     cfg = mode_config(replace(base, protocol=protocol), mode)
                     try:
-                        cfg.validate()
+                        cfg.validate(version)
                     except ConfigError as e:
                         raise UsageError(e.cli) from None
-                    refuse_hopeless(cfg, per_cell=True)
+                    refuse_hopeless(cfg, per_cell=True, version=version)
                     cells.append(
                         {
                             "replicas": n,
@@ -205,19 +205,27 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
                             "protocol": protocol,
                             "mode": mode,
                             "config": cfg.to_json(),
-                            **protocol_source(protocol),
+                            **protocol_source(version),
                         }
                     )
     return cells
 
 
-def run_cell(cell: dict[str, Any], max_seconds: float, max_states: int | None) -> dict[str, Any]:
-    """One cell: a bounded BFS of the model (in a worker process). Returns its JSON."""
-    if cell.get("protocol_file") and cell["protocol"] not in PROTOCOLS:
-        # a worker that did not inherit the registry (not forked): load the user's file again
-        register_protocol(load_protocol_file(cell["protocol_file"]))
+def cell_version(protocol: str, mine: ProtocolVersion | None) -> ProtocolVersion | None:
+    """The version object of a cell's protocol: the user's (``mine``) or None (a built-in)."""
+    return mine if mine is not None and protocol == mine.name else None
+
+
+def run_cell(
+    cell: dict[str, Any],
+    max_seconds: float,
+    max_states: int | None,
+    version: ProtocolVersion | None = None,
+) -> dict[str, Any]:
+    """One cell: a bounded BFS of the model (in a worker process, ``version`` pickled to it by
+    value). Returns its JSON."""
     cfg = Config(**cell["config"])
-    model = IsrSpec(cfg)
+    model = IsrSpec(cfg, version)
     res = check_bfs(model, limits=Limits(max_states, max_seconds), config=cfg.to_json())
     props = {}
     for p in res.properties:
@@ -410,7 +418,11 @@ def _anchor(c: dict[str, Any], prop: str) -> str:
 
 
 def run_matrix(
-    cells: list[dict[str, Any]], max_seconds: float, max_states: int | None, jobs: int | None
+    cells: list[dict[str, Any]],
+    max_seconds: float,
+    max_states: int | None,
+    jobs: int | None,
+    mine: ProtocolVersion | None = None,
 ) -> list[dict[str, Any]]:
     """Run the cells, in parallel when more than one worker is asked for; results in plan order.
     Fingerprints are process-independent, so a cell's verdicts do not depend on where it ran."""
@@ -420,14 +432,23 @@ def run_matrix(
     if workers == 1:
         done = []
         for c in cells:
-            done.append(run_cell(c, max_seconds, max_states))
+            done.append(run_cell(c, max_seconds, max_states, cell_version(c["protocol"], mine)))
             _progress(done[-1], len(done), len(cells), t0)
         return done
     # longest cells first keeps the cores busy to the end
     order = sorted(range(len(cells)), key=lambda i: -cells[i]["replicas"])
     results: list[dict[str, Any] | None] = [None] * len(cells)
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(run_cell, cells[i], max_seconds, max_states): i for i in order}
+        futures = {
+            pool.submit(
+                run_cell,
+                cells[i],
+                max_seconds,
+                max_states,
+                cell_version(cells[i]["protocol"], mine),
+            ): i
+            for i in order
+        }
         for n, fut in enumerate(as_completed(futures), 1):
             results[futures[fut]] = fut.result()
             _progress(fut.result(), n, len(cells), t0)
@@ -456,11 +477,12 @@ def header_line(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    cells = plan(args)
+    mine = protocol_from_args(args)
+    cells = plan(args, mine)
     if args.html:  # refused before the cells run, not after
         refuse_unwritable(args.html, "--html")
     t0 = time.perf_counter()
-    results = run_matrix(cells, args.max_seconds, args.max_states, args.jobs)
+    results = run_matrix(cells, args.max_seconds, args.max_states, args.jobs, mine)
     seconds = time.perf_counter() - t0
     header = header_line(args)
     doc = {
@@ -479,7 +501,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"cannot write to {args.out}: {e.strerror}") from None
     if args.html:
-        matrix_html.write(args.html, doc, results)
+        matrix_html.write(args.html, doc, results, mine)
     if args.junit or args.sarif:
         reports.write_reports(args, junit.matrix_suites(results))
     if args.format == "json":

@@ -49,7 +49,9 @@ def cx_name(cell: dict[str, Any], prop: str) -> str:
     return f"r{cell['replicas']}-f{cell['crashes']}-{cell['protocol']}-{cell['mode']}-{prop}"
 
 
-def write_counterexample(cell: dict[str, Any], prop: str, folder: Path) -> tuple[Path, Path]:
+def write_counterexample(
+    cell: dict[str, Any], prop: str, folder: Path, version: Any = None
+) -> tuple[Path, Path]:
     """Write the cell's counterexample of ``prop`` as a trace file (the `isr check
     --trace-out` NDJSON) and its `isr explain --html` page into ``folder``; their paths."""
     from isr.checker.result import Counterexample, Step
@@ -62,9 +64,9 @@ def write_counterexample(cell: dict[str, Any], prop: str, folder: Path) -> tuple
     cx = Counterexample(d["initial"], steps, d.get("loop_start"))
     cfg = Config(**cell["config"])
     header = {
-        "model": IsrSpec(cfg).name,
+        "model": IsrSpec(cfg, version).name,
         "config": cell["config"],
-        **protocol_source(cfg.protocol),
+        **protocol_source(version),
         "property": prop,
         "kind": entry["kind"],
     }
@@ -74,7 +76,9 @@ def write_counterexample(cell: dict[str, Any], prop: str, folder: Path) -> tuple
     page_path = folder / f"{cx_name(cell, prop)}.html"
     rows = [{"action": s.action, "args": s.args, "changed": s.changed} for s in cx.steps]
     itf.write_as("ndjson", str(trace_path), header, cx.whole_states(), rows)
-    page_path.write_text(render_html(itf.read_any(str(trace_path))), encoding="utf-8")
+    page_path.write_text(
+        render_html(itf.read_any(str(trace_path), version), version), encoding="utf-8"
+    )
     return trace_path, page_path
 
 
@@ -196,9 +200,10 @@ def render(
     return "\n".join(out) + "\n"
 
 
-def write(path: str, doc: dict[str, Any], cells: list[dict[str, Any]]) -> int:
+def write(path: str, doc: dict[str, Any], cells: list[dict[str, Any]], mine: Any = None) -> int:
     """Write the heat map to ``path`` and every violated property's counterexample (trace file
     and explain page) into the folder ``<stem>-cx`` beside it; the number of counterexamples.
+    ``mine``: the user's version (--protocol-file), the object of its cells.
     An unwritable place is a UsageError (one line, exit 2)."""
     page = Path(path)
     folder = page.with_name(page.stem + "-cx")
@@ -210,7 +215,8 @@ def write(path: str, doc: dict[str, Any], cells: list[dict[str, Any]]) -> int:
                 if p is None or p["holds"] is not False or "counterexample" not in p:
                     continue
                 folder.mkdir(parents=True, exist_ok=True)
-                _trace, explained = write_counterexample(c, name, folder)
+                version = mine if mine is not None and c["protocol"] == mine.name else None
+                _trace, explained = write_counterexample(c, name, folder, version)
                 links[(i, name)] = os.path.relpath(explained, page.parent).replace(os.sep, "/")
         page.write_text(render(doc, cells, links), encoding="utf-8")
     except OSError as e:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from dataclasses import fields
 
 from isr.spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from isr.spec.config import ACKS
-from isr.spec.protocols import PROTOCOLS, ProtocolFileError, register_protocol
+from isr.spec.protocols import PROTOCOLS, ProtocolFileError, ProtocolVersion
 
 from .errors import UsageError
-from .protocol_file import load_protocol_file, ship_by_value
+from .protocol_file import load_protocol_file
 
 
 # ---- option types ------------------------------------------------------------------------------
@@ -98,8 +99,9 @@ EXHAUSTIVE_LIMIT = 1e11  # the sequential engines: ~1e4 states/s, so about four 
 SPARK_LIMIT = 1e13
 
 
-def estimate_log10_states(cfg: Config) -> float:
-    """log10 of a rough estimate of the distinct states of ``cfg`` (see above)."""
+def estimate_log10_states(cfg: Config, version: ProtocolVersion | None = None) -> float:
+    """log10 of a rough estimate of the distinct states of ``cfg`` (see above); ``version``:
+    the version object when it is not the built-in one ``cfg`` names (a user's)."""
     r = cfg.replicas
     x = math.log10(_BASE[r])
     x += (cfg.records - 1) * math.log10(_PER_RECORD[r]) if cfg.records else -math.log10(18)
@@ -108,19 +110,25 @@ def estimate_log10_states(cfg: Config) -> float:
     x += (cfg.retries + cfg.controller_failovers + cfg.session_expiries) * math.log10(_PER_FAULT)
     x += math.log10(2) * cfg.unclean + math.log10(4) * (cfg.lose_unflushed + cfg.retention)
     x += math.log10(4) * (cfg.acks == "mixed")
-    version = PROTOCOLS.get(cfg.protocol)
+    version = version or PROTOCOLS.get(cfg.protocol)
     if version is not None and version.split_fetch:
         x += math.log10(_SPLIT_FETCH[r])
     return x
 
 
-def refuse_hopeless(cfg: Config, engine: str = "bfs", per_cell: bool = False) -> None:
+def refuse_hopeless(
+    cfg: Config,
+    engine: str = "bfs",
+    per_cell: bool = False,
+    version: ProtocolVersion | None = None,
+) -> None:
     """UsageError, with the estimate and where to go instead, when an exhaustive run of ``cfg``
     on ``engine`` cannot finish. The one place this rule lives (check, liveness, graph, matrix).
     ``per_cell``: a cell of `isr matrix`, which a time limit ends anyway: only what not even
-    Spark could finish is refused (such a cell could only ever print `incomplete`)."""
+    Spark could finish is refused (such a cell could only ever print `incomplete`).
+    ``version``: as for ``estimate_log10_states``."""
     limit = SPARK_LIMIT if engine == "spark" or per_cell else EXHAUSTIVE_LIMIT
-    est = estimate_log10_states(cfg)
+    est = estimate_log10_states(cfg, version)
     if est <= math.log10(limit):
         return
     where = (
@@ -165,14 +173,20 @@ def add_protocol_file_arg(
     p.add_argument("--protocol-file", metavar="FILE", default=None, help=help or PROTOCOL_FILE_HELP)
 
 
-_LOADED: dict[str, str] = {}  # --protocol-file path -> the registered version's name
+def user_protocol(path: str) -> ProtocolVersion:
+    """The version the protocol file at ``path`` defines (cli.protocol_file; one object per
+    file content): the one way every command loads a ``--protocol-file`` or a trace header's
+    ``protocol_file``. A file that cannot be used is a UsageError (one line, exit 2)."""
+    try:
+        return load_protocol_file(path)
+    except ProtocolFileError as e:
+        raise UsageError(str(e)) from None
 
 
-def user_protocol(args: argparse.Namespace) -> str | None:
-    """The name of the version in ``--protocol-file`` (loaded and registered once per path), or
-    None without the option. A file that cannot be used is a UsageError (one line, exit 2). For
-    a Spark engine the file's classes are shipped by value in the task closures (executors do
-    not read the file)."""
+def protocol_from_args(args: argparse.Namespace) -> ProtocolVersion | None:
+    """The version ``--protocol-file`` defines, or None without the option (the built-in one
+    ``--protocol`` names, which ``Config.validate`` checks). Resolved once per command, at the
+    edge; from there on the object is passed. Both options at once: UsageError."""
     path = getattr(args, "protocol_file", None)
     if not path:
         return None
@@ -182,15 +196,7 @@ def user_protocol(args: argparse.Namespace) -> str | None:
             f"give --protocol {named} or --protocol-file {path}, not both (the file names its "
             "own version)"
         )
-    if path not in _LOADED:
-        try:
-            p = register_protocol(load_protocol_file(path))
-        except ProtocolFileError as e:
-            raise UsageError(str(e)) from None
-        _LOADED[path] = p.name
-    if getattr(args, "engine", None) == "spark":
-        ship_by_value(PROTOCOLS[_LOADED[path]])
-    return _LOADED[path]
+    return user_protocol(path)
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -311,42 +317,34 @@ def add_property_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def config_from_args(args: argparse.Namespace) -> Config:
-    cfg = Config(
-        replicas=args.replicas,
-        records=args.records,
-        epochs=args.epochs,
-        crashes=args.crashes,
-        acks=args.acks,
-        min_isr=args.min_isr,
-        protocol=user_protocol(args) or args.protocol,
-        unclean=args.unclean,
-        lose_unflushed=args.lose_unflushed,
-        retries=args.retries,
-        idempotence=args.idempotence,
-        retention=args.retention,
-        controller_failovers=args.controller_failovers,
-        availability=args.availability,
-        session_expiries=args.session_expiries,
-        min_isr_changes=getattr(args, "min_isr_changes", 0),
-    )
+def config_from_args(args: argparse.Namespace, version: ProtocolVersion | None = None) -> Config:
+    """The Config of the model options (each Config field is the option of its name; one with
+    no option keeps its default), for ``version`` (a user's, from ``protocol_from_args``) or
+    else the built-in ``--protocol``."""
+    bounds = {
+        f.name: getattr(args, f.name, f.default) for f in fields(Config) if f.name != "protocol"
+    }
+    cfg = Config(**bounds, protocol=version.name if version is not None else args.protocol)
     try:
-        return cfg.validate()
+        return cfg.validate(version)
     except ConfigError as e:
         raise UsageError(e.cli) from None
 
 
 def model_from_args(args: argparse.Namespace, exhaustive: bool = True) -> IsrSpec:
-    """The spec of the options. ``exhaustive``: the run explores every reachable state (check,
-    liveness, graph), so a configuration it cannot finish is refused (``refuse_hopeless``)."""
+    """The spec of the options, its version resolved here once (``protocol_from_args``).
+    ``exhaustive``: the run explores every reachable state (check, liveness, graph), so a
+    configuration it cannot finish is refused (``refuse_hopeless``)."""
     check_run_limits(args)
-    cfg = config_from_args(args)
+    version = protocol_from_args(args)
+    cfg = config_from_args(args, version)
+    version = version or PROTOCOLS[cfg.protocol]  # a built-in name, checked by validate
     if exhaustive:
-        refuse_hopeless(cfg, getattr(args, "engine", "bfs"))
+        refuse_hopeless(cfg, getattr(args, "engine", "bfs"), version=version)
     reduction = getattr(args, "reduction", None)
     if reduction is not None and getattr(args, "symmetry", True) is False:
         raise UsageError("--reduction works through the canonical form: drop --no-symmetry")
     try:
-        return IsrSpec(cfg, reduction=reduction)
+        return IsrSpec(cfg, version, reduction=reduction)
     except ValueError as e:  # a reduction not known to be sound for this version
         raise UsageError(str(e)) from None

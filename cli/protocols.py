@@ -9,7 +9,7 @@ from isr.spec import PROTOCOLS
 from isr.spec.config import FAULT_MODES
 from isr.spec.protocols import protocol_source
 
-from .models import add_protocol_file_arg, user_protocol
+from .models import add_protocol_file_arg, protocol_from_args
 
 
 def register(sub) -> None:
@@ -34,14 +34,15 @@ def _flags(settings) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    user_protocol(args)  # registers it: listed below with the built-in versions
+    mine = protocol_from_args(args)  # listed below after the built-in versions
+    versions = [*PROTOCOLS.values(), *([mine] if mine is not None else [])]
     if args.format == "json":
         print(
             json.dumps(
                 {
                     "protocols": [
-                        {"name": p.name, "description": p.description, **protocol_source(p.name)}
-                        for p in PROTOCOLS.values()
+                        {"name": p.name, "description": p.description, **protocol_source(p)}
+                        for p in versions
                     ],
                     "fault_modes": [
                         {
@@ -57,10 +58,10 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        width = max(len(n) for n in PROTOCOLS)
+        width = max(len(p.name) for p in versions)
         print("protocol versions (--protocol NAME):")
-        for p in PROTOCOLS.values():
-            src = protocol_source(p.name)
+        for p in versions:
+            src = protocol_source(p)
             where = f" (--protocol-file {src['protocol_file']})" if src else ""
             print(f"  {p.name:<{width}}  {p.description}{where}")
         print()

@@ -19,18 +19,20 @@ def _args(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items())
 
 
-def protocol_words(name: str) -> str:
-    """A version's name; a user's (--protocol-file) also with its file and content hash."""
-    src = protocol_source(name)
+def protocol_words(name: str, version=None) -> str:
+    """A version's name; a user's (``version`` from --protocol-file) also with its file and
+    content hash."""
+    src = protocol_source(version)
     if not src:
         return name
     return f"{name} (file {src['protocol_file']}, sha256 {src['protocol_sha256'][:12]})"
 
 
-def config_words(cfg) -> str:
-    """The bounds of a model configuration, as every command's header line gives them."""
+def config_words(cfg, version=None) -> str:
+    """The bounds of a model configuration (of ``version``, the model's version object), as
+    every command's header line gives them."""
     return (
-        f"protocol {protocol_words(cfg.protocol)}, replicas {cfg.replicas}, records {cfg.records}, "
+        f"protocol {protocol_words(cfg.protocol, version)}, replicas {cfg.replicas}, records {cfg.records}, "
         f"epochs {cfg.epochs}, crashes {cfg.crashes}, acks {cfg.acks}, "
         f"min.insync.replicas {cfg.min_isr}"
     )

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 from isr.spec import Config, ConfigError, IsrSpec
-from isr.spec.protocols import get_protocol
+from isr.spec.protocols import ProtocolVersion
 from isr.traces import counterexample as cxfile
 from isr.traces import itf
 from isr.traces.format import parse_document
@@ -56,45 +55,52 @@ def _peek_header(path: str) -> dict:
         return {}
 
 
-def load_trace_protocol(args: argparse.Namespace) -> None:
-    """A trace made with --protocol-file: load that file (or the one given), and refuse it when
-    its content is not what the trace was made with."""
-    header = _peek_header(args.file)
-    path = args.protocol_file or header.get("protocol_file")
-    if not path:
-        return
-    if not isinstance(path, str):
-        raise UsageError(f"{args.file}: header protocol_file is not a string")
-    name = user_protocol(argparse.Namespace(protocol_file=path))
+def load_trace_protocol(path: str, protocol_file: str | None = None) -> ProtocolVersion | None:
+    """The user's version a counterexample or trace file was written with: ``protocol_file``
+    (the command's --protocol-file) or else the one its header names, loaded by
+    ``user_protocol`` and refused when its content is not what the file was made with
+    (``protocol_sha256``); None for a built-in version. The one way every command that reads a
+    counterexample header loads its protocol file (replay, explain, explore --trace, conform
+    --from-counterexample)."""
+    header = _peek_header(path)
+    source = protocol_file or header.get("protocol_file")
+    if not source:
+        return None
+    if not isinstance(source, str):
+        raise UsageError(f"{path}: header protocol_file is not a string")
+    version = user_protocol(source)
     want = header.get("protocol_sha256")
-    have = get_protocol(name).source_sha256 or ""
+    have = version.source_sha256 or ""
     if want and want != have:
         raise UsageError(
-            f"{args.file} was written with protocol file sha256 {str(want)[:12]}, {path} now has "
+            f"{path} was written with protocol file sha256 {str(want)[:12]}, {source} now has "
             f"{have[:12]}: the protocol changed since; re-run the check"
         )
+    return version
 
 
-def load_trace(args: argparse.Namespace) -> tuple[cxfile.CounterexampleTrace, IsrSpec]:
-    """The counterexample in ``args.file`` (NDJSON or ITF, by content) and the spec its header
-    names, its protocol file loaded (``args.protocol_file`` or the header's), every step named
-    by its action. UsageError for a file that cannot be used (`isr explore --trace` too)."""
-    load_trace_protocol(args)
+def load_trace(
+    path: str, protocol_file: str | None = None
+) -> tuple[cxfile.CounterexampleTrace, IsrSpec]:
+    """The counterexample in ``path`` (NDJSON or ITF, by content) and the spec its header
+    names, its protocol file loaded (``protocol_file`` or the header's), every step named by
+    its action. UsageError for a file that cannot be used (`isr explore --trace` too)."""
+    version = load_trace_protocol(path, protocol_file)
     try:
-        trace = itf.read_any(args.file)  # NDJSON or ITF, by content
+        trace = itf.read_any(path, version)  # NDJSON or ITF, by content
     except cxfile.TraceFileError as e:
         raise UsageError(str(e)) from None
     try:
-        cfg = Config(**trace.header.get("config", {})).validate()
+        cfg = Config(**trace.header.get("config", {})).validate(version)
     except (TypeError, ConfigError) as e:
-        raise UsageError(f"{args.file}: bad config in header: {e}") from None
-    model = IsrSpec(cfg)
+        raise UsageError(f"{path}: bad config in header: {e}") from None
+    model = IsrSpec(cfg, version)
     itf.label_steps(model, trace)  # ITF from other tools may name no action
     return trace, model
 
 
-def run(args: argparse.Namespace) -> int:
-    trace, model = load_trace(args)
+def run(args) -> int:
+    trace, model = load_trace(args.file, args.protocol_file)
     prop_name = trace.header.get("property")
     prop = next((p for p in model.properties if p.name == prop_name), None)
     if prop is None:

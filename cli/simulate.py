@@ -7,7 +7,7 @@ import json
 import sys
 
 from isr.checker import engines
-from isr.checker.engines import EngineOptionError, Options
+from isr.checker.engines import Options
 from isr.checker.progress import stderr_reporter
 from isr.spec.config import did_you_mean
 from isr.spec.protocols import protocol_source
@@ -21,7 +21,7 @@ from .models import (
     seed_int,
 )
 from .render import config_words, render_result
-from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
+from .sparkopts import add_engine_args, configure_spark, engine_family, registry_name, run_engine
 from .traceout import add_trace_args, write_trace
 
 # Walks x depth: the sequential engine takes ~1e4 steps/s, so 1e10 steps is about two weeks.
@@ -62,9 +62,9 @@ def register(sub) -> None:
     p.set_defaults(run=run)
 
 
-def header_line(cfg, args: argparse.Namespace) -> str:
+def header_line(cfg, args: argparse.Namespace, version=None) -> str:
     return (
-        f"isr simulate: {config_words(cfg)}; {args.walks} walks of at most {args.depth} steps, "
+        f"isr simulate: {config_words(cfg, version)}; {args.walks} walks of at most {args.depth} steps, "
         f"seed {args.seed}"
     )
 
@@ -86,28 +86,23 @@ def run(args: argparse.Namespace) -> int:
             + ("" if family == "spark" else " or --engine spark")
         )
     configure_spark(args, family == "spark")
-    name = engines.registry_name("simulate", family)
+    name = registry_name("simulate", family)
     options = Options(
         properties=args.properties,
         symmetry=args.symmetry,
         progress=None if args.quiet else stderr_reporter(),
         config=model.config.to_json(),
+        walks=args.walks,
+        depth=args.depth,
+        seed=args.seed,
+        master=args.spark_master,
     )
-    extras: dict = dict(walks=args.walks, depth=args.depth, seed=args.seed)
+    res = run_engine("simulate", name, model, options)
+    assert not isinstance(res, int)  # a simulation has no workers to lose
     if name == "spark":
-        extras["master"] = args.spark_master
-    try:
-        engines.engine("simulate", name).check_options(options, extras)
-    except EngineOptionError as e:
-        raise UsageError(str(e)) from None
-    if name == "spark":
-        with spark_failures():
-            res = engines.run("simulate", name, model, options, **extras)
         note = simulate_note(res)
         if note:
             print(note, file=sys.stderr)
-    else:
-        res = engines.run("simulate", name, model, options, **extras)
     if args.trace_out:
         write_trace(args.trace_out, args.trace_format, model, res)
     if args.format == "json":
@@ -116,13 +111,13 @@ def run(args: argparse.Namespace) -> int:
             p.holds is False and p.kind in ("always", "action") for p in res.properties
         )
         out["protocol"] = model.config.protocol
-        out.update(protocol_source(model.config.protocol))
+        out.update(protocol_source(model.protocol))
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     found = any(p.holds is False and p.kind in ("always", "action") for p in res.properties)
     code = VIOLATION if found else OK
     if args.format != "json":
-        lines = render_result(res, header_line(model.config, args)).splitlines()
+        lines = render_result(res, header_line(model.config, args, model.protocol)).splitlines()
         if lines and lines[-1].startswith("verdict:"):
             lines.pop()
         word = "VIOLATED" if found else f"no violation found in {args.walks} walks"

@@ -1,9 +1,11 @@
-"""The engine options every command shares (`isr check`, `isr simulate`, `isr validate`), and
-the one place where Spark's failures become a one-line error with exit 2 (never the exit code
-of a verdict).
+"""The engine options every command shares (`isr check`, `isr simulate`, `isr validate`): the
+CLI's vocabulary for engines (`--engine local|spark` and which registry engine each stands
+for), and the one place where the engines' errors (checker.errors) become a one-line error with
+exit 2 or 5 (never the exit code of a verdict): :func:`run_engine`.
 
     --engine local|spark       where the work runs (default local: this machine)
-    --workers N                `isr check` only: local worker processes (default 1)
+    --workers N                `isr check` only: local worker processes (default: every core,
+                               or 1 for a small model: cli.check.default_workers)
     --spark-master URL         Spark master for --engine spark (default local[*])
     --spark-conf KEY=VALUE     any Spark setting (repeatable), e.g. spark.executor.memory=2g
     --driver-host HOST         where executors reach the driver (default: loopback for local[*],
@@ -17,7 +19,7 @@ Older spellings still work, each with a one-line deprecation notice on stderr (p
 command has run, left out when it ends in bad input, whose one line is the error):
 `check --engine bfs`, `simulate --engine seq`, `validate --engine sequential` (all now
 `--engine local`) and `--master URL` (now `--spark-master URL`). Which registry engine
-(checker.engines) a command's `--engine` stands for is :func:`checker.engines.registry_name`.
+(checker.engines) a command's `--engine` stands for is :func:`registry_name`.
 """
 
 from __future__ import annotations
@@ -27,10 +29,83 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from isr.checker.engines import DEPRECATED, FAMILIES
+from isr.checker import engines
+from isr.checker.errors import (
+    CheckpointError,
+    EngineFailure,
+    EngineOptionError,
+    SparkError,
+)
+from isr.checker.result import CheckResult
 
-from .errors import UsageError
+from .errors import ENGINE_FAILURE, UsageError
 from .models import int_in, positive_seconds
+
+# --- the CLI's vocabulary ---------------------------------------------------------------------
+
+# `--engine local|spark` on every command. `local` is this machine: for `check`, the sequential
+# BFS, or the parallel one when there are workers or a checkpoint to write or resume; for
+# `simulate`, the sequential walks. Older spellings are accepted as deprecated aliases.
+FAMILIES = ("local", "spark")
+DEPRECATED = {
+    "check": {"bfs": "local"},
+    "simulate": {"seq": "local"},
+    "validate": {"sequential": "local"},
+}
+
+
+def local_check_engine(workers: int = 1, checkpoint: bool = False) -> str:
+    """The `check` engine `--engine local` stands for."""
+    return "parallel" if workers > 1 or checkpoint else "bfs"
+
+
+def registry_name(
+    command: str,
+    family: str,
+    *,
+    workers: int = 1,
+    checkpoint: bool = False,
+    spark_mode: str = "barrier",
+) -> str:
+    """The registry engine (checker.engines) behind `isr COMMAND --engine FAMILY` (and, for
+    `check` on Spark, ``--spark-mode``: ``barrier`` is "spark-barrier", ``levels`` is
+    "spark")."""
+    if family == "spark":
+        return "spark-barrier" if command == "check" and spark_mode == "barrier" else "spark"
+    if command == "check":
+        return local_check_engine(workers, checkpoint)
+    if command == "simulate":
+        return "seq"
+    return family
+
+
+def engine_words(kind: str, name: str) -> str:
+    """The options that chose registry engine ``name``: `--engine local`, `--engine spark
+    --spark-mode levels`, ... (for an error naming what the user asked for)."""
+    if kind != "check":
+        return ""
+    family = "spark" if name.startswith("spark") else "local"
+    mode = " --spark-mode levels" if name == "spark" else ""
+    return f" (--engine {family}{mode})"
+
+
+def run_engine(kind: str, name: str, model, options: engines.Options) -> CheckResult | int:
+    """Run an engine of the registry, the one place its errors (checker.errors) meet the exit
+    codes: an option it does not support, a checkpoint it cannot resume and Spark that cannot
+    start are bad input (UsageError: one line, exit 2); a dead worker is an engine failure
+    (one line on stderr; returns exit 5). Whatever the engine, the same handling."""
+    try:
+        return engines.run(kind, name, model, options)
+    except EngineOptionError as e:
+        raise UsageError(f"{e}{engine_words(kind, name)}") from None
+    except CheckpointError as e:
+        raise UsageError(str(e)) from None
+    except SparkError as e:
+        raise UsageError(f"spark: {e}") from None
+    except EngineFailure as e:
+        print(f"isr: engine failure: {e}", file=sys.stderr)
+        return ENGINE_FAILURE
+
 
 FLAGS = ("spark_master", "spark_conf", "driver_host", "driver_bind_address", "spark_timeout")
 
@@ -43,9 +118,10 @@ ENGINE_HELP = {
 }
 
 
-def add_engine_args(p: argparse.ArgumentParser, command: str, *, workers: bool = False) -> None:
+def add_engine_args(p: argparse.ArgumentParser, command: str, *, workers: str = "") -> None:
     """`--engine local|spark` (with the command's deprecated spellings), `--workers N` where
-    the command has local workers, and the Spark flags."""
+    the command has local workers (``workers``: its help, which says its default), and the
+    Spark flags."""
     aliases = sorted(DEPRECATED.get(command, {}))
     p.add_argument(
         "--engine",
@@ -57,12 +133,13 @@ def add_engine_args(p: argparse.ArgumentParser, command: str, *, workers: bool =
         + ")",
     )
     if workers:
+        # not given: None, decided by the command (cli.check.default_workers)
         p.add_argument(
             "--workers",
             type=int_in(1, 256),
-            default=1,
+            default=None,
             metavar="N",
-            help="--engine local: worker processes, one per core (default 1; exit 5 if one dies)",
+            help=workers,
         )
     add_spark_args(p)
 
@@ -98,9 +175,7 @@ def engine_family(args: argparse.Namespace, command: str) -> str:
         if args.spark_master is not None and args.spark_master != old_master:
             raise UsageError("--master and --spark-master name different masters")
         args.spark_master = old_master
-    if args.engine != "spark" and getattr(args, "workers", 1) is None:
-        args.workers = 1
-    if args.engine == "spark" and getattr(args, "workers", 1) != 1:
+    if args.engine == "spark" and getattr(args, "workers", None) not in (None, 1):
         raise UsageError("--workers goes with --engine local")
     return args.engine
 
@@ -176,11 +251,8 @@ def configure_spark(
 
 @contextmanager
 def spark_failures() -> Iterator[None]:
-    """Spark that cannot start or loses its cluster: `isr: error: <one line>`, exit 2."""
-    try:
-        from isr.checker.spark.session import SparkError
-    except ImportError as e:  # pragma: no cover - the package is ours
-        raise UsageError(f"engine 'spark' is not available: {e}") from None
+    """Spark that cannot start or loses its cluster, outside an engine (`isr validate --engine
+    spark`): `isr: error: <one line>`, exit 2."""
     try:
         yield
     except SparkError as e:

@@ -50,7 +50,7 @@ def write_trace(path: str, fmt: str, model, res: CheckResult, what: str = "count
     header = {
         "model": model.name,
         "config": model.config.to_json(),
-        **protocol_source(model.config.protocol),  # a replay refuses a changed file
+        **protocol_source(model.protocol),  # a replay refuses a changed file
         "property": prop.name,
         "kind": prop.kind,
     }

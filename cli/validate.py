@@ -9,11 +9,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from isr.spec.protocols import PROTOCOLS, protocol_source
+from isr.spec.protocols import protocol_source
 
 from . import junit, reports
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
-from .models import add_protocol_file_arg, user_protocol
+from .models import add_protocol_file_arg, protocol_from_args
 from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
 
 
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from isr.traces.validator.validate import validate_paths
 
     family = engine_family(args, "validate")
-    mine = user_protocol(argparse.Namespace(protocol_file=args.protocol_file, engine=family))
+    mine = protocol_from_args(args)
     configure_spark(args, family == "spark")
     runs = _runs(args.traces)
     if family == "spark":
@@ -110,9 +110,7 @@ def run(args: argparse.Namespace) -> int:
         if len({name for name, _t in items}) != len(items):
             raise UsageError("a trace is named twice")
         with spark_failures():  # Spark that cannot start: one line, exit 2
-            verdicts, summary = validate_many(
-                items, master=args.spark_master, protocol=PROTOCOLS[mine] if mine else None
-            )
+            verdicts, summary = validate_many(items, master=args.spark_master, protocol=mine)
     else:
         from isr.traces.validator import greybox
 
@@ -129,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if args.junit or args.sarif:
         reports.write_reports(args, [junit.validate_suite(verdicts)])
     if args.format == "json":
-        doc = {"traces": [v.to_json() for v in verdicts], **protocol_source(mine or "")}
+        doc = {"traces": [v.to_json() for v in verdicts], **protocol_source(mine)}
         if summary:
             doc["summary"] = summary
         json.dump(doc, sys.stdout, indent=2, default=list)

@@ -23,21 +23,27 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from isr.checker.engines import Limits, Options, local_check_engine
+from isr.checker.engines import Limits, Options
 from isr.checker.engines import check as _check
 from isr.checker.engines import simulate as _simulate
 from isr.checker.progress import ProgressReporter
 from isr.checker.result import CheckResult
+from isr.cli.sparkopts import local_check_engine  # what `isr check --engine local` runs
 from isr.spec import Config, IsrSpec
+from isr.spec.protocols import ProtocolVersion
 from isr.traces.validator.validate import Verdict, validate_paths
 
 
-def model(config: Config | None = None, **bounds: Any) -> IsrSpec:
+def model(
+    config: Config | None = None, *, version: ProtocolVersion | None = None, **bounds: Any
+) -> IsrSpec:
     """The spec for ``config``, or for ``Config(**bounds)`` (protocol, replicas, records, epochs,
-    crashes, acks, min_isr and the fault modes; see isr.spec.Config)."""
+    crashes, acks, min_isr and the fault modes; see isr.spec.Config). ``version``: the
+    protocol version object when it is not the built-in one the config names (a user's, e.g.
+    ``isr.cli.protocol_file.load_protocol_file(path)``; the config's protocol is its name)."""
     if config is not None and bounds:
         raise ValueError("give a Config or keyword bounds, not both")
-    return IsrSpec(config if config is not None else Config(**bounds))
+    return IsrSpec(config if config is not None else Config(**bounds), version)
 
 
 def check(
@@ -50,12 +56,13 @@ def check(
     stop_at_first_violation: bool = False,
     workers: int = 1,
     progress: ProgressReporter | None = None,
+    version: ProtocolVersion | None = None,
     **bounds: Any,
 ) -> CheckResult:
     """Explore every reachable state of the model and check its properties (``isr check``).
     ``workers`` > 1 uses that many local processes (the same counts and verdicts as one; the
-    counterexample shown may be another of the same length)."""
-    m = model(config, **bounds)
+    counterexample shown may be another of the same length). ``version``: as for ``model``."""
+    m = model(config, version=version, **bounds)
     options = Options(
         properties=None if properties is None else list(properties),
         symmetry=symmetry,
@@ -63,10 +70,9 @@ def check(
         progress=progress,
         stop_at_first_violation=stop_at_first_violation,
         config=m.config.to_json(),
+        workers=workers,
     )
-    engine = local_check_engine(workers)
-    extras = {"workers": workers} if workers > 1 else {}
-    return _check(m, engine, options, **extras)
+    return _check(m, local_check_engine(workers), options)
 
 
 def simulate(
@@ -76,14 +82,20 @@ def simulate(
     depth: int = 50,
     seed: int = 0,
     properties: Iterable[str] | None = None,
+    version: ProtocolVersion | None = None,
     **bounds: Any,
 ) -> CheckResult:
-    """Random walks of the model (``isr simulate``): finds violations, proves nothing."""
-    m = model(config, **bounds)
+    """Random walks of the model (``isr simulate``): finds violations, proves nothing.
+    ``version``: as for ``model``."""
+    m = model(config, version=version, **bounds)
     options = Options(
-        properties=None if properties is None else list(properties), config=m.config.to_json()
+        properties=None if properties is None else list(properties),
+        config=m.config.to_json(),
+        walks=walks,
+        depth=depth,
+        seed=seed,
     )
-    return _simulate(m, "seq", options, walks=walks, depth=depth, seed=seed)
+    return _simulate(m, "seq", options)
 
 
 def validate(paths: Iterable[str | Path]) -> Verdict:

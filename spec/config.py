@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, replace
 
-from .protocols import BUILTIN_NAMES, DEFAULT_PROTOCOL, PROTOCOLS
+from .protocols import BUILTIN_NAMES, DEFAULT_PROTOCOL, PROTOCOLS, ProtocolVersion
 
 PROTOCOL_NAMES = BUILTIN_NAMES  # the built-in versions, from the one registry (spec.protocols)
 ACKS = ("all", "1", "0", "mixed")
@@ -55,8 +55,9 @@ class Config:
     crashes   how many broker crashes may happen in a behaviour (each may be followed by a restart).
     acks      the producers' acks setting (R6): "all", "1", "0", or "mixed" (each write picks one).
     min_isr   min.insync.replicas for acks=all writes (R6).
-    protocol  the protocol version: a name in spec.protocols.PROTOCOLS (the built-in ones, and a
-              user's version once registered, see --protocol-file).
+    protocol  the protocol version's name: a built-in one (spec.protocols.PROTOCOLS), or a
+              user's version's (--protocol-file), whose object is then given beside this
+              Config (``validate(version)``, ``IsrSpec(config, version)``).
 
     The fault modes (each OFF by default; with all off the model is the fault-free one):
     unclean               R9: with no live ISR member, any live replica may lead with ISR = {it}.
@@ -100,7 +101,9 @@ class Config:
     session_expiries: int = 0
     min_isr_changes: int = 0
 
-    def validate(self) -> Config:
+    def validate(self, version: ProtocolVersion | None = None) -> Config:
+        """This Config, or ConfigError. ``version``: the version object it is for, when not
+        the built-in one named ``protocol`` (a user's version, or a variant)."""
         if not MIN_REPLICAS <= self.replicas <= MAX_REPLICAS:
             raise ConfigError(
                 f"{{replicas}} must be between {MIN_REPLICAS} and {MAX_REPLICAS}, got {self.replicas}"
@@ -119,7 +122,11 @@ class Config:
             raise ConfigError(
                 f"{{min_isr}} must be between 1 and the replica count {self.replicas}, got {self.min_isr}"
             )
-        if self.protocol not in PROTOCOLS:
+        if version is not None and version.name != self.protocol:
+            raise ConfigError(
+                f"{{protocol}} {self.protocol!r} is not the version given ({version.name!r})"
+            )
+        if version is None and self.protocol not in PROTOCOLS:
             raise ConfigError(
                 f"unknown protocol {self.protocol!r}"
                 f"{did_you_mean(self.protocol, PROTOCOL_NAMES)}; `isr protocols` lists: "
@@ -133,7 +140,9 @@ class Config:
             )
         if self.session_expiries < 0:
             raise ConfigError(f"{{session_expiries}} must be >= 0, got {self.session_expiries}")
-        if PROTOCOLS[self.protocol].split_fetch and (self.retention or self.session_expiries):
+        if (version or PROTOCOLS[self.protocol]).split_fetch and (
+            self.retention or self.session_expiries
+        ):
             raise ConfigError(
                 f"{{protocol}} {self.protocol} does not model retention or ZooKeeper session expiry"
                 " yet"

@@ -10,7 +10,7 @@ from .actions.common import Ctx, clamp_offsets
 from .config import Config
 from .liveness import make_liveness
 from .properties import make_properties
-from .protocols import ProtocolVersion, get_protocol
+from .protocols import PROTOCOLS, ProtocolVersion
 from .state import (
     NO_FAULTS,
     NO_KRAFT,
@@ -38,18 +38,23 @@ class IsrSpec:
         protocol: ProtocolVersion | None = None,
         reduction: str | None = None,
     ):
-        """``protocol``: a variant of ``config.protocol``'s version to use instead (a test builds
-        one with a guard removed, e.g. ``KRAFT.variant(response_guard=False)``);
-        it must keep that version's name and kind of fetch. ``reduction``: ``"dead-state"`` to
-        merge states that differ only in what no step will ever read again (:meth:`forget`,
-        docs/reduction.md), else None."""
-        self.config = config.validate()
+        """``protocol``: the version object, named ``config.protocol``: a user's version (from
+        --protocol-file), or a variant of a built-in one (a test builds one with a guard
+        removed, e.g. ``KRAFT.variant(response_guard=False)``), which keeps that version's kind
+        of fetch; None for the built-in version named ``config.protocol``. ``reduction``:
+        ``"dead-state"`` to merge states that differ only in what no step will ever read again
+        (:meth:`forget`, docs/reduction.md), else None."""
         if protocol is not None and (
             protocol.name != config.protocol
-            or protocol.split_fetch != get_protocol(config.protocol).split_fetch
+            or (
+                protocol.name in PROTOCOLS
+                and protocol.split_fetch != PROTOCOLS[protocol.name].split_fetch
+            )
         ):
             raise ValueError(f"protocol variant {protocol.name!r} is not a {config.protocol!r}")
+        self.config = config.validate(protocol)
         self.ctx = Ctx.of(config, protocol)
+        self.protocol = self.ctx.protocol  # the version object, for result headers
         self.actions: tuple[ActionDef, ...] = tuple(
             a for a in ACTIONS if a.exists_in(config, self.ctx.protocol)
         )

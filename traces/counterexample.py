@@ -46,12 +46,14 @@ def write(
             f.write(json.dumps({"type": "step", "index": i, **step, "state": state}) + "\n")
 
 
-def read(path: str) -> CounterexampleTrace:
+def read(path: str, version: Any = None) -> CounterexampleTrace:
     """The file's header, initial state and steps, every line checked against
     schema/counterexample.schema.json and the bounds of traces/format.py, and the lines against
     each other (consecutive indexes, the header's config a valid spec.Config, every per-replica
     map over the config's replicas), so that `isr replay` and `isr explain` can trust what they
-    read. Raises TraceFileError, one line naming the file, the line and the field."""
+    read. ``version``: the user's protocol version the header's config names (its
+    ``protocol_file``, loaded by the caller), else None (a built-in one). Raises TraceFileError,
+    one line naming the file, the line and the field."""
     try:
         numbered = list(tformat.ndjson_lines(path, keep_torn=True))
         objs = [_line(path, ln, raw, k) for k, (ln, raw) in enumerate(numbered)]
@@ -65,7 +67,7 @@ def read(path: str) -> CounterexampleTrace:
         raise TraceFileError(f"{path}: the initial state line is missing")
     head = objs[0]
     where = f"{path}:{numbered[0][0]}"
-    replicas = _check_config(head["config"], where)
+    replicas = _check_config(head["config"], where, version)
     for (ln, _raw), obj in zip(numbered[1:], objs[1:], strict=True):
         _check_replicas(obj["state"], replicas, f"{path}:{ln}")
     for k, ((ln, _raw), step) in enumerate(zip(numbered[2:], objs[2:], strict=True), start=1):
@@ -94,7 +96,7 @@ def _line(path: str, ln: int, raw: bytes, k: int) -> dict[str, Any]:
     return obj
 
 
-def _check_config(cfg: dict[str, Any], where: str) -> int:
+def _check_config(cfg: dict[str, Any], where: str, version: Any = None) -> int:
     """The header's config must be a valid spec.Config: known fields of the right types (a
     bool is not an int here), then Config.validate. Returns the replica count."""
     from isr.spec import Config, ConfigError
@@ -108,7 +110,7 @@ def _check_config(cfg: dict[str, Any], where: str) -> int:
                 f"{where}: config.{k}: expected {types[k].__name__}, got {type(v).__name__}"
             )
     try:
-        return Config(**cfg).validate().replicas
+        return Config(**cfg).validate(version).replicas
     except ConfigError as e:
         raise TraceFileError(f"{where}: config: {e}") from None
 

@@ -380,9 +380,10 @@ def detect(text: str) -> str:
     return "ndjson"
 
 
-def read_any(path: str) -> CounterexampleTrace:
+def read_any(path: str, version: Any = None) -> CounterexampleTrace:
     """Read an NDJSON or ITF counterexample file (detected by content). A TLC dump needs a
-    protocol and a property: convert it first (``python -m isr.traces.itf from-tlc``)."""
+    protocol and a property: convert it first (``python -m isr.traces.itf from-tlc``).
+    ``version``: as for ``counterexample.read`` (the header's user protocol version)."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -392,7 +393,7 @@ def read_any(path: str) -> CounterexampleTrace:
         raise TraceFileError(f"{path}: not UTF-8 text") from None
     kind = detect(text)
     if kind == "ndjson":
-        return cxfile.read(path)
+        return cxfile.read(path, version)
     if kind == "tlc":
         raise TraceFileError(
             f"{path}: a TLC -dumpTrace json file; convert it first: "

@@ -32,7 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..engines import identity_mismatch, load_manifest
+from ..errors import CheckpointError  # re-exported (the engines' errors: checker.errors)
+from ..manifest import identity_mismatch, load_manifest
 from ..model import State
 
 FORMAT_VERSION = 1
@@ -40,10 +41,6 @@ MANIFEST = "manifest.json"
 VISITED_MAGIC = b"ISRVIS01"
 FRONTIER_MAGIC = b"ISRFRN01"
 HEADER = struct.Struct("<8sQ")  # magic, number of entries
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be resumed: missing, made for another check, or altered."""
 
 
 def fp_array() -> array:

@@ -35,12 +35,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..engines import Limits, open_properties, select_properties
 from ..fingerprint import collision_probability
 from ..model import Model, Property, State, model_identity
 from ..nogc import gc_paused
+from ..options import Options, open_properties, select_properties, takes_options
 from ..paths import extend_with_transition, fingerprint_chain, replay_chain, to_counterexample
-from ..progress import Progress, ProgressReporter
+from ..progress import Progress
 from ..result import CheckResult
 from ..store import StoreDir
 from ..verdicts import property_results
@@ -56,7 +56,6 @@ from .checkpoint import (
 from .pool import EngineFailure, Pool
 from .worker import LevelOrder, Start
 
-NO_LIMITS = Limits()
 FIRST_VIOLATION = "first-violation"
 INTERRUPTED = "interrupted"
 
@@ -128,24 +127,12 @@ def balance_plan(holding: list[int]) -> list[tuple[int, int, int]]:
     return plan
 
 
+@takes_options
 @gc_paused
-def check_parallel(
-    model: Model,
-    *,
-    workers: int,
-    symmetry: bool = True,
-    limits: Limits = NO_LIMITS,
-    properties: list[str] | None = None,
-    progress: ProgressReporter | None = None,
-    config: dict | None = None,
-    stop_at_first_violation: bool = False,
-    checkpoint: str | None = None,
-    resume: str | None = None,
-    store: str = "memory",
-    store_dir: str | None = None,
-) -> CheckResult:
-    """Explore every reachable state of ``model`` with ``workers`` processes; the same counts,
-    depth, verdicts and counterexample lengths as ``check_bfs`` (the traces may differ).
+def check_parallel(model: Model, options: Options) -> CheckResult:
+    """Explore every reachable state of ``model`` with ``options.workers`` processes; the same
+    counts, depth, verdicts and counterexample lengths as ``check_bfs`` (the traces may differ).
+    ``options``: checker.engines.Options (or its fields as keywords).
 
     ``checkpoint``: after each level, write the search to that directory.
     ``resume``: continue the search checkpointed there (with any number of workers), and keep
@@ -156,30 +143,23 @@ def check_parallel(
     Raises :class:`~.checkpoint.CheckpointError` for a checkpoint that cannot be resumed and
     :class:`~.pool.EngineFailure` when a worker dies.
     """
-    if workers < 1:
+    if options.workers < 1:
         raise ValueError("workers must be at least 1")
-    directory = one_directory(checkpoint, resume)
-    run = LevelRun(model, workers, symmetry, limits, properties, progress, config)
-    run.stop_at_first = stop_at_first_violation
-    run.store, run.store_dir = store, store_dir
-    return run.execute(directory, resume is not None)
+    directory = one_directory(options.checkpoint, options.resume)
+    return LevelRun(model, options).execute(directory, options.resume is not None)
 
 
 class LevelRun:
-    """One run of the coordinator. ``pool_factory(n, model, symmetry, props, resume)`` gives
-    the workers (default: forked processes, :class:`~.pool.Pool`; Spark's barrier tasks use
+    """One run of the coordinator, as ``options`` ask (workers, symmetry, limits, properties,
+    progress, config, stop at the first violation, store). ``pool_factory(n, model, symmetry,
+    props, resume)`` gives the workers (default: forked processes, :class:`~.pool.Pool`; Spark's barrier tasks use
     :class:`~.net.NetPool`); ``engine`` names the engine in the result. The checkpoint identity
     says "parallel" whatever the pool, so a run checkpointed on one can be resumed on another."""
 
     def __init__(
         self,
-        model,
-        workers,
-        symmetry,
-        limits,
-        properties,
-        progress,
-        config,
+        model: Model,
+        options: Options,
         pool_factory: Callable[..., Any] = Pool,
         engine: str = "parallel",
     ):
@@ -188,20 +168,21 @@ class LevelRun:
         self.engine = engine
         self.extra: dict[str, Any] = {}  # more for the result's extra (the engine's own)
         self.partial_new = 0  # new states of a level a stop cut short
-        self.n = workers
-        self.symmetry = symmetry
-        self.limits = limits
+        self.n = options.workers
+        self.symmetry = symmetry = options.symmetry
+        self.limits = options.limits
         self.canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
+        properties = options.properties
         self.props: list[Property] = select_properties(model, properties)
         self.property_filter = None if properties is None else sorted(properties)
-        self.reporter = Progress(progress)
-        self.config = dict(config or {})
-        self.stop_at_first = False
+        self.reporter = Progress(options.progress)
+        self.config = dict(options.config or {})
+        self.stop_at_first = options.stop_at_first_violation
         self.interrupted = False
         self.pool: Pool | None = None
         self.t = new_tally()
-        self.store = "memory"  # checker.store: where the workers keep the queue and the trace
-        self.store_dir: str | None = None
+        self.store = options.store  # checker.store: where the workers keep queue and trace
+        self.store_dir: str | None = options.store_dir
 
     def identity(self) -> dict[str, Any]:
         return {

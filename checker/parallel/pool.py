@@ -17,14 +17,11 @@ from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import Any
 
+from ..errors import EngineFailure  # re-exported (the engines' errors: checker.errors)
 from .checkpoint import CheckpointError
 from .worker import Shared, worker_main
 
 STOP_GRACE_SECONDS = 5.0
-
-
-class EngineFailure(RuntimeError):
-    """A worker died or failed: the run has no verdict (the CLI exits 5)."""
 
 
 class Pool:

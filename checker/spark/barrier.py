@@ -32,16 +32,17 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from ..engines import Limits
 from ..model import Model
+from ..options import Options, takes_options
 from ..parallel.checkpoint import one_directory
 from ..parallel.engine import LevelRun
 from ..parallel.net import NetPool, Rendezvous, serve_worker
-from ..progress import ProgressReporter
 from ..result import CheckResult
-from .session import _first_line, options, spark_context
+from .session import _first_line, spark_context
+from .session import options as session_options
 
 
 def _barrier_task(rendezvous: Rendezvous, model, symmetry, props, resume, _it):
@@ -101,52 +102,31 @@ def spark_pool_factory(sc: Any) -> Callable[..., NetPool]:
 
             return _BarrierJob(sc, n, task)
 
-        return NetPool(n, start, bind, host, options().budget)
+        return NetPool(n, start, bind, host, session_options().budget)
 
     return factory
 
 
-def check_spark_barrier(
-    model: Model,
-    *,
-    symmetry: bool = True,
-    limits: Limits | None = None,
-    properties: list[str] | None = None,
-    progress: ProgressReporter | None = None,
-    config: dict | None = None,
-    master: str | None = None,
-    tasks: int | None = None,
-    stop_at_first_violation: bool = False,
-    checkpoint: str | None = None,
-    resume: str | None = None,
-    store: str = "memory",
-    store_dir: str | None = None,
-) -> CheckResult:
-    """Explore every reachable state of ``model`` with ``tasks`` Spark tasks as the parallel
-    engine's workers; same answers as ``check_bfs`` (see the module's docstring).
-    ``store``/``store_dir``: as :func:`checker.parallel.check_parallel`'s (a disk store's
+@takes_options
+def check_spark_barrier(model: Model, options: Options) -> CheckResult:
+    """Explore every reachable state of ``model`` with ``options.tasks`` Spark tasks as the
+    parallel engine's workers; same answers as ``check_bfs`` (see the module's docstring).
+    ``options``: checker.engines.Options (or its fields as keywords); ``store``/``store_dir``: as :func:`checker.parallel.check_parallel`'s (a disk store's
     directory is a path on every executor's host: each task keeps its own files there, and
     removes them at the end unless it is a checkpoint's).
 
     ``master``: Spark master URL (default: the running SparkContext, else ``local[*]``).
     ``tasks``: workers (default: Spark's default parallelism, at least 1)."""
-    directory = one_directory(checkpoint, resume)
-    if tasks is not None and tasks < 1:
+    directory = one_directory(options.checkpoint, options.resume)
+    if options.tasks is not None and options.tasks < 1:
         raise ValueError("tasks must be at least 1")
-    with spark_context(master, f"isr check {model.name}", model) as sc:
-        n = tasks or max(1, sc.defaultParallelism)
+    with spark_context(options.master, f"isr check {model.name}", model) as sc:
+        n = options.tasks or max(1, sc.defaultParallelism)
         run = LevelRun(
             model,
-            n,
-            symmetry,
-            limits or Limits(),
-            properties,
-            progress,
-            config,
+            replace(options, workers=n),
             pool_factory=spark_pool_factory(sc),
             engine="spark",
         )
-        run.stop_at_first = stop_at_first_violation
-        run.store, run.store_dir = store, store_dir
         run.extra = {"spark": {"mode": "barrier", "master": sc.master, "tasks": n}}
-        return run.execute(directory, resume is not None)
+        return run.execute(directory, options.resume is not None)

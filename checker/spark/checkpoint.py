@@ -31,16 +31,13 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from ..engines import identity_mismatch, load_manifest
+from ..errors import CheckpointError  # re-exported (the engines' errors: checker.errors)
+from ..manifest import identity_mismatch, load_manifest
 from .partition import route
 from .tally import Tally
 
 FORMAT_VERSION = 2  # 2: data-only lines with hashes (1 was pickle files)
 MANIFEST = "manifest.json"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint directory that cannot be resumed (missing, or made for another check)."""
 
 
 def _uri(path: Path) -> str:

@@ -21,11 +21,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..engines import Limits, open_properties, select_properties
 from ..fingerprint import collision_probability, fingerprint
 from ..model import Model, State, model_identity
+from ..options import Options, open_properties, select_properties, takes_options
 from ..paths import extend_with_transition, replay_chain
-from ..progress import ProgressReporter
 from ..result import CheckResult
 from ..verdicts import property_results
 from . import checkpoint as ckpt
@@ -37,58 +36,46 @@ from .session import spark_context
 from .tally import Tally
 from .tasks import LevelJob, dedup, expand, find_parents, new_visited, pack, wire_codec
 
-DEFAULT_CUT_EVERY = 8
-
 
 def _identity(state: State) -> State:
     return state
 
 
-def check_spark(
-    model: Model,
-    *,
-    symmetry: bool = True,
-    limits: Limits | None = None,
-    properties: list[str] | None = None,
-    progress: ProgressReporter | None = None,
-    config: dict | None = None,
-    master: str | None = None,
-    partitions: int | None = None,
-    checkpoint: str | None = None,
-    resume: str | None = None,
-    cut_every: int = DEFAULT_CUT_EVERY,
-) -> CheckResult:
+@takes_options
+def check_spark(model: Model, options: Options) -> CheckResult:
     """Explore every reachable state of ``model`` on Spark; same answers as ``check_bfs``.
+    ``options``: checker.engines.Options (or its fields as keywords):
 
     ``master``: Spark master URL (default: the running SparkContext, else ``local[*]``).
     ``partitions``: fingerprint partitions (default: the default parallelism, at least 2).
     ``checkpoint``: write the frontier and visited set there after each level.
     ``resume``: continue the run checkpointed there (and keep checkpointing there).
+    ``cut_every``: cut the lineage every this many levels.
     Limits are checked between levels (a level is never cut in half).
     """
+    checkpoint, resume = options.checkpoint, options.resume
     if checkpoint and resume and checkpoint != resume:
         raise ckpt.CheckpointError(
             "a resumed run keeps checkpointing in its own directory: give --resume DIR alone"
         )
-    with spark_context(master, f"isr check {model.name}", model) as sc:
-        run = _Run(
-            sc, model, symmetry, limits or Limits(), properties, progress, config, partitions
-        )
-        return run.execute(checkpoint or resume, resume is not None, cut_every)
+    with spark_context(options.master, f"isr check {model.name}", model) as sc:
+        run = _Run(sc, model, options)
+        return run.execute(checkpoint or resume, resume is not None, options.cut_every)
 
 
 class _Run:
-    def __init__(self, sc, model, symmetry, limits, properties, progress, config, partitions):
+    def __init__(self, sc, model: Model, options: Options):
         self.sc = sc
         self.model = model
-        self.symmetry = symmetry
-        self.limits = limits
+        self.symmetry = symmetry = options.symmetry
+        self.limits = options.limits
         self.canon: Callable[[State], State] = model.canonicalize if symmetry else _identity
+        properties = options.properties
         self.props = select_properties(model, properties)
         self.property_filter = None if properties is None else sorted(properties)
-        self.progress = progress
-        self.config = dict(config or {})
-        self.parts = partitions or max(2, sc.defaultParallelism)
+        self.progress = options.progress
+        self.config = dict(options.config or {})
+        self.parts = options.partitions or max(2, sc.defaultParallelism)
         self.tally = Tally()
         self.acc = summary_accumulator(sc)
         self.init_fps: set[int] = set()

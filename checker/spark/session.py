@@ -34,13 +34,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import SparkError  # re-exported (the engines' errors: checker.errors)
+
 DEFAULT_MASTER = "local[*]"
 LOOPBACK = "127.0.0.1"
 DEFAULT_BUDGET = 60.0  # seconds for Spark to start and give us an executor
-
-
-class SparkError(RuntimeError):
-    """Spark cannot run (start-up failed, or the cluster went away): one line for the user."""
 
 
 @dataclass

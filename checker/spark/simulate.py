@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from ..model import Model
-from ..progress import ProgressReporter
+from ..options import Options, takes_options
 from ..result import CheckResult
 from ..simulate import Outcome, finish, merge, run_walks
 from .session import spark_context
@@ -36,23 +36,16 @@ def _fps(pair: tuple[Outcome, array]) -> array:
     return pair[1]
 
 
-def simulate_spark(
-    model: Model,
-    *,
-    walks: int = 1000,
-    depth: int = 100,
-    seed: int = 0,
-    properties: list[str] | None = None,
-    symmetry: bool = True,
-    progress: ProgressReporter | None = None,
-    config: dict | None = None,
-    master: str | None = None,
-    tasks: int | None = None,
-) -> CheckResult:
-    """Like :func:`checker.simulate.simulate`, with the walks spread over Spark tasks."""
+@takes_options
+def simulate_spark(model: Model, options: Options) -> CheckResult:
+    """Like :func:`checker.simulate.simulate`, with the walks spread over ``options.tasks``
+    Spark tasks (default: four per core of the cluster) on ``options.master``."""
+    walks, depth, seed = options.walks, options.depth, options.seed
+    properties, symmetry, progress = options.properties, options.symmetry, options.progress
     if walks < 0 or depth < 0:
         raise ValueError("walks and depth must be >= 0")
-    with spark_context(master, f"isr simulate {model.name}", model) as sc:
+    tasks = options.tasks
+    with spark_context(options.master, f"isr simulate {model.name}", model) as sc:
         from pyspark import StorageLevel
 
         t0 = time.perf_counter()
@@ -84,14 +77,9 @@ def simulate_spark(
         return finish(
             model,
             total,
+            options,
             engine="spark-simulate",
             seconds=seconds,
-            walks=walks,
-            depth=depth,
-            seed=seed,
-            properties=properties,
-            symmetry=symmetry,
-            config=config,
             distinct=distinct,
             extra={"spark": {"master": sc.master, "tasks": n}},
         )

@@ -10,7 +10,8 @@ names is derived from or tested against (spec.config, spec.symbolic, impl.core.t
 
 A user's own version is a Python file defining a ``ProtocolVersion`` subclass (see
 examples/protocols/my_kip.py); cli/protocol_file.py reads and imports it (the spec does no I/O)
-and ``register_protocol`` here makes its name usable as ``Config.protocol``.
+and the object itself is what the spec is given (``IsrSpec(config, protocol)``): the registry
+below holds the built-in versions only, so no name is ever turned back into a user's version.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ BUILTIN: tuple[ProtocolVersion, ...] = (
 )
 BUILTIN_NAMES: tuple[str, ...] = tuple(p.name for p in BUILTIN)
 
-# The one registry: the built-in versions, then any user version registered in this process.
+# The one registry: the built-in versions, by name (a user's version is passed as the object).
 PROTOCOLS: dict[str, ProtocolVersion] = {p.name: p for p in BUILTIN}
 
 
@@ -56,32 +57,22 @@ class ProtocolFileError(ValueError):
 
 
 def get_protocol(name: str) -> ProtocolVersion:
-    """The registered version called ``name`` (KeyError with the known names otherwise)."""
+    """The built-in version called ``name`` (KeyError with the known names otherwise)."""
     try:
         return PROTOCOLS[name]
     except KeyError:
         raise KeyError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOLS)}") from None
 
 
-def register_protocol(p: ProtocolVersion) -> ProtocolVersion:
-    """Make a user's version usable by name. A built-in name cannot be taken; registering the
-    same file again (same name and content) is a no-op."""
-    old = PROTOCOLS.get(p.name)
-    if old is not None and old is not p:
-        if p.name in BUILTIN_NAMES:
-            raise ProtocolFileError(
-                f"protocol name {p.name!r} is a built-in version; give yours another name"
-            )
-        if old.source_sha256 != p.source_sha256:
-            raise ProtocolFileError(f"another protocol named {p.name!r} is already loaded")
-    PROTOCOLS[p.name] = p
-    return p
+def version_of(p: str | ProtocolVersion) -> ProtocolVersion:
+    """``p`` itself when it is a version object (a user's, a variant), else the built-in
+    version it names: for the functions that take either (the conformance kit's)."""
+    return p if isinstance(p, ProtocolVersion) else get_protocol(p)
 
 
-def protocol_source(name: str) -> dict[str, str]:
+def protocol_source(p: ProtocolVersion | None) -> dict[str, str]:
     """For result headers: ``{"protocol_file", "protocol_sha256"}`` of a user's version, empty
-    for a built-in one."""
-    p = PROTOCOLS.get(name)
+    for a built-in one (or None)."""
     if p is None or p.source_file is None:
         return {}
     return {"protocol_file": p.source_file, "protocol_sha256": p.source_sha256 or ""}
@@ -120,5 +111,5 @@ __all__ = [
     "ProtocolVersion",
     "get_protocol",
     "protocol_source",
-    "register_protocol",
+    "version_of",
 ]

@@ -72,9 +72,14 @@ class ProtocolVersion:
     # rule does (a preferred replica: the lowest id) sets False, and the model then turns off
     # symmetry reduction, which would otherwise merge states the rule tells apart
 
-    # Set by cli.protocol_file.load_protocol_file on a user's version: where it came from (for result headers).
+    # Set by cli.protocol_file.load_protocol_file on a user's version: where it came from (for
+    # result headers), and ``rebuild``: (function, arguments) that build it again from the
+    # file's content. A user's class lives in a module no other process has, so a pickle (a
+    # Spark executor, matrix's pool, any process not forked from this one) carries that call
+    # instead of a reference to the class (see __reduce_ex__). None for a built-in version.
     source_file: str | None = None
     source_sha256: str | None = None
+    rebuild: tuple | None = None
 
     # --- hooks --------------------------------------------------------------------------------
     def become_follower(self, log: Log, hw: int, hw_ckpt: int) -> tuple[Log, int, int, bool]:
@@ -168,6 +173,22 @@ class ProtocolVersion:
             if not isinstance(getattr(type(self), key, None), bool):
                 raise AttributeError(f"{self.name} has no flag {key!r}")
             setattr(v, key, value)
+        return v
+
+    # --- crossing a process boundary -----------------------------------------------------------
+    def __reduce_ex__(self, protocol: object) -> object:
+        """A built-in version pickles as any object (its class by reference); a user's as the
+        call that loads its file's content again, then its own attributes (a variant's flags)."""
+        if self.rebuild is None:
+            return super().__reduce_ex__(protocol)  # type: ignore[arg-type]
+        fn, args = self.rebuild
+        return fn, args, {k: v for k, v in vars(self).items() if k != "rebuild"}
+
+    def __copy__(self) -> ProtocolVersion:
+        """A copy of the same class with the same attributes (``variant``): never through
+        pickling, which for a user's version would load the file's version again."""
+        v = object.__new__(type(self))
+        v.__dict__.update(self.__dict__)
         return v
 
     # --- derived ------------------------------------------------------------------------------

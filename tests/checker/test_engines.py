@@ -141,3 +141,26 @@ def test_counterexamples_carry_the_engines_whole_states():
     rebuilt = type(cx)(cx.initial, cx.steps).whole_states()
     assert rebuilt == cx.whole_states() == cx.states
     assert "states" not in cx.to_json()  # the JSON form is unchanged
+
+
+def test_engines_take_the_options_whole_and_entries_are_functions():
+    """Issue 29 item 2: each registry entry loads its engine through a function (no
+    "module:function" string), every engine is ``fn(model, options)``, and the keyword form
+    builds the same Options (``takes_options``)."""
+    from isr.checker.errors import BAD_INPUT, CheckpointError, EngineFailure, SparkError
+    from isr.checker.parallel import CheckpointError as ParallelCheckpointError
+    from isr.checker.parallel import EngineFailure as ParallelEngineFailure
+
+    for (kind, name), spec in engines.ENGINES.items():
+        assert callable(spec.load_fn) and not isinstance(spec.load_fn, str), (kind, name)
+    fn = engines.engine("check", "bfs").load()
+    assert fn is bfs.check_bfs
+    whole = fn(tokens(3), Options(symmetry=False, limits=Limits(max_states=12)))
+    keywords = bfs.check_bfs(tokens(3), symmetry=False, max_states=12)
+    assert counts(whole) == counts(keywords) and whole.distinct_states == 12
+    assert Options.of(max_states=5, workers=2) == Options(limits=Limits(5), workers=2)
+    with pytest.raises(TypeError):
+        Options.of(worker=2)  # a misspelt option is an error, as for a function's keyword
+    # one module for the engines' errors: the parallel and the Spark engines raise the same ones
+    assert ParallelCheckpointError is CheckpointError and ParallelEngineFailure is EngineFailure
+    assert {EngineOptionError, CheckpointError, SparkError} == set(BAD_INPUT)

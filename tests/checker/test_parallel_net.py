@@ -11,6 +11,7 @@ from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client
 
 from isr.checker.bfs import Limits, check_bfs
+from isr.checker.engines import Options
 from isr.checker.parallel.engine import LevelRun
 from isr.checker.parallel.net import CoordinatorLink, Flag, NetPool, NetShared, serve_worker
 from isr.checker.parallel.worker import LevelOrder
@@ -78,9 +79,8 @@ def _run(model, n=2, limits=None, stop=False, stray=False):
             assert forked.refused == [True]
         return forked.pool
 
-    limits = limits or Limits()
-    run = LevelRun(model, n, True, limits, None, None, {}, pool_factory=factory, engine="net")
-    run.stop_at_first = stop
+    options = Options(workers=n, limits=limits or Limits(), config={}, stop_at_first_violation=stop)
+    run = LevelRun(model, options, pool_factory=factory, engine="net")
     return run.execute(None, False)
 
 

@@ -5,13 +5,15 @@ file, refused with one line and exit 2 when it cannot be used, and run through `
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-import isr.cli.models as cli_models
 import pytest
 from isr.cli.protocol_file import file_sha256, load_protocol_file
-from isr.spec.protocols import PROTOCOLS, ProtocolFileError, register_protocol
+from isr.spec.protocols import PROTOCOLS, ProtocolFileError
 
 from .hostile_inputs import ROOT, run_cli
 
@@ -99,34 +101,68 @@ def test_a_one_hook_version_is_the_model_of_its_hook():
     """A user's kip-320 that never fences a fetch has kip-279's fetches and kip-320's ISR-join
     rule: at 2 replicas exactly kip-279's state count (KAFKA-7128 changes nothing there), 986
     more than kip-320's (1,384 before R8's in-order delivery)."""
-    p = register_protocol(load_protocol_file(str(MY_KIP)))
+    p = load_protocol_file(str(MY_KIP))
     from isr.checker.bfs import check_bfs
     from isr.spec import Config, IsrSpec
 
     counts = {
-        n: check_bfs(IsrSpec(Config(replicas=2, records=1, protocol=n))).distinct_states
-        for n in ("kip-279", "kip-320", p.name)
+        v.name: check_bfs(
+            IsrSpec(Config(replicas=2, records=1, protocol=v.name), v)
+        ).distinct_states
+        for v in (PROTOCOLS["kip-279"], PROTOCOLS["kip-320"], p)
     }
     assert counts == {"kip-279": 3_432, "kip-320": 2_902, "my-kip": 3_432}
 
 
-def test_the_example_runs_through_isr_matrix(tmp_path):
-    out = run_cli(
-        ["matrix", "--protocols", "kip-320", "--protocol-file", str(MY_KIP), "--replicas", "2"]
-        + ["--crashes", "1", "--modes", "none", "--jobs", "1", "--out", str(tmp_path)]
-        + ["--format", "json"]
-    )
+def test_the_registry_holds_the_built_in_versions_only():
+    """A --protocol-file run passes the version as the object (issue 29): nothing registers it,
+    so its name is no protocol of a later Config."""
+    from isr.spec import Config, ConfigError
+
+    before = dict(PROTOCOLS)
+    out = run_cli(["check", "--protocol-file", str(MY_KIP), "--replicas", "2", "--quiet"])
     assert out.code in (0, 1), out.err
-    cells = json.loads((tmp_path / "matrix.json").read_text())["cells"]
-    rows = {c["protocol"]: c for c in cells}
-    assert list(rows) == ["kip-320", "my-kip"]
-    assert rows["my-kip"]["protocol_file"] == str(MY_KIP)
-    assert "protocol_file" not in rows["kip-320"]
-    assert {n: c["distinct_states"] for n, c in rows.items()} == {
-        "kip-320": 2_902,
-        "my-kip": 3_432,
-    }
-    assert all(c["complete"] for c in cells)
+    assert before == PROTOCOLS and "my-kip" not in PROTOCOLS
+    with pytest.raises(ConfigError, match="unknown protocol 'my-kip'"):
+        Config(protocol="my-kip").validate()
+
+
+CHILD = """
+import pickle, sys
+from isr.spec import Config, IsrSpec
+obj = pickle.loads(sys.stdin.buffer.read())
+if not isinstance(obj, IsrSpec):  # a version alone (matrix's pool): the model built here
+    obj = IsrSpec(Config(replicas=2, records=1, protocol=obj.name), obj)
+init = obj.init_states()[0]
+print(obj.protocol.name, obj.protocol.source_sha256[:12], len(obj.successors(init)))
+"""
+
+
+@pytest.mark.parametrize("how", ["pickle", "cloudpickle"])
+def test_a_user_version_travels_by_value(how):
+    """A process that never read the file (a Spark executor on another machine, a spawned
+    worker) gets the version from the pickle: its file's content travels with it
+    (ProtocolVersion.rebuild, cli.protocol_file.rebuilt): the version alone with pickle
+    (matrix's pool), the whole model with Spark's cloudpickle; a variant keeps its flags."""
+    from isr.spec import Config, IsrSpec
+
+    p = load_protocol_file(str(MY_KIP))
+    model = IsrSpec(Config(replicas=2, records=1, protocol=p.name), p)
+    if how == "pickle":
+        data = pickle.dumps(p)
+    else:
+        from pyspark import cloudpickle
+
+        data = cloudpickle.dumps(model)
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD], input=data, capture_output=True, cwd=ROOT, check=False
+    )
+    assert run.returncode == 0, run.stderr.decode()[-2000:]
+    here = len(model.successors(model.init_states()[0]))
+    assert run.stdout.decode().split() == ["my-kip", file_sha256(str(MY_KIP))[:12], str(here)]
+    flipped = pickle.loads(pickle.dumps(p.variant(isr_join_needs_epoch_start=False)))
+    assert flipped.isr_join_needs_epoch_start is False and p.isr_join_needs_epoch_start is True
+    assert type(flipped) is type(p) and pickle.loads(pickle.dumps(p)).source_file == p.source_file
 
 
 @pytest.mark.parametrize("fmt", ["ndjson", "itf"])
@@ -143,16 +179,10 @@ def test_replay_refuses_a_changed_file(tmp_path, fmt):
     head = json.loads(text.splitlines()[0]) if fmt == "ndjson" else json.loads(text)["#meta"]["isr"]
     assert head["protocol_file"] == str(mine)
     assert head["protocol_sha256"] == file_sha256(str(mine))
-    PROTOCOLS.pop("my-kip")
-    cli_models._LOADED.clear()
     assert run_cli(["replay", str(cx)]).code == 1  # the header's file, loaded again: confirmed
-    PROTOCOLS.pop("my-kip")
-    cli_models._LOADED.clear()
     # isr explain too (issue 29: it said "unknown protocol" where replay confirmed)
     out = run_cli(["explain", str(cx), "--format", "text"])
     assert out.code == 0 and "my-kip" in out.out, out.err
-    PROTOCOLS.pop("my-kip")
-    cli_models._LOADED.clear()
     mine.write_text(mine.read_text() + "# changed\n")
     out = run_cli(["replay", str(cx)])
     assert out.code == 2 and "the protocol changed since" in out.err
@@ -218,13 +248,9 @@ def test_a_checkpoint_refuses_a_protocol_file_changed_since(tmp_path, capsys):
     assert main([*small, "--max-states", "300", "--checkpoint", ck]) == 3
     capsys.readouterr()
     mine.write_text(mine.read_text() + "\n# edited\n")
-    cli_models._LOADED.clear()
-    PROTOCOLS.pop("my-kip", None)
     assert main([*small, "--resume", ck]) == 2
     err = capsys.readouterr().err
     assert "made for another check" in err and "model_version" in err
     mine.write_text(MY_KIP.read_text())
-    cli_models._LOADED.clear()
-    PROTOCOLS.pop("my-kip", None)
     assert main([*small, "--resume", ck]) == 0
     assert json.loads(capsys.readouterr().out)["distinct_states"] == 3_432

@@ -244,10 +244,6 @@ def _replayed_states(cx: dict) -> list[dict]:
     from isr.spec.model import state_to_json
 
     r, rec, ep, cr = cx["bounds"]
-    if cx["from_file"]:
-        from isr.spec.protocols import register_protocol
-
-        register_protocol(load_protocol_file(cx["argv"][cx["argv"].index("--protocol-file") + 1]))
     opts = options(cx["argv"])
     cfg = Config(
         protocol=cx["protocol"],
@@ -261,7 +257,7 @@ def _replayed_states(cx: dict) -> list[dict]:
         min_isr=int(opts.get("--min-isr", 1)),
         min_isr_changes=int(opts.get("--min-isr-changes", 0)),
     )
-    model = IsrSpec(cfg)
+    model = IsrSpec(cfg, _version(cx))
     (state,) = model.init_states()
     states = [state_to_json(state)]
     for i, want in enumerate(cx["steps"], 1):
@@ -270,6 +266,16 @@ def _replayed_states(cx: dict) -> list[dict]:
         state = nxt[0]
         states.append(state_to_json(state))
     return states
+
+
+def _version(cx: dict):
+    """The version object of a listed counterexample: its --protocol-file's, or the built-in
+    one it names."""
+    from isr.spec.protocols import get_protocol
+
+    if cx["from_file"]:
+        return load_protocol_file(cx["argv"][cx["argv"].index("--protocol-file") + 1])
+    return get_protocol(cx["protocol"])
 
 
 def _reorder_params() -> list:
@@ -283,10 +289,9 @@ def test_no_listed_counterexample_reorders_a_controllers_requests(cx):
     requests in order, one FIFO queue per broker: ControllerChannelManager). kraft: a broker
     reads the metadata log in order and may skip to a later image, never act on an older
     partition state after a newer one (find_reorders' ``coalescing``)."""
-    from isr.spec.protocols import get_protocol
     from isr.traces.reorder import find_reorders
 
     states = _replayed_states(cx)
     actions = [s[: s.index("(")] for s in cx["steps"]]
-    kraft = get_protocol(cx["protocol"]).split_fetch
+    kraft = _version(cx).split_fetch
     assert find_reorders(states, actions, coalescing=kraft) == []

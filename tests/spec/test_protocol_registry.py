@@ -129,8 +129,8 @@ def test_hooks_are_bound_once_per_model():
         def fetch_fenced(self, leader_epoch, follower_epoch):
             return leader_epoch > follower_epoch
 
-    mine = PROTOCOLS.setdefault("mine", Mine())
-    ctx = Ctx.of(Config(replicas=2, records=1, protocol="mine"))
+    mine = Mine()  # passed as the object: the registry holds the built-in versions only
+    ctx = Ctx.of(Config(replicas=2, records=1, protocol="mine"), mine)
     assert ctx.fetch_fenced.__self__ is mine
     assert ctx.fetch_fenced(2, 1) and not ctx.fetch_fenced(1, 2)
 
@@ -214,15 +214,14 @@ def test_the_commit_rule_is_a_hook():
         def high_watermark(self, leader_leo, follower_leos):
             return min(leader_leo, max(follower_leos)) if follower_leos else leader_leo
 
-    for v in (WrittenOut(), Fastest()):
-        PROTOCOLS[v.name] = v
+    written, fastest = WrittenOut(), Fastest()
     bounds = dict(replicas=3, records=1, epochs=2, crashes=0)
     assert Ctx.of(Config(**bounds)).high_watermark is None  # the base rule stays inline
-    same = api.check(Config(protocol="hw-written-out", **bounds))
+    same = api.check(Config(protocol=written.name, **bounds), version=written)
     ref = api.check(Config(**bounds))
     assert same.distinct_states == ref.distinct_states == 15_700  # 27,480 before R8
     assert all(p.holds is not False for p in same.properties)
-    bad = api.check(Config(protocol="hw-fastest", **bounds))
+    bad = api.check(Config(protocol=fastest.name, **bounds), version=fastest)
     assert bad.holds("StrongIsr") is False and _steps(bad, "StrongIsr") == 3
     assert bad.holds("NoCommittedLoss") is False and _steps(bad, "NoCommittedLoss") == 5
     assert bad.holds("HwAtMostLeo") is True

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from isr.spec.protocols import PROTOCOLS
+from isr.spec.protocols import PROTOCOLS, ProtocolVersion
 
 from .. import counterexample as cxfile
 from .. import itf
@@ -62,12 +62,13 @@ class StoryError(ValueError):
     """A counterexample that cannot become a scenario: one line for the user (exit 2)."""
 
 
-def family(protocol: str) -> str:
+def family(protocol: str | ProtocolVersion) -> str:
     """The protocol family of a registered version: ``kraft`` for the versions whose fetch is a
     request and a delayed response (``split_fetch``, spec/protocols/kraft.py: a KRaft cluster's
     events), ``zookeeper`` for every ZooKeeper-era version. A counterexample of one family is
-    no story for an implementation of the other (its steps and state are another model's)."""
-    p = PROTOCOLS.get(protocol)
+    no story for an implementation of the other (its steps and state are another model's).
+    ``protocol``: a built-in version's name or a version object (a user's)."""
+    p = protocol if isinstance(protocol, ProtocolVersion) else PROTOCOLS.get(protocol)
     if p is None:
         raise StoryError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}")
     return "kraft" if p.split_fetch else "zookeeper"
@@ -133,10 +134,16 @@ class Replayer:
     state with the spec itself, as `isr replay` does: the states, or None where a step is not
     a transition of the spec."""
 
-    def __init__(self, config: dict[str, Any], initial: dict[str, Any], prop: str) -> None:
+    def __init__(
+        self,
+        config: dict[str, Any],
+        initial: dict[str, Any],
+        prop: str,
+        version: ProtocolVersion | None = None,
+    ) -> None:
         from isr.spec import Config, IsrSpec
 
-        self.model = IsrSpec(Config(**config).validate())
+        self.model = IsrSpec(Config(**config), version)  # validates
         self.init = next(
             (s for s in self.model.init_states() if self.model.state_to_json(s) == initial), None
         )
@@ -247,10 +254,11 @@ def normalize(path: Path, rp: Replayer, max_rounds: int = 64) -> Path:
     return path
 
 
-def read(path: str) -> cxfile.CounterexampleTrace:
-    """The counterexample in ``path`` (NDJSON or ITF, by content), or StoryError (one line)."""
+def read(path: str, version: ProtocolVersion | None = None) -> cxfile.CounterexampleTrace:
+    """The counterexample in ``path`` (NDJSON or ITF, by content), or StoryError (one line).
+    ``version``: the user's version its header names (its ``protocol_file``), else None."""
     try:
-        trace = itf.read_any(path)
+        trace = itf.read_any(path, version)
     except cxfile.TraceFileError as e:
         raise StoryError(str(e)) from None
     if not trace.steps:
@@ -358,7 +366,7 @@ def actor(name: str, args: dict[str, Any]) -> int | None:
 def schedule(
     path: Path,
     config: dict[str, Any],
-    claimed: str,
+    claimed: str | ProtocolVersion,
     story: Story | None = None,
     timing: Timing = REFERENCE,
 ) -> Scenario:
@@ -470,17 +478,27 @@ def schedule(
     return ops + settle(n + 1 if zk else n)
 
 
-def to_story(trace: cxfile.CounterexampleTrace, claimed: str) -> Story:
-    """The scenario of ``trace`` for an implementation of ``claimed``: refused (StoryError) when
-    the counterexample is of another protocol family, or a step has no adapter command. A
-    ZooKeeper-era story is first reordered (``normalize``) so that its environment steps fall
-    where an adapter can cause them; the notes say which steps are still only approximated."""
+def to_story(
+    trace: cxfile.CounterexampleTrace,
+    claimed: str | ProtocolVersion,
+    version: ProtocolVersion | None = None,
+) -> Story:
+    """The scenario of ``trace`` for an implementation of ``claimed`` (a name or a version
+    object): refused (StoryError) when the counterexample is of another protocol family, or a
+    step has no adapter command. ``version``: the user's version the counterexample is of (its
+    header's ``protocol_file``), else None. A ZooKeeper-era story is first reordered
+    (``normalize``) so that its environment steps fall where an adapter can cause them; the
+    notes say which steps are still only approximated."""
     head = trace.header
     cfg = head.get("config") or {}
     proto = str(cfg.get("protocol") or "")
-    if family(proto) != family(claimed):
+    if version is not None and version.name != proto:
+        version = None
+    of = version or proto
+    claimed_name = claimed.name if isinstance(claimed, ProtocolVersion) else claimed
+    if family(of) != family(claimed):
         raise StoryError(
-            f"the counterexample is of {proto} ({family(proto)} family); --protocol {claimed} "
+            f"the counterexample is of {proto} ({family(of)} family); --protocol {claimed_name} "
             f"is of the {family(claimed)} family: its steps are another model's"
         )
     path: Path = []
@@ -492,7 +510,7 @@ def to_story(trace: cxfile.CounterexampleTrace, claimed: str) -> Story:
     prop = str(head.get("property") or "?")
     story = Story(proto, prop, len(trace.steps), [])
     # both families (a kraft state has the same coordination and in-flight keys)
-    rp = Replayer(cfg, trace.initial, prop)
+    rp = Replayer(cfg, trace.initial, prop, version)
     new = normalize(path, rp)
     story.reordered = new != path
     path = new
@@ -504,6 +522,8 @@ def to_story(trace: cxfile.CounterexampleTrace, claimed: str) -> Story:
     return story
 
 
-def load_story(path: str, claimed: str) -> Story:
-    """``read`` then ``to_story``."""
-    return to_story(read(path), claimed)
+def load_story(
+    path: str, claimed: str | ProtocolVersion, version: ProtocolVersion | None = None
+) -> Story:
+    """``read`` then ``to_story`` (``version``: the user's version the file is of, or None)."""
+    return to_story(read(path, version), claimed, version)

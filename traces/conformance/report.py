@@ -169,15 +169,18 @@ def write_failures(rep: ConformReport, out_dir: str | Path) -> list[dict[str, An
     return rows
 
 
-def coverage(rep: ConformReport, protocol: str) -> dict[str, Any]:
+def coverage(rep: ConformReport, protocol: Any) -> dict[str, Any]:
     """Spec actions and role transitions the accepted traces exercised, and the missing ones
-    (the spec's own role transitions: ``scenarios.spec_transitions``)."""
+    (the spec's own role transitions: ``scenarios.spec_transitions``). ``protocol``: a
+    built-in version's name or a version object (a user's)."""
     from isr.spec import Config, IsrSpec
+    from isr.spec.protocols import version_of
 
     from .scenarios import spec_transitions
     from .separating import BRANCHES
 
-    names = IsrSpec(Config(protocol=protocol)).action_names
+    version = version_of(protocol)
+    names = IsrSpec(Config(protocol=version.name), version).action_names
     want_tr = spec_transitions(protocol)
     got_tr = {f"{a}->{b}" for a, b in rep.transitions}
     return {
@@ -198,7 +201,7 @@ def coverage(rep: ConformReport, protocol: str) -> dict[str, Any]:
 
 
 def to_json(
-    rep: ConformReport, protocol: str, failures: list[dict[str, Any]] | None = None
+    rep: ConformReport, protocol: Any, failures: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     files = {f["name"]: f for f in failures or []}
     scen = []

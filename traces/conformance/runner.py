@@ -292,13 +292,14 @@ def run_scenario_full(
     name: str,
     seed: int = 0,
     protocol: str = DEFAULT_PROTOCOL,
-    spec_protocol: str | None = None,
+    spec_protocol: Any = None,
 ) -> tuple[Verdict, Outcome]:
     """Run one scenario; the verdict is the validator's on the trace the adapter returned, or
     ``unsupported`` (a coverage gap) when the adapter does not support one of its commands, or
     ``bad-input`` when the trace breaks the trace schema (an encoding mismatch). The adapter
     runs ``protocol``; the trace is validated against ``spec_protocol`` when given (a user's
-    version, ``isr conform --protocol-file``), else against the version its header names."""
+    version object, ``isr conform --protocol-file``), else against the version its header
+    names."""
     start = {"op": "start", "brokers": 3, "replication": 3, "protocol": protocol, "seed": seed}
     if scenario and scenario[0].get("op") == "start":  # a scenario may set up the cluster
         start.update(scenario[0])
@@ -336,9 +337,7 @@ def run_scenario_full(
     bad = schema_problem(head, events)
     if bad:
         return Verdict(name, BAD_INPUT, events=len(events), reason=bad), out
-    v = validate_events(
-        head if spec_protocol is None else {**head, "protocol": spec_protocol}, events, name
-    )
+    v = validate_events(head, events, name, protocol=spec_protocol)
     return _with_history(v, hist), out
 
 
@@ -438,23 +437,23 @@ def conform(
     shrink: bool = True,
     swarm: bool = True,
     max_ops: int = 24,
-    spec_protocol: str | None = None,
+    spec_protocol: Any = None,
     scenarios: dict[str, Scenario] | None = None,
 ) -> ConformReport:
     """Run the spec-derived, directed and separating scenarios (``default_scenarios``; or
     ``scenarios`` instead, e.g. Apache
     Kafka's, whose timing is seconds), then ``random_examples`` random fault
     schedules (swarm testing: each draws a subset of the fault kinds the adapter supports,
-    ``scenarios.ops_strategy``). ``spec_protocol``: the registered version the traces are
-    validated against and the scenarios derived from (default: ``protocol``, which the adapter
-    runs)."""
+    ``scenarios.ops_strategy``). ``spec_protocol``: the version object the traces are
+    validated against and the scenarios derived from (a user's; default: the built-in
+    ``protocol``, which the adapter runs)."""
     t0 = time.perf_counter()
     rep = ConformReport(stderr_path=str(getattr(adapter, "stderr_path", "") or ""))
     from isr.spec.protocols import PROTOCOLS
 
     from .separating import branches_in_trace
 
-    spec_p = PROTOCOLS.get(spec_protocol or protocol)
+    spec_p = spec_protocol or PROTOCOLS.get(protocol)
     walks_back = bool(spec_p is not None and spec_p.walks_back and not spec_p.split_fetch)
     rep.walks_back = walks_back
 
@@ -495,13 +494,15 @@ def conform(
     return rep
 
 
-def default_scenarios(protocol: str) -> dict[str, Scenario]:
-    """The kit's default set for an implementation of ``protocol``: the spec-derived and
-    directed scenarios, then the separating ones (the shipped counterexamples of each weaker
-    version the claimed one survives: traces/conformance/separating.py, issue 27)."""
+def default_scenarios(protocol: Any) -> dict[str, Scenario]:
+    """The kit's default set for an implementation of ``protocol`` (a built-in version's name
+    or a version object): the spec-derived and directed scenarios, then the separating ones
+    (the shipped counterexamples of each weaker version the claimed one survives:
+    traces/conformance/separating.py, issue 27)."""
     from .separating import separating_scenarios
 
-    return {**spec_scenarios(3, protocol), **separating_scenarios(protocol)}
+    name = getattr(protocol, "name", protocol)
+    return {**spec_scenarios(3, protocol), **separating_scenarios(name)}
 
 
 def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from isr.checker.graph import WithoutActions, build_graph
 from isr.spec import Config, IsrSpec
-from isr.spec.protocols import DEFAULT_PROTOCOL
+from isr.spec.protocols import DEFAULT_PROTOCOL, ProtocolVersion, version_of
 from isr.traces.validator.partition import _role  # a replica's role: the validator's own definition
 
 Op = dict[str, Any]
@@ -40,18 +40,21 @@ MOVES = frozenset({"ControllerMoveLeader", "ControllerShutdownBroker"})
 @functools.cache
 def spec_targets(
     replicas: int = 3,
-    protocol: str = DEFAULT_PROTOCOL,
+    protocol: str | ProtocolVersion = DEFAULT_PROTOCOL,
     max_states: int = 60_000,
     without: frozenset[str] = frozenset(),
 ) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """Shortest spec paths: target name -> [(action, args)], one per spec action and per role
-    transition ("role:a->b"), using no action named in ``without``.
+    transition ("role:a->b"), using no action named in ``without``. ``protocol``: a built-in
+    version's name or a version object (a user's).
 
     The search is the checker's state graph (checker.graph.build_graph, breadth-first, stopped
     once ``max_states`` states are known): a target is the first transition of its kind in
     breadth-first order, and its path the graph's shortest prefix to that transition's source."""
+    version = version_of(protocol)
     spec = IsrSpec(
-        Config(replicas=replicas, records=2, epochs=3, crashes=1, min_isr=1, protocol=protocol)
+        Config(replicas=replicas, records=2, epochs=3, crashes=1, min_isr=1, protocol=version.name),
+        version,
     )
     model = WithoutActions(spec, sorted(without)) if without else spec
     names = spec.action_names
@@ -74,7 +77,9 @@ def spec_targets(
     return out
 
 
-def spec_transitions(protocol: str = DEFAULT_PROTOCOL, replicas: int = 3) -> set[str]:
+def spec_transitions(
+    protocol: str | ProtocolVersion = DEFAULT_PROTOCOL, replicas: int = 3
+) -> set[str]:
     """The replica role changes the spec can make ("a->b"), for ``--require-coverage``."""
     return {k[5:] for k in spec_targets(replicas, protocol) if k.startswith("role:")}
 
@@ -430,7 +435,9 @@ def rare() -> dict[str, Scenario]:
     return {k: [*sc, *settle(size.get(k, 3))] for k, sc in out.items()}
 
 
-def spec_scenarios(replicas: int = 3, protocol: str = DEFAULT_PROTOCOL) -> dict[str, Scenario]:
+def spec_scenarios(
+    replicas: int = 3, protocol: str | ProtocolVersion = DEFAULT_PROTOCOL
+) -> dict[str, Scenario]:
     out = {f"spec:{k}": path_to_scenario(p) for k, p in spec_targets(replicas, protocol).items()}
     # The shortest paths often move a live leader (elect_leader, controlled_shutdown); an
     # adapter without those commands still gets each target, by crashes and elections only.

@@ -102,25 +102,25 @@ def weaker_versions(claimed: str) -> list[str]:
     return [by_cls[c] for c in mro if c in by_cls and family(by_cls[c]) == fam]
 
 
-def _check(protocol: str, bounds: dict[str, Any]) -> Any:
+def _check(protocol: str, bounds: dict[str, Any], version: Any = None) -> Any:
     """The checker's complete search of ``protocol`` at ``bounds`` (one process, symmetry off
-    so that a counterexample names concrete replicas, which the schedule's broker ids are)."""
+    so that a counterexample names concrete replicas, which the schedule's broker ids are);
+    ``version``: its object when it is not a built-in one (a variant's file)."""
     from isr.checker import engines
     from isr.checker.engines import Limits, Options
 
-    model = IsrSpec(Config(protocol=protocol, **bounds).validate())
+    model = IsrSpec(Config(protocol=protocol, **bounds), version)
     opts = Options(
         symmetry=False, limits=Limits(None, DERIVE_LIMIT_S), config=model.config.to_json()
     )
     return engines.check(model, "bfs", opts)
 
 
-def _load_variant(path: str) -> str:
-    """Load and register a protocol file (cli/protocol_file.py), returning its version's name."""
+def _load_variant(path: str) -> Any:
+    """The version a protocol file of the repository defines (cli/protocol_file.py)."""
     from isr.cli.protocol_file import load_protocol_file
-    from isr.spec.protocols import register_protocol
 
-    return register_protocol(load_protocol_file(str(ROOT / path))).name
+    return load_protocol_file(str(ROOT / path))
 
 
 def derive(claimed: str, only: str | None = None) -> list[dict[str, Any]]:
@@ -129,21 +129,24 @@ def derive(claimed: str, only: str | None = None) -> list[dict[str, Any]]:
     tried (smallest first), the shortest counterexample's spec path (one story per distinct
     path: StrongIsr and WeakIsr often share one). ``only``: derive for that weaker version alone."""
     fam = family(claimed)
-    pairs: list[tuple[str, str | None, tuple[dict[str, Any], ...]]] = []
+    # (weaker version, its object or None for a built-in one, its file, the bounds to try)
+    pairs: list[tuple[str, Any, str | None, tuple[dict[str, Any], ...]]] = []
     if fam == "kraft":
         if claimed == "kraft":
-            pairs = [(_load_variant(f), f, (b,)) for f, b in KRAFT_VARIANTS]
+            for f, b in KRAFT_VARIANTS:
+                v = _load_variant(f)
+                pairs.append((v.name, v, f, (b,)))
     else:
-        pairs = [(w, None, ZK_BOUNDS) for w in weaker_versions(claimed)]
+        pairs = [(w, None, None, ZK_BOUNDS) for w in weaker_versions(claimed)]
     out: list[dict[str, Any]] = []
     held: dict[tuple[str, str], Any] = {}
-    for weak, src, tries in pairs:
+    for weak, wv, src, tries in pairs:
         if only is not None and weak != only:
             continue
         done: set[str] = set()  # properties with a story at earlier (smaller) bounds
         for bounds in tries:
             t0 = time.perf_counter()
-            wres = _check(weak, bounds)
+            wres = _check(weak, bounds, wv)
             wsec = time.perf_counter() - t0
             broken = [
                 p for p in wres.violated if p.counterexample is not None and p.name not in done
@@ -166,7 +169,7 @@ def derive(claimed: str, only: str | None = None) -> list[dict[str, Any]]:
                     continue
                 seen.add(sig)
                 done.add(p.name)
-                cfg = Config(protocol=weak, **bounds).validate().to_json()
+                cfg = Config(protocol=weak, **bounds).validate(wv).to_json()
                 out.append(
                     {
                         "claimed": claimed,
@@ -177,7 +180,7 @@ def derive(claimed: str, only: str | None = None) -> list[dict[str, Any]]:
                         "config": cfg,
                         "path": path,
                         "schedule_path": _schedule_path(
-                            claimed, cfg, p.counterexample.initial, p.name, path
+                            claimed, cfg, p.counterexample.initial, p.name, path, wv
                         ),
                         "weaker_states": wres.distinct_states,
                         "claimed_states": cres.distinct_states,
@@ -185,14 +188,15 @@ def derive(claimed: str, only: str | None = None) -> list[dict[str, Any]]:
                         "claimed_seconds": round(csec, 2),
                     }
                 )
-        out += _branch_stories(claimed, weak)
+        out += _branch_stories(claimed, weak, wv)
     return out
 
 
-def _branch_stories(claimed: str, weak: str) -> list[dict[str, Any]]:
+def _branch_stories(claimed: str, weak: str, wv: Any = None) -> list[dict[str, Any]]:
     """``branch_stories`` of a (claimed, weaker) pair as shipped stories, when the claimed
-    version walks back and the weaker one truncates otherwise by asking the leader."""
-    cp, wp = PROTOCOLS[claimed], PROTOCOLS[weak]
+    version walks back and the weaker one truncates otherwise by asking the leader (``wv``:
+    the weaker one's object when it is not built in)."""
+    cp, wp = PROTOCOLS[claimed], wv or PROTOCOLS[weak]
     if not cp.walks_back or wp.walks_back or wp.truncate_to_hw_on_become_follower:
         return []
     t0 = time.perf_counter()
@@ -209,7 +213,9 @@ def _branch_stories(claimed: str, weak: str) -> list[dict[str, Any]]:
             "steps": b["steps"],
             "config": cfg,
             "path": b["path"],
-            "schedule_path": _schedule_path(claimed, cfg, b["initial"], b["property"], b["path"]),
+            "schedule_path": _schedule_path(
+                claimed, cfg, b["initial"], b["property"], b["path"], wv
+            ),
             "weaker_states": None,
             "claimed_states": None,
             "weaker_seconds": round(wsec, 2),
@@ -414,12 +420,19 @@ def _to_violation(
 
 
 def _schedule_path(
-    claimed: str, cfg: dict[str, Any], initial: dict[str, Any], prop: str, path: list
+    claimed: str,
+    cfg: dict[str, Any],
+    initial: dict[str, Any],
+    prop: str,
+    path: list,
+    version: Any = None,
 ) -> list:
     """The story reordered for an adapter (from_counterexample.normalize: still a
     counterexample of the same property), both families (a kraft story's write at a deposed
-    leader moves before the move, where the adapter's producer can reach that leader)."""
-    rp = Replayer(cfg, initial, prop)
+    leader moves before the move, where the adapter's producer can reach that leader).
+    ``version``: the weaker version's object when it is not built in (a variant's file: its
+    name is no registered protocol)."""
+    rp = Replayer(cfg, initial, prop, version)
     return [[n, a] for n, a in normalize([(n, a) for n, a in path], rp)]
 
 

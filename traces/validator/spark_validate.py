@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from isr.spec.protocols import ProtocolVersion, register_protocol
+from isr.spec.protocols import ProtocolVersion
 
 from .validate import Verdict, validate_text
 
@@ -26,14 +26,11 @@ def _validate_bucket(
     version: ProtocolVersion | None, bucket: Iterable[Run]
 ) -> list[dict[str, Any]]:
     """Validate one slice on an executor. ``version``: a user's protocol version
-    (``--protocol-file``), carried in the task closure; the executor registers it (its own
-    registry has only the built-in versions) and validates against it instead of the header's."""
-    name_of = None
-    if version is not None:
-        name_of = register_protocol(version).name  # a no-op when this worker has it already
+    (``--protocol-file``), carried by value in the task closure (it pickles as its file's
+    content: cli.protocol_file), validated against instead of the header's."""
     out = []
     for name, text in bucket:
-        v = validate_text(text, name, protocol=name_of)
+        v = validate_text(text, name, protocol=version)
         d = v.to_json()
         d["exit"] = v.exit
         d["order"] = name

@@ -187,10 +187,12 @@ def validate_events(
     events: list[Event],
     name: str = "trace",
     on_step: Callable | None = None,
+    protocol: Any = None,
 ) -> Verdict:
     """Validate one merged trace (header + events in merge order), with the cyclic garbage
     collector paused: its full collections walk every live state and made long traces
-    super-linear (see checker.nogc)."""
+    super-linear (see checker.nogc). ``protocol``: the version object to validate against
+    instead of the built-in one the header names (a user's, ``isr validate --protocol-file``)."""
     import time
 
     t0 = time.perf_counter()
@@ -198,7 +200,10 @@ def validate_events(
     try:
         if not (header.get("cluster") or {}).get("assignments"):
             header = {**header, "cluster": {"assignments": derive_assignments(events)}}
-        _check_header(header)
+        if protocol is not None:
+            header = {**header, "protocol": protocol.name}
+        _check_header(header, protocol)
+        version = protocol_variant(header, protocol)
         chk = EventChecker(header)
         for idx, ev in enumerate(events):
             chk.check(idx, ev)
@@ -212,7 +217,7 @@ def validate_events(
         for key, evs in sorted(parts.items()):
             pm = PartitionMap(key, [int(b) for b in assignments[key]])
             cfg = derive_config(header, evs, len(pm.brokers))
-            pv = PartitionValidator(pm, IsrSpec(cfg, protocol_variant(header)))
+            pv = PartitionValidator(pm, IsrSpec(cfg, version))
             for ev in evs:
                 if ev.get("impl") and ev["action"] in IGNORED_IMPL:
                     continue
@@ -259,12 +264,12 @@ def validate_events(
     return v
 
 
-def _check_header(header: dict[str, Any]) -> None:
+def _check_header(header: dict[str, Any], protocol: Any = None) -> None:
     from isr.spec.protocols import PROTOCOLS
 
-    if header.get("protocol") not in PROTOCOLS:
+    if protocol is None and header.get("protocol") not in PROTOCOLS:
         raise TraceInputError(f"unknown protocol {header.get('protocol')!r} in the header")
-    protocol_variant(header)  # a bad ``protocol_flags`` is bad input before any event
+    protocol_variant(header, protocol)  # a bad ``protocol_flags`` is bad input before any event
     cl = header.get("cluster") or {}
     if not cl.get("assignments"):
         raise TraceInputError("the header has no cluster.assignments")
@@ -275,23 +280,24 @@ def _check_header(header: dict[str, Any]) -> None:
             )
 
 
-def protocol_variant(header: dict[str, Any]) -> Any:
-    """The version a trace is checked against when its header declares ``protocol_flags``: the
-    named version with those flags set (``ProtocolVersion.variant``), for an implementation
-    that runs a version with a documented difference (the reference implementation's kraft
-    derives its leader-epoch cache from its log: ``{"epoch_cache": false}``). None without
-    flags. Unknown flags or non-boolean values are bad input (TraceInputError, exit 2)."""
+def protocol_variant(header: dict[str, Any], protocol: Any = None) -> Any:
+    """The version a trace is checked against: ``protocol`` (a user's version object) or the
+    built-in one the header names, with the header's ``protocol_flags`` set
+    (``ProtocolVersion.variant``), for an implementation that runs a version with a documented
+    difference (the reference implementation's kraft derives its leader-epoch cache from its
+    log: ``{"epoch_cache": false}``). Without flags, ``protocol`` (None for the built-in one).
+    Unknown flags or non-boolean values are bad input (TraceInputError, exit 2)."""
     from isr.spec.protocols import PROTOCOLS
 
     flags = header.get("protocol_flags")
     if not flags:
-        return None
+        return protocol
     if not isinstance(flags, dict) or not all(
         isinstance(k, str) and isinstance(v, bool) for k, v in flags.items()
     ):
         raise TraceInputError("protocol_flags must map flag names to true or false")
     try:
-        return PROTOCOLS[header["protocol"]].variant(**flags)
+        return (protocol or PROTOCOLS[header["protocol"]]).variant(**flags)
     except AttributeError as e:
         raise TraceInputError(f"protocol_flags: {e}") from None
 
@@ -346,35 +352,29 @@ def parse_text(text: str | list[str], name: str = "trace") -> tuple[dict[str, An
     return _run_header([h for h, _e in parsed]), events
 
 
-def validate_text(
-    text: str | list[str], name: str = "trace", protocol: str | None = None
-) -> Verdict:
+def validate_text(text: str | list[str], name: str = "trace", protocol: Any = None) -> Verdict:
     """``protocol``: as for :func:`validate_paths`."""
     try:
         head, events = parse_text(text, name)
     except TraceInputError as e:
         return Verdict(name, BAD_INPUT, reason=str(e))
-    if protocol is not None:
-        head = {**head, "protocol": protocol}
-    return validate_events(head, events, name)
+    return validate_events(head, events, name, protocol=protocol)
 
 
 def validate_paths(
     paths: list[str | Path],
     name: str | None = None,
     on_step: Callable | None = None,
-    protocol: str | None = None,
+    protocol: Any = None,
 ) -> Verdict:
-    """``protocol``: validate against this registered version instead of the one the header
-    names (``isr validate --protocol-file``)."""
+    """``protocol``: validate against this version object instead of the built-in one the
+    header names (a user's, ``isr validate --protocol-file``)."""
     nm = name or ",".join(str(p) for p in paths)
     try:
         head, events = read_trace_texts(paths)
-        if protocol is not None:
-            head = {**head, "protocol": protocol}
     except (OSError, ValueError) as e:
         return Verdict(nm, BAD_INPUT, reason=str(e).splitlines()[0])
-    return validate_events(head, events, nm, on_step)
+    return validate_events(head, events, nm, on_step, protocol)
 
 
 def replica_of(pv: PartitionValidator, broker: int) -> Replica:
