@@ -18,10 +18,14 @@ import os
 import platform
 import sys
 import time
+from pathlib import Path
 
-from isr.checker.bfs import check_bfs
-from isr.checker.engines import Limits
-from isr.spec import Config, IsrSpec
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's isr, not an installed one
+
+from isr.checker.bfs import check_bfs  # noqa: E402
+from isr.checker.engines import Limits  # noqa: E402
+from isr.spec import Config, IsrSpec  # noqa: E402
 
 MODELS: dict[str, tuple[dict, str | None]] = {
     # name: (bounds, the reduction both arms share)

@@ -115,6 +115,10 @@ class IsrSpec:
         self.fairness = []
         self.por = Por(self, dead_state=dead_state)
         self._full_successors = self.successors
+        # checker.model's optional ``full_successors``: the counterexample replay matches a
+        # concrete state's step against every successor (the stubborn set chosen on the
+        # representative need not be the one a renamed or unforgotten state would get)
+        self.full_successors = self._full_successors
         self.successors = self._por_successors  # type: ignore[method-assign]
         self.reduction = "dead-state,por" if self.reduction != "por" else "por"
 

@@ -240,3 +240,64 @@ def test_the_cli_says_counterexamples_are_not_shortest(capsys):
     argv += ["--invariant", "StrongIsr", "--workers", "1", "--quiet"]
     assert main(argv) == 1
     assert "not necessarily a shortest one" in capsys.readouterr().out
+
+
+def test_the_parallel_engine_and_the_disk_store_agree():
+    """The reduction is in the model: the parallel engine's workers take the same stubborn
+    sets as the one-process search (the same count), in memory and on disk."""
+    from isr.checker.parallel import check_parallel
+
+    cfg = dict(protocol="kraft", replicas=3, records=0, epochs=1, crashes=0)
+    ref = check_bfs(IsrSpec(Config(**cfg), reduction="por"))
+    for store in ("memory", "disk"):
+        res = check_parallel(IsrSpec(Config(**cfg), reduction="por"), workers=2, store=store)
+        assert res.distinct_states == ref.distinct_states == 886
+        assert verdicts(res) == verdicts(ref)
+
+
+def _isr_full(s) -> bool:
+    return s.coord.isr == (1 << len(s.replicas)) - 1
+
+
+def test_a_counterexample_through_renamings_is_a_concrete_behaviour(monkeypatch):
+    """A violation found in a reduced three-replica kraft model: the path is rebuilt through
+    the symmetry's renamings (checker.paths), matching each concrete step against the full
+    successors (the model's ``full_successors``: the stubborn set of a renamed state need not be
+    the representative's), and each step is one of the unreduced spec's."""
+    from isr.checker.model import Property
+    from isr.spec import por
+
+    monkeypatch.setitem(por.PROPERTY_READS, "IsrNeverShrinks", ("coord",))
+    cfg = dict(protocol="kraft", replicas=3, records=0, epochs=1, crashes=0)
+    results = []
+    for red in (None, "por"):
+        spec = IsrSpec(Config(**cfg), reduction=red)
+        spec.properties = [*spec.properties, Property("IsrNeverShrinks", "always", _isr_full)]
+        if red:
+            spec.por_properties(["IsrNeverShrinks"])
+        results.append(check_bfs(spec, properties=["IsrNeverShrinks"]))
+    plain, res = results
+    assert verdicts(res) == verdicts(plain) == {"IsrNeverShrinks": False}
+    cx = res.properties[0].counterexample
+    assert cx.states is not None and not cx.note  # a concrete path, not up to symmetry
+    replays(IsrSpec(Config(**cfg)), res)
+
+
+def test_the_full_successors_commute_with_renamings_where_the_reduced_do_not():
+    """Why the model offers ``full_successors`` (checker.model): from the initial state of
+    kraft 3/0/1/0 the stubborn set taken depends on the replica ids (a renamed state gets
+    another, as sound), so the replay cannot match a concrete state's step among its reduced
+    successors; among its full ones it can, as symmetry requires."""
+    import itertools
+
+    cfg = Config(protocol="kraft", replicas=3, records=0, epochs=1, crashes=0)
+    spec = IsrSpec(cfg, reduction="por")
+    s = spec.init_states()[0]
+    asymmetric = 0
+    for p in itertools.permutations(range(3)):
+        x = spec.permute(s, p)
+        full = sorted(spec.permute(t, p) for _a, t in spec.full_successors(s))
+        assert full == sorted(t for _a, t in spec.full_successors(x))
+        reduced = sorted(spec.permute(t, p) for _a, t in spec.successors(s))
+        asymmetric += reduced != sorted(t for _a, t in spec.successors(x))
+    assert asymmetric
