@@ -684,13 +684,17 @@ class Por:
     def measure(self, s: State) -> int:
         """The proviso's measure, a fixed function of the state that every step taken from a
         state that is not fully expanded must increase (checked on each): kraft's fetch
-        requests count 1, responses 2, AlterPartitions 1, LeaderAndIsr requests -3, and the
+        requests count 1, responses 2, AlterPartitions 1, LeaderAndIsr requests -3, each
+        record written, answered, shown and each crash 1 (the history only grows), and the
         HW checkpoints and flushed prefixes their offsets. So a fetch sent, a fetch answered
         with data, an AlterPartition sent, a request dropped or ignored, a checkpoint or flush
         that moves forward may be taken alone; an answer taken in, or a checkpoint moving back,
         only from a fully expanded state. (The checkpoints only without dead-state, see
         ``ckpt_in_measure``.)"""
-        m = -3 * len(s[2])
+        h = s[3]
+        # the history variables only grow (records written, answers given, records shown,
+        # crashes): a step that adds to them moves forward
+        m = h[0] + len(h[1]) + len(h[2]) + len(h[3]) + len(h[4]) + h[5] - 3 * len(s[2])
         if self.ckpt_in_measure:
             for r in s[0]:
                 m += r[2]
