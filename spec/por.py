@@ -327,7 +327,8 @@ def _fp_produce(por: Por, s: State | None, args: tuple) -> tuple[int, int] | Non
     C = por.C
     (l,) = args
     if s is not None and (
-        s[3].next_record >= por.records or (por.view_final(s, l) and s[0][l][4] != l)
+        (por.retirements and s[3].next_record >= por.records)
+        or (por.view_final(s, l) and s[0][l][4] != l)
     ):
         return None
     return C.nofetch, _log_writes(C, l) | C.r(l, "hw", "lead", "cache") | C.g("next", "acked")
@@ -360,14 +361,16 @@ def _fp_two_replicas(por: Por, s: State | None, args: tuple) -> tuple[int, int]:
     declared wide)."""
     C = por.C
     f, l = args
-    return C.nofetch, C.replica(f) | C.replica(l) | C.g("acked")
+    keep = ~C.r(f, "alive", "view") & ~C.r(l, "alive", "view")
+    return C.nofetch, (C.replica(f) | C.replica(l)) & keep | C.g("acked")
 
 
 def _fp_leader_isr(por: Por, s: State | None, args: tuple) -> tuple[int, int]:
     """LeaderShrinkIsr/LeaderExpandIsr (ZooKeeper era): the leader's compare-and-set write."""
     C = por.C
     (l,) = args[:1]
-    return C.nofetch, C.replica(l) | C.g("coord", "acked") | C.of("req", "fresh", "ctl")
+    writes = C.replica(l) & ~C.r(l, "alive", "view")
+    return C.nofetch, writes | C.g("coord", "acked") | C.of("req", "fresh", "ctl")
 
 
 def _fp_send_fetch(por: Por, s: State | None, args: tuple) -> tuple[int, int] | None:
@@ -487,6 +490,32 @@ def _fp_restart(por: Por, s: State | None, args: tuple) -> tuple[int, int] | Non
     if s is not None and por.crashes_spent(s) and s[0][i][3] and s[0][i][5] != NO_EPOCH:
         return None
     return por.C.all, por.C.all
+
+
+# The actions whose effects on liveness, views, the crash count and the records written the
+# retirement arguments read (see Por.retirements): BrokerCrash (the only step that takes a
+# broker down), BrokerRestart and BrokerRegister, the LeaderAndIsr steps (a view only moves to
+# a newer epoch, within --epochs: TypeOK bounds every request's), the produces, and the
+# controller's steps (of which only a fence of a running broker writes the crash count, adding
+# to it).
+RETIREMENT_ARGUED = {
+    _broker.broker_crash,
+    _broker.broker_restart,
+    _broker.broker_register,
+    _broker.broker_become_leader,
+    _broker.broker_become_follower,
+    _producer.producer_send,
+    _producer.producer_send_choosing_acks,
+    _controller.controller_fence_broker,
+    _controller.controller_elect_leader,
+    _controller.controller_shrink_isr,
+    _controller.controller_move_leader,
+    _controller.controller_shutdown_broker,
+    _controller.broker_unfence,
+    _controller_failover,
+    _session.coordination_expire_session,
+    _session.broker_renew_session,
+}
 
 
 class Decl:
@@ -625,6 +654,17 @@ class Por:
             [h for h, (_r, w) in self.static.items() if w >> b & 1]
             for b in range(C.all.bit_length())
         ]
+        # The retirements (crashes_spent, view_final, a produce's) argue from what every
+        # action of the model does: only BrokerCrash takes a broker down or counts a crash
+        # (with the controller's fence, which only adds to the count), only a restart, a
+        # registration or a LeaderAndIsr sets a view, only a produce writes a record. An
+        # action outside that argument (a new one, or one without a footprint) that may write
+        # those cells turns them off: every group is then as its static footprint says.
+        guarded = C.of("alive", "view") | C.g("next", "crashes")
+        self.retirements = all(
+            a.fn in RETIREMENT_ARGUED or not self._static_writes(kind) & guarded
+            for kind, a in enumerate(spec.actions)
+        )
         # The measure must be the same on every state of a class the search merges: replica
         # renamings (it counts, it sums over replicas), and the dead-state reduction's
         # forgetting, which rewrites the checkpoints and flushed prefixes: with that on, they
@@ -659,16 +699,25 @@ class Por:
         ]
         self.visible = visible
 
+    def _static_writes(self, kind: int) -> int:
+        w = 0
+        for g in self.groups:
+            if g[0] == kind:
+                w |= self.static[g][1]
+        return w
+
     # --- the predicates the declarations use ------------------------------------------------
     def crashes_spent(self, s: State) -> bool:
-        return s[3].crashes >= self.crash_budget
+        return self.retirements and s[3].crashes >= self.crash_budget
 
     def view_final(self, s: State, i: int) -> bool:
         """Replica ``i``'s leader and epoch never change again: it runs, no crash is left (so
         it neither crashes nor restarts, the only steps besides a newer request that set
         them), and its epoch is at the --epochs bound (no request is newer)."""
         r = s[0][i]
-        return r[3] and r[5] >= self.epochs and s[3].crashes >= self.crash_budget
+        return (
+            self.retirements and r[3] and r[5] >= self.epochs and s[3].crashes >= self.crash_budget
+        )
 
     # --- the reduction ----------------------------------------------------------------------
     def group_of(self, action: tuple) -> tuple[int, tuple[int, ...]]:
