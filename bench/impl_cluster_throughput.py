@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from isr.impl.cluster.client import ClusterClient
 from isr.impl.cluster.manager import Cluster
 from isr.impl.cluster.workload import Ledger, percentile, produce_stream, tps_of
-from isr.impl.config import Config
+from isr.impl.core.config import Config
 
 
 async def measure(c: Cluster, acks: int, duration: float, conc: int, batch: int, size: int) -> dict:

@@ -86,7 +86,7 @@ def open_cluster(path: str) -> Any:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from isr.impl.config import PROTOCOLS, Config
+    from isr.impl.core.config import PROTOCOLS, Config
 
     if args.protocol not in PROTOCOLS:
         raise UsageError(f"unknown protocol {args.protocol!r}; choose from {', '.join(PROTOCOLS)}")

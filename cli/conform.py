@@ -198,7 +198,7 @@ def add_timeout_arg(p) -> None:
 
 def check_protocol(name: str) -> None:
     """--protocol: one the reference implementation (and so the trace format) knows."""
-    from isr.impl.config import PROTOCOLS
+    from isr.impl.core.config import PROTOCOLS
 
     if name not in PROTOCOLS:
         raise UsageError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}")
@@ -209,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
 
     kafka = kafka_release(args.adapter)
     stories: dict = {}
+    kafka_left: dict = {}
     if args.random is None:  # a counterexample's story runs alone unless --random says more
         args.random = 0 if kafka is not None or args.from_counterexample else 20
     if args.random < 0:
@@ -232,7 +233,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(e)) from None
         cmd = f"{sys.executable} -m isr.traces.conformance.apache_kafka.adapter --version {kafka}"
         args.protocol = "kraft"
-        scenarios = kafka_scenarios()
+        # kraft's separating stories at Kafka's timescale, those its adapter can drive (issue
+        # 27, item 4); the others are named with the step it cannot cause
+        from isr.traces.conformance.separating import kafka_separating_scenarios
+
+        drivable, kafka_left = kafka_separating_scenarios()
+        scenarios = {**kafka_scenarios(), **drivable}
         from isr.traces.conformance.runner import DEFAULT_TIMEOUT
 
         if args.adapter_timeout == DEFAULT_TIMEOUT:
@@ -304,6 +310,9 @@ def run(args: argparse.Namespace) -> int:
     except AdapterError as e:
         print(f"isr: error: {one_line(str(e))}", file=sys.stderr)
         return BAD_INPUT
+    if kafka_left and not args.scenario and args.format != "json":
+        for n, why in kafka_left.items():
+            print(f"not run on Apache Kafka: {n}: {why[0]}")
     return _report(args, rep, stories)
 
 
@@ -482,14 +491,25 @@ def _report(args, rep, stories: dict | None = None) -> int:
 
 
 def _report_mutants(args, base, rows, mutants, seconds: float) -> int:
+    """The mutation score; per mutant, the first scenario that rejected it and every separating
+    scenario that rejects it (a mutant of a flag of ``kraft`` names the variant whose story
+    should: ``Mutant.variant``, impl/mutants.py)."""
     killed = sum(1 for r in rows if r[1] == "killed")
     ref_ok = not base.rejected
     if args.format == "json":
         doc = {
             "reference": {"accepted": ref_ok, "counts": base.counts()},
             "mutants": [
-                {"name": m, "bug": mutants[m].bug, "verdict": k, "scenarios": n, "reason": why}
-                for m, k, n, why in rows
+                {
+                    "name": m,
+                    "bug": mutants[m].bug,
+                    "verdict": k,
+                    "scenarios": n,
+                    "reason": why,
+                    "variant": mutants[m].variant or None,
+                    "separating": seps,
+                }
+                for m, k, n, why, seps in rows
             ],
             "score": f"{killed}/{len(rows)}",
             "killed": killed,
@@ -500,9 +520,23 @@ def _report_mutants(args, base, rows, mutants, seconds: float) -> int:
         sys.stdout.write("\n")
     else:
         print(f"reference implementation: {'accepted' if ref_ok else 'REJECTED'} ({_counts(base)})")
-        for m, k, n, why in rows:
+        for m, k, n, why, seps in rows:
             print(f"{k:9} {m:30} ({mutants[m].bug}; {n} scenarios)")
             if why:
                 print(f"          {why[:200]}")
+            own = [
+                x
+                for x in seps
+                if mutants[m].variant and x.startswith(f"separating:{mutants[m].variant}:")
+            ]
+            if seps:
+                print(f"          rejected by the separating scenarios: {', '.join(seps)}")
+            if mutants[m].variant:
+                said = (
+                    f"its fix's story rejects it: {separating_label(own[0], args.protocol)}"
+                    if own
+                    else f"its fix's story (separating:{mutants[m].variant}:*) does NOT reject it"
+                )
+                print(f"          {said}")
         print(f"mutation score: {killed}/{len(rows)} in {seconds:.0f}s")
     return OK if ref_ok and killed == len(rows) else VIOLATION

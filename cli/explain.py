@@ -203,6 +203,7 @@ def config_line(header: dict[str, Any]) -> str:
         ("retries", "retries"),
         ("controller_failovers", "controller failovers"),
         ("session_expiries", "session expiries"),
+        ("min_isr_changes", "min.insync.replicas changes"),
     ):
         if c.get(k):
             flags.append(f"{c[k]} {word}")
@@ -314,6 +315,14 @@ def coord_fields(state: dict, prev: dict | None) -> list[Field]:
             )
             changed = prev is not None and prev.get(k) != state[k]
             out.append(Field(f"{label} {state[k]}", changed))
+    # KIP-704 and KAFKA-16540 (kraft variants): shown while set, and the step that clears them
+    for k, text in (
+        ("leader_recovery", lambda v: "RECOVERING" if v else "RECOVERED"),
+        ("min_isr", lambda v: f"min.insync.replicas {v}"),
+    ):
+        if k in state or (prev is not None and k in prev):
+            v = state.get(k, 0)
+            out.append(Field(text(v), prev is not None and prev.get(k, 0) != v))
     return out
 
 

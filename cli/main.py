@@ -4,32 +4,48 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from isr.spec.config import did_you_mean
 
+from . import (
+    chaos,
+    check,
+    cluster,
+    conform,
+    explain,
+    explore,
+    graph,
+    history,
+    liveness,
+    matrix,
+    protocols,
+    prove,
+    replay,
+    simulate,
+    validate,
+)
 from .errors import BAD_INPUT, UsageError, one_line
 from .sparkopts import flush_notices
 
-# Subcommand modules, in the order `isr --help` lists them.
-COMMANDS = [
-    "isr.cli.check",
-    "isr.cli.simulate",
-    "isr.cli.protocols",
-    "isr.cli.matrix",
-    "isr.cli.replay",
-    "isr.cli.liveness",
-    "isr.cli.graph",
-    "isr.cli.prove",
-    "isr.cli.explain",
-    "isr.cli.explore",
-    "isr.cli.validate",
-    "isr.cli.conform",
-    "isr.cli.history",
-    "isr.cli.cluster",
-    "isr.cli.chaos",
-]
+# Subcommand modules, in the order `isr --help` lists them; each has register(subparsers).
+COMMANDS = (
+    check,
+    simulate,
+    protocols,
+    matrix,
+    replay,
+    liveness,
+    graph,
+    prove,
+    explain,
+    explore,
+    validate,
+    conform,
+    history,
+    cluster,
+    chaos,
+)
 
 
 def version() -> str:
@@ -88,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
         version=f"isr {version()} (Python {sys.version.split()[0]})",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        importlib.import_module(name).register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 

@@ -286,6 +286,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="session expiries of running brokers per behaviour: zombies (R7, R8, R18)",
     )
     f.add_argument(
+        "--min-isr-changes",
+        type=MODEL_COUNT,
+        default=DEFAULTS.min_isr_changes,
+        metavar="N",
+        help="kraft: operator changes of min.insync.replicas per behaviour (KAFKA-16540)",
+    )
+    f.add_argument(
         "--availability",
         action="store_true",
         help="also check Available: a dead leader can always be replaced (R8, R17)",
@@ -321,6 +328,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         controller_failovers=args.controller_failovers,
         availability=args.availability,
         session_expiries=args.session_expiries,
+        min_isr_changes=getattr(args, "min_isr_changes", 0),
     )
     try:
         return cfg.validate()

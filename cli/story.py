@@ -354,6 +354,11 @@ def _shutdown(x: Args, b: State, a: State) -> str:
 
 
 def _failover(x: Args, b: State, a: State) -> str:
+    if (a.get("deposed_controller") or {}).get("leader_epoch"):  # kraft
+        return (
+            "Another controller becomes active with every committed record; the deposed one "
+            "still answers AlterPartitions from the state it had"
+        )
     ce = a.get("controller_epoch")
     return (
         "A new controller takes over"
@@ -593,7 +598,56 @@ def _handle_alter(x: Args, b: State, a: State) -> str:
         return (
             f"The controller accepts leader {lead}'s AlterPartition: ISR {_isr(_coord(a)['isr'])}"
         )
+    if _pending_alter(a, lead):
+        return (
+            f"The controller rejects leader {lead}'s AlterPartition as stale; leader {lead} "
+            "keeps the change pending until newer partition state reaches it"
+        )
     return f"The controller rejects leader {lead}'s AlterPartition (made from a stale state)"
+
+
+def _pending_alter(d: State, lead: Any) -> bool:
+    return any(p.get("leader") == lead and p.get("answered") for p in d.get("alter_partition", []))
+
+
+def _lose_alter_answer(x: Args, b: State, a: State) -> str:
+    lead = x["leader"]
+    return (
+        f"The controller records leader {lead}'s AlterPartition (ISR {_isr(_coord(a)['isr'])}), "
+        f"but its answer is lost (a failover or a dropped connection): leader {lead} re-sends "
+        "the request, now stale"
+    )
+
+
+def _deposed_handle_alter(x: Args, b: State, a: State) -> str:
+    lead = x["leader"]
+    return (
+        f"The deposed controller, behind leader {lead}, refuses its AlterPartition as fenced; "
+        f"leader {lead} takes that as final and keeps the ISR change pending, waiting for "
+        "metadata that will not come"
+    )
+
+
+def _clear_pending(x: Args, b: State, a: State) -> str:
+    lead = x["leader"]
+    return f"Newer partition state overrides leader {lead}'s pending ISR change"
+
+
+def _complete_recovery(x: Args, b: State, a: State) -> str:
+    lead = x["leader"]
+    return (
+        f"Leader {lead} has recovered after its unclean election and says so in an"
+        " AlterPartition: the controller marks the partition RECOVERED (KIP-704)"
+    )
+
+
+def _set_min_isr(x: Args, b: State, a: State) -> str:
+    text = f"The operator sets min.insync.replicas to {x['min_isr']}"
+    if b.get("elr") and not a.get("elr"):
+        text += "; the controller clears the ELR in the same batch (KAFKA-16540's fix)"
+    elif a.get("elr"):
+        text += f"; the ELR stays {_isr(a['elr'])}"
+    return text
 
 
 def _consume(x: Args, b: State, a: State) -> str:
@@ -749,6 +803,9 @@ SENTENCES: dict[str, Say] = {
     "LeaderExpandIsr": _leader_isr("adds follower {f}, caught up, back to the ISR"),
     "LeaderSendAlterPartition": _send_alter,
     "ControllerHandleAlterPartition": _handle_alter,
+    "NetworkLoseAlterPartitionResponse": _lose_alter_answer,
+    "DeposedControllerHandleAlterPartition": _deposed_handle_alter,
+    "LeaderClearPendingAlterPartition": _clear_pending,
     "ConsumerFetch": _consume,
     "ConsumerResetOffset": _reset_offset,
     "BrokerCheckpointHw": _checkpoint,
@@ -762,6 +819,8 @@ SENTENCES: dict[str, Say] = {
     "BrokerUnfence": _unfence,
     "CoordinationExpireSession": _expire,
     "BrokerRenewSession": _renew,
+    "LeaderCompleteRecovery": _complete_recovery,
+    "OperatorSetMinIsr": _set_min_isr,
 }
 
 # Positional arguments (an ITF file, an older NDJSON) by the spec's parameter names.
@@ -784,6 +843,9 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "LeaderExpandIsr": ("leader", "follower"),
     "LeaderSendAlterPartition": ("leader", "follower"),
     "ControllerHandleAlterPartition": ("leader",),
+    "NetworkLoseAlterPartitionResponse": ("leader",),
+    "DeposedControllerHandleAlterPartition": ("leader",),
+    "LeaderClearPendingAlterPartition": ("leader",),
 }
 _FOLLOWER_FIRST = (
     "FollowerFetch",

@@ -19,8 +19,8 @@ import json
 import sys
 from typing import Any
 
-from .config import DEFAULT_PROTOCOL
 from .core import messages as m
+from .core.config import DEFAULT_PROTOCOL
 from .mutants import KRAFT_MUTANTS
 from .mutants import MUTANTS as _MUTANTS
 from .sim.world import Net, Unsupported, World, sim_config
@@ -97,8 +97,8 @@ class HistoryRecorder:
                     self._op("producer", ty, "send", p.tp, value=rid, error=err, acks=self.acks)
             return out
 
-        def poll_(tp: Any) -> list[Any]:
-            out = poll(tp)
+        def poll_(tp: Any, replica: int | None = None) -> list[Any]:
+            out = poll(tp, replica)
             if out:
                 old = self.polls.pop(tp, None)
                 if old is not None:
@@ -245,10 +245,14 @@ class Session:
             w.run_until(w.now + 10)
 
     def op_consume(self, c: dict[str, Any]) -> None:
+        """A poll of every partition from its leader, or (``broker``, kraft: KIP-392) from that
+        replica of it, a follower serving below its own HW."""
         w = self.world
         w._refresh_metadata()
+        b = c.get("broker") if w.kraft else None  # (before kraft: the leader serves alone)
         for tp in sorted(w.coord.assignments):
-            w._apply("consumer", w.consumer.poll(tp))
+            replica = None if b is None or int(b) not in w.coord.assignments[tp] else int(b)
+            w._apply("consumer", w.consumer.poll(tp, replica))
         w.run_until(w.now + 10)
 
     def op_crash(self, c: dict[str, Any]) -> None:

@@ -300,6 +300,10 @@ class Mutant:
     bug: str
     broker_cls: type[Broker] = Broker
     controller_cls: type[Controller] = Controller
+    # kraft: the flag-removed spec variant whose bug this mutant implements (its name, as
+    # examples/protocols/kraft_*.py declare it): the kit's separating scenarios of that variant
+    # (traces/conformance/separating.py) must reject it; "" when the bug is no variant's
+    variant: str = ""
 
 
 MUTANTS: dict[str, Mutant] = {
@@ -412,6 +416,7 @@ KRAFT_MUTANTS: dict[str, Mutant] = {
             "count-diverging-fetch",
             "the leader counts a diverging fetch's offset (KAFKA-13141)",
             CountDivergingFetch,
+            variant="kraft-count-diverging-fetch",
         ),
     )
 }
@@ -459,4 +464,41 @@ KRAFT_MUTANTS["hw-over-proposed-isr"] = Mutant(
     "hw-over-proposed-isr",
     "the HW counts the proposed ISR, not the maximal one, while a shrink is in flight",
     HwOverProposedIsr,
+    variant="kraft-no-maximal-isr",
+)
+
+
+class HwIgnoresMinIsr(Broker):
+    """KAFKA-15583 undone: the leader advances its HW while its ISR has fewer than
+    min.insync.replicas members (the spec's ``hw_needs_min_isr=False``): a record only the
+    leader has is committed once the controller shrank the ISR to the leader alone, although
+    the replica removed stays eligible (KIP-966's ELR)."""
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.strat = _Strategy(self.strat, hw_needs_min_isr=False)
+
+
+KRAFT_MUTANTS["hw-ignores-min-isr"] = Mutant(
+    "hw-ignores-min-isr",
+    "the HW advances while the ISR is below min.insync.replicas (KAFKA-15583 undone)",
+    HwIgnoresMinIsr,
+    variant="kraft-hw-without-min-isr",
+)
+
+
+class FollowerReadsToLeo(Broker):
+    """KIP-392 without its bound: a follower serves the consumer up to its LEO instead of its
+    HW (the spec's ``follower_reads_below_hw=False``), showing records that are not committed
+    and that a truncation may take away."""
+
+    def _follower_read_limit(self, p: Partition) -> int:
+        return p.log.leo
+
+
+KRAFT_MUTANTS["follower-reads-to-leo"] = Mutant(
+    "follower-reads-to-leo",
+    "a follower serves consumers up to its LEO instead of its HW (KIP-392's bound undone)",
+    FollowerReadsToLeo,
+    variant="kraft-follower-reads-to-leo",
 )

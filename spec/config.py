@@ -70,12 +70,17 @@ class Config:
                           leader's log start resets the follower to it.
     controller_failovers  R9/R18: how many controller failovers a behaviour may make; requests
                           of a deposed controller stay in flight (zombie), fenced by its epoch.
+                          kraft: how many AlterPartition answers a failover (or a dropped
+                          connection) may lose after the change was recorded, and the deposed
+                          controller's answers where a variant has them (issue 28 item 2).
     session_expiries      R7/R8/R9/R18: how many times a live broker's coordination session may
                           expire while its process runs on (a pause: a zombie). The controller
                           treats it as dead; it keeps acting on stale beliefs until it
                           registers a new session (BrokerRenewSession).
     availability          also state the Available property (R8, R17): a dead leader can always
                           be replaced by the version's election rule.
+    min_isr_changes       R6/R9 (kraft only): how many times the operator may change
+                          min.insync.replicas (OperatorSetMinIsr, KAFKA-16540); 0 = never.
     """
 
     replicas: int = 3
@@ -93,6 +98,7 @@ class Config:
     controller_failovers: int = 0
     availability: bool = False
     session_expiries: int = 0
+    min_isr_changes: int = 0
 
     def validate(self) -> Config:
         if not MIN_REPLICAS <= self.replicas <= MAX_REPLICAS:
@@ -131,6 +137,13 @@ class Config:
             raise ConfigError(
                 f"{{protocol}} {self.protocol} does not model retention or ZooKeeper session expiry"
                 " yet"
+            )
+        if self.min_isr_changes < 0:
+            raise ConfigError(f"{{min_isr_changes}} must be >= 0, got {self.min_isr_changes}")
+        if self.min_isr_changes and not PROTOCOLS[self.protocol].split_fetch:
+            raise ConfigError(
+                f"{{min_isr_changes}} needs a kraft protocol (KAFKA-16540 is the KRaft"
+                f" controller's), got {self.protocol}"
             )
         if self.idempotence and not self.retries:
             raise ConfigError("{idempotence} needs {retries} > 0 (there is nothing to deduplicate)")

@@ -54,16 +54,29 @@ def truncate_from_end(cache: Cache, end: int) -> Cache:
 
 
 def end_offset(cache: Cache, leo: int, requested: int) -> tuple[int, int]:
-    """OffsetsForLeaderEpoch on a cache (KIP-279's answer): (the largest epoch <= requested the
-    cache knows, its end offset: the next entry's start, or the LEO for the latest entry);
-    (UNDEFINED, UNDEFINED) when every entry's epoch is above ``requested``."""
-    found = UNDEFINED
-    end = UNDEFINED
+    """OffsetsForLeaderEpoch on a cache, as ``LeaderEpochFileCache.endOffsetFor`` answers it
+    since Kafka 2.1 (KAFKA-7415; storage/.../epoch/LeaderEpochFileCache.java in 4.x):
+
+    * ``requested`` is the latest epoch: (requested, the LEO);
+    * below it: (the largest epoch <= requested, the start of the next entry);
+    * below every entry: (requested, the first entry's start) -- "the data has already been
+      removed from the log" and the asker should replicate from the leader's first epoch, so a
+      follower whose epochs the leader never had truncates to where the leader's begin;
+    * an empty cache, or an epoch above the latest: (UNDEFINED, UNDEFINED).
+    (Kafka 2.0, KIP-279's first release, answered UNDEFINED below every entry too: spec/log.py's
+    ``end_offset_kip279``, which kip-279 keeps.) Any list of (epoch, start) entries will do:
+    the kraft variant without a cache passes ``spec.log.epoch_starts``."""
+    if not cache or requested > cache[-1][0]:
+        return UNDEFINED, UNDEFINED
+    if requested == cache[-1][0]:
+        return requested, leo
+    floor = -1
     for i, (epoch, _) in enumerate(cache):
         if epoch <= requested:
-            found = epoch
-            end = cache[i + 1][1] if i + 1 < len(cache) else leo
-    return found, end
+            floor = i
+    if floor < 0:
+        return requested, cache[0][1]
+    return cache[floor][0], cache[floor + 1][1]
 
 
 def epoch_start(cache: Cache, epoch: int, leo: int) -> int:

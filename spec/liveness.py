@@ -51,6 +51,7 @@ FAIR_ACTIONS = (
     "LeaderExpandIsr",
     "LeaderSendAlterPartition",  # kraft: the asynchronous ISR change
     "ControllerHandleAlterPartition",
+    "LeaderClearPendingAlterPartition",  # kraft: newer metadata overrides a pending change
     "BrokerCheckpointHw",
     "BrokerCheckpointEpochCache",  # kraft: the epoch cache's file catches up
 )
@@ -62,6 +63,8 @@ UNFAIR_ACTIONS = (
     "BrokerCrash",
     "BrokerRestart",
     "ControllerFenceBroker",  # kraft: heartbeats lost (a fault, counted as a crash)
+    "NetworkLoseAlterPartitionResponse",  # kraft: an answer lost (--controller-failovers)
+    "DeposedControllerHandleAlterPartition",  # kraft: the leader reaches the deposed controller
     "CoordinationExpireSession",
     "BrokerRenewSession",
 )

@@ -479,7 +479,7 @@ def _kraft_key(k: Kraft, i: int) -> tuple:
         tuple(q[2:] for q in k.fetch_requests if q.follower == i),
         tuple(p[2:] for p in k.fetch_responses if p.follower == i),
         tuple(
-            (a.leader_epoch, a.new_isr.bit_count(), a.fresh)
+            (a.leader_epoch, a.new_isr.bit_count(), a.fresh, a.answered)
             for a in k.alter_partition
             if a.leader == i
         ),
@@ -512,6 +512,7 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
                     a.added_be,
                     a.fresh,
                     a.leader_be,
+                    a.answered,
                 )
                 for a in alters
             )
@@ -528,6 +529,9 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
         k.consumer_epoch,
         tuple([k.epoch_cache[o] for o in order]) if k.epoch_cache else (),
         tuple([k.epoch_ckpt[o] for o in order]) if k.epoch_ckpt else (),
+        # deposed (leader epoch, written since), leader_recovery, min_isr, min_isr_changes: no
+        # replica ids in them
+        *k[11:],
     )
 
 
@@ -556,6 +560,10 @@ PER_REPLICA_KEYS = (
     "controller_epoch_seen",
 )
 KRAFT_PER_REPLICA_KEYS = ("remote_broker_epoch", "broker_epoch", "epoch_cache", "epoch_checkpoint")
+# The keys ``state_to_json`` writes only once their mechanism moved them off their constant, with
+# the value their absence stands for (``state_from_json`` reads either the same): a format that
+# needs every variable in every state (ITF) writes these there.
+JSON_ABSENT = {"leader_recovery": "RECOVERED", "min_isr": 0, "min_isr_changes": 0}
 
 
 def state_to_json(s: State) -> dict[str, Any]:
@@ -601,12 +609,14 @@ def state_to_json(s: State) -> dict[str, Any]:
         "shown_to_consumers": [list(x) for x in h.shown],
         "crashes": h.crashes,
         **_faults_to_json(s.faults),
-        **_kraft_to_json(s.kraft),
+        **_kraft_to_json(s.kraft, failovers=bool(s.faults.ctrl_seen)),
     }
 
 
-def _kraft_to_json(k: Kraft) -> dict[str, Any]:
-    """The kraft variables, only for the kraft version."""
+def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
+    """The kraft variables, only for the kraft version. With controller failovers, the deposed
+    controller in every state (leader epoch 0: none), so that every state has the same keys
+    (ITF's variables are the first state's)."""
     if k is NO_KRAFT or k == NO_KRAFT:
         return {}
     return {
@@ -634,6 +644,20 @@ def _kraft_to_json(k: Kraft) -> dict[str, Any]:
             if k.epoch_cache
             else {}
         ),
+        **(
+            {
+                "deposed_controller": {
+                    "leader_epoch": k.deposed[0] if k.deposed else 0,
+                    "behind": bool(k.deposed and k.deposed[1]),
+                }
+            }
+            if k.deposed or failovers
+            else {}
+        ),
+        # each only when its mechanism has moved it off its constant (KIP-704, KAFKA-16540)
+        **({"leader_recovery": "RECOVERING"} if k.leader_recovery else {}),
+        **({"min_isr": k.min_isr} if k.min_isr else {}),
+        **({"min_isr_changes": k.min_isr_changes} if k.min_isr_changes else {}),
     }
 
 
@@ -668,7 +692,15 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         d.get("consumer_epoch", 0),
         _caches_from_json(d.get("epoch_cache"), n),
         _caches_from_json(d.get("epoch_checkpoint"), n),
+        _deposed_from_json(d.get("deposed_controller")),
+        1 if d.get("leader_recovery") == "RECOVERING" else 0,
+        d.get("min_isr", 0),
+        d.get("min_isr_changes", 0),
     )
+
+
+def _deposed_from_json(d: dict[str, Any] | None) -> tuple[int, ...]:
+    return (d["leader_epoch"], int(d["behind"])) if d and d["leader_epoch"] else ()
 
 
 def _caches_from_json(d: dict[str, Any] | None, n: int) -> tuple:

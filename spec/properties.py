@@ -42,6 +42,9 @@ class TypeOk:
         self.retention: bool = cfg.retention
         self.controller_failovers: int = cfg.controller_failovers
         self.session_expiries: int = cfg.session_expiries
+        # kraft: a failover bumps no controller epoch brokers read (they read the metadata log)
+        self.split_fetch: bool = ctx.split_fetch
+        self.min_isr_changes: int = cfg.min_isr_changes
         # kraft: a broker that is down is fenced (at once), or not yet (at its session timeout)
         self.fence_at_crash: bool = bool(getattr(ctx.protocol, "fence_at_crash", True))
         self.good_replicas: set = set()
@@ -136,6 +139,15 @@ class TypeOk:
                 return False
         if self.fence_at_crash and full & ~alive_mask(s) & ~k.fenced:
             return False  # KIP-841: a broker that is down is fenced
+        dep = k.deposed  # a deposed controller's view: only after a failover
+        if dep and not (
+            len(dep) == 2 and 1 <= dep[0] <= epochs and dep[1] in (0, 1) and s.faults.failovers
+        ):
+            return False
+        if not (0 <= k.leader_recovery <= 1 and 0 <= k.min_isr <= n):
+            return False  # (KIP-704's state; KAFKA-16540's min.insync.replicas, 0: unchanged)
+        if not 0 <= k.min_isr_changes <= self.min_isr_changes:
+            return False
         leaders = [a.leader for a in k.alter_partition]
         if len(set(leaders)) != len(leaders):
             return False
@@ -165,7 +177,7 @@ class TypeOk:
             return False
         if not (0 <= f.retries <= self.retries and 0 <= f.failovers <= self.controller_failovers):
             return False
-        if f.ctrl_epoch != 1 + f.failovers:
+        if f.ctrl_epoch != (1 if self.split_fetch else 1 + f.failovers):
             return False
         if len(f.ctrl_seen) != (n if self.controller_failovers else 0):
             return False
@@ -403,6 +415,65 @@ def monotonic_reads(s: State, action, t: State) -> bool:
     return t.kraft.consumer_pos >= s.kraft.consumer_pos
 
 
+def pending_alter_partition_resolvable(s: State) -> bool:
+    """PendingAlterPartitionResolvable (kraft with --controller-failovers; R7): a leader whose
+    AlterPartition was answered with an error it takes as final, and which keeps the ISR change
+    pending (``AlterReq.answered``), is behind the controller's partition state: the request was
+    made with a partition state since rewritten (so newer metadata exists and will override the
+    pending change, LeaderClearPendingAlterPartition), or the leader has left the leader epoch it
+    was made in. Violated when such a change is pending at a leader that holds the current
+    state: nothing will ever override it, so the follower it adds never rejoins the ISR (a
+    persistent under-replicated partition), a member it removes stays counted for the HW, and
+    the leader proposes no other ISR change (Kafka's ``partitionState.isInflight``), until some
+    unrelated event makes the controller write the partition again: KAFKA-14154.
+
+    An invariant in place of the liveness property it stands for (a caught-up follower
+    eventually rejoins, CaughtUpFollowerRejoinsIsr): the pending change can end only by a
+    controller answer, and an answered change gets none; so "answered, and made with the
+    current state by a leader still in that epoch" is a state from which only an environment
+    event (a crash, a fence, a move) can free the partition, which is what the liveness
+    property's fairness does not promise. BFS checks it; the liveness engine need not (and
+    CaughtUpFollowerRejoinsIsr fails with the fix too once kraft's NetworkLoseLeaderAndIsr
+    loses the metadata that would override the change, which a KRaft broker replaying the
+    log cannot lose: docs/design/kraft.md)."""
+    reps = s.replicas
+    for a in s.kraft.alter_partition:
+        if not a.answered or not a.fresh:
+            continue
+        r = reps[a.leader]
+        if r.alive and r.leader == a.leader and r.epoch == a.leader_epoch:
+            return False
+    return True
+
+
+def recovering_isr_alone(s: State) -> bool:
+    """RecoveringIsrAlone (kraft with KIP-704's leader recovery state): while the partition is
+    RECOVERING after an unclean election, the recorded ISR is the leader alone: no replica
+    joins it from a leader that has not recovered (KIP-704; the controller's INVALID_REQUEST,
+    ``ReplicationControlManager.validateAlterPartitionData``). With no producer state in the
+    spec, this is the contract the recovery rests on, not a loss of data."""
+    return not s.kraft.leader_recovery or s.coord.isr == 1 << s.coord.leader
+
+
+def elr_holds_committed(s: State) -> bool:
+    """ElrHoldsCommitted (kip-966's eligible leader replicas, stated with --min-isr-changes): every
+    member of the ELR holds every acks=all acknowledged record at its offset, KIP-966's ground
+    for electing it cleanly (a replica enters the ELR only while the ISR is below
+    min.insync.replicas, when the HW cannot advance without it). KAFKA-16540: a lowered
+    min.insync.replicas lets the HW advance without it, so the controller must clear the ELR."""
+    elr = s.faults.elr
+    if not elr or not s.history.acked:
+        return True
+    reps = s.replicas
+    for j in range(len(reps)):
+        if elr >> j & 1:
+            log = reps[j].log
+            for offset, record in s.history.acked:
+                if offset >= len(log) or log[offset][0] != record:
+                    return False
+    return True
+
+
 def some_committed(s: State) -> bool:
     """A presumed leader's HW passes a record: something is committed."""
     return any(r.alive and r.leader == i and r.hw > 0 for i, r in enumerate(s.replicas))
@@ -531,6 +602,40 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
                 monotonic_reads,
                 "the consumer's position never goes back (KIP-392 follower reads)",
                 requirement="R5",
+            ),
+        )
+    if ctx.split_fetch and ctx.config.controller_failovers:
+        props.insert(
+            props.index(next(p for p in props if p.name == "HwMonotonic")),
+            Property(
+                "PendingAlterPartitionResolvable",
+                "always",
+                pending_alter_partition_resolvable,
+                "an ISR change left pending by an answer is overridden by newer partition state",
+                requirement="R7",
+            ),
+        )
+    if ctx.split_fetch and getattr(ctx.protocol, "leader_recovery_state", False):
+        props.insert(
+            props.index(next(p for p in props if p.name == "LogMatching")) + 1,
+            Property(
+                "RecoveringIsrAlone",
+                "always",
+                recovering_isr_alone,
+                "while RECOVERING after an unclean election, the ISR is the leader alone (KIP-704)",
+                requirement="R7, R9",
+            ),
+        )
+    if ctx.elr and ctx.config.min_isr_changes:
+        props.insert(
+            props.index(next(p for p in props if p.name == "LogMatching")) + 1,
+            Property(
+                "ElrHoldsCommitted",
+                "always",
+                elr_holds_committed,
+                "every eligible leader replica holds every acks=all acknowledged record"
+                " (KIP-966, KAFKA-16540)",
+                requirement="R6, R9",
             ),
         )
     if ctx.quorum:

@@ -181,6 +181,11 @@ class AlterReq(NamedTuple):
     fresh: bool  # made with the current partition state (no write of it since): the partition
     # epoch check, abstracted as Coord's docstring abstracts the zkVersion
     leader_be: int  # the sending leader's broker epoch (AlterPartition's BrokerEpoch field)
+    answered: bool = False  # --controller-failovers (kraft) only: the leader has an answer it
+    # takes as final (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH) and keeps the change pending,
+    # counted in its maximal ISR and blocking any other proposal, until newer partition state
+    # overrides it (``Partition.handleAlterPartitionError`` returns false: no retry). Not in
+    # flight any more: no controller handles it (LeaderClearPendingAlterPartition clears it)
 
 
 class Kraft(NamedTuple):
@@ -214,6 +219,19 @@ class Kraft(NamedTuple):
     # cache from the log (``epoch_cache=False``)
     epoch_ckpt: tuple[tuple[tuple[int, int], ...], ...]  # per replica: its leader-epoch
     # checkpoint file (R13); a restart rebuilds the cache from it; () as epoch_cache
+    deposed: tuple[int, ...] = ()  # --controller-failovers with ``not_controller_if_ahead``
+    # off (KAFKA-14154's bug): the deposed controller, still answering AlterPartitions from the
+    # state it had when it lost office, as (leader epoch then, 1 if the partition state was
+    # written since else 0); () when there is none. With the fix its answers change nothing
+    # (NOT_CONTROLLER: the request goes to the new controller), so it is not kept
+    # (the fields below have defaults: each is a constant 0 while its mechanism is off, so the
+    # states, and every count, of a model without it are those before it was added)
+    leader_recovery: int = 0  # KIP-704 (``leader_recovery_state``), controller state: the
+    # partition's LeaderRecoveryState, 1 RECOVERING (set by an unclean election) until the
+    # leader's AlterPartition reports RECOVERED, else 0 (RECOVERED)
+    min_isr: int = 0  # KAFKA-16540 (--min-isr-changes): min.insync.replicas as the operator
+    # last set it (OperatorSetMinIsr); 0: never changed, Config.min_isr holds
+    min_isr_changes: int = 0  # operator changes of min.insync.replicas so far (the bound)
 
     def __reduce__(self):
         return (_kraft, tuple(self))

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from isr.spec.model import PER_REPLICA_KEYS
+from isr.spec.model import JSON_ABSENT, PER_REPLICA_KEYS
 
 from . import counterexample as cxfile
 from . import format as tformat
@@ -121,7 +121,9 @@ def to_itf(trace: CounterexampleTrace) -> dict[str, Any]:
     rest = {k: v for k, v in trace.header.items() if k not in ("type", "format", "version")}
     header = {"format": cxfile.FORMAT, "version": cxfile.VERSION, **rest}
     states = [trace.initial] + [s["state"] for s in trace.steps]
-    names = list(trace.initial)
+    # ITF wants every variable in every state: the union of the states' keys (a key that only
+    # some states have, e.g. one a fault mode writes once it happened, is never dropped)
+    names = list(dict.fromkeys(k for st in states for k in st))
     out_states = []
     for i, st in enumerate(states):
         meta: dict[str, Any] = {"index": i}
@@ -129,7 +131,7 @@ def to_itf(trace: CounterexampleTrace) -> dict[str, Any]:
             step = trace.steps[i - 1]
             meta["action"] = step["action"]
             meta["args"] = encode(step.get("args", {}))
-        out_states.append({"#meta": meta, **{n: encode(st[n], (n,)) for n in names}})
+        out_states.append({"#meta": meta, **{n: _value(st, n) for n in names}})
     doc: dict[str, Any] = {
         "#meta": {
             "format": "ITF",
@@ -146,6 +148,21 @@ def to_itf(trace: CounterexampleTrace) -> dict[str, Any]:
         # cycle's first step, which leaves that state
         doc["loop"] = header["loop_start"] - 1
     return doc
+
+
+# A variable a state of ours does not have (the state JSON writes some keys only once their
+# mechanism has moved them): ITF's escape for a value it cannot carry, read back as absent.
+ABSENT = {"#unserializable": "absent"}
+
+
+def _value(st: dict[str, Any], name: str) -> Any:
+    """``st[name]`` in ITF's encoding; a key the state leaves out written with the value its
+    absence stands for (spec.model.JSON_ABSENT) or, for the others, as ``ABSENT``."""
+    if name in st:
+        return encode(st[name], (name,))
+    if name in JSON_ABSENT:
+        return encode(JSON_ABSENT[name], (name,))
+    return ABSENT
 
 
 def from_itf(doc: dict[str, Any], where: str = "ITF") -> CounterexampleTrace:
@@ -168,7 +185,7 @@ def from_itf(doc: dict[str, Any], where: str = "ITF") -> CounterexampleTrace:
         missing = [n for n in names if n not in st]
         if missing:
             raise TraceFileError(f"{where}: state {k} lacks variable {missing[0]!r}")
-        decoded.append({n: normalise(n, decode(st[n])) for n in names})
+        decoded.append({n: normalise(n, decode(st[n])) for n in names if st[n] != ABSENT})
     steps = []
     for i in range(1, len(states)):
         m = states[i].get("#meta") or {}

@@ -37,8 +37,8 @@ from isr.traces.format import TraceWriter, header, last_clock
 from kazoo.client import KazooState
 from kazoo.exceptions import NodeExistsError
 
-from ..config import Config
 from ..core import messages as m
+from ..core.config import Config
 from ..core.controller import Controller
 from ..core.replica import Broker
 from ..storage.log import DurableLog

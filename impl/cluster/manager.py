@@ -21,7 +21,7 @@ from typing import Any
 
 from isr.traces.format import TraceWriter, header, last_clock
 
-from ..config import SIM_ONLY_PROTOCOLS, Config
+from ..core.config import SIM_ONLY_PROTOCOLS, Config
 from ..core.placement import assign
 from ..core.trace import event
 from . import wire, zkcoord

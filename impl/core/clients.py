@@ -123,8 +123,10 @@ class ConsumerClient:
     seen: dict[tuple[TP, int], str] = field(default_factory=dict)
     _corr: int = 0
 
-    def poll(self, tp: TP) -> list[Any]:
-        leader = self.metadata.get(tp, -1)
+    def poll(self, tp: TP, replica: int | None = None) -> list[Any]:
+        """A fetch at the consumer's position, from the leader its metadata names or, KIP-392
+        (kraft), from ``replica`` (a preferred read replica)."""
+        leader = self.metadata.get(tp, -1) if replica is None else replica
         if leader < 0:
             return []
         self._corr += 1

@@ -6,7 +6,9 @@ from __future__ import annotations
 from . import messages as m
 from .messages import Effects
 from .partition import (
+    FOLLOWER,
     LEADER,
+    Partition,
 )
 
 
@@ -16,6 +18,8 @@ class ConsumeRole:
         out: Effects = []
         self.metrics["consumer_fetches"] += 1
         p = self.partitions.get((req.topic, req.partition))
+        if p is not None and p.role == FOLLOWER and self.strat.follower_reads:
+            return self._on_consume_follower(out, src, req, p, now)
         if p is None or p.role != LEADER:
             resp = m.ConsumeResponse(
                 self.id,
@@ -51,3 +55,34 @@ class ConsumeRole:
         )
         out.append(m.Send(src, resp))
         return out
+
+    # KIP-392 (kraft): a follower serves the consumer below its own HW, which lags the
+    # leader's (it learns it from fetch responses, KAFKA-7104). Kafka: ``ReplicaManager.
+    # readFromLog`` with a follower's isolation level (``FetchIsolation.HIGH_WATERMARK``,
+    # ``Partition.fetchRecords``); a position past its LEO is OFFSET_OUT_OF_RANGE (the consumer
+    # then goes back to the leader). The spec: ConsumerFetch(replica), spec/actions/consumer.py.
+    def _on_consume_follower(
+        self, out: Effects, src: int | str, req: m.ConsumeRequest, p: Partition, now: int
+    ) -> Effects:
+        limit = self._follower_read_limit(p)
+        entries = p.log.read(req.offset, req.max_records, limit=limit)
+        if entries:
+            self._trace(
+                out,
+                "ConsumerFetch",
+                {"replica": self.id, "offset": req.offset, "records": [e[1] for e in entries]},
+                now,
+                p,
+            )
+        err = m.OFFSET_OUT_OF_RANGE if req.offset > p.log.leo else m.NONE
+        resp = m.ConsumeResponse(
+            self.id, req.correlation_id, req.topic, req.partition, err, p.log.hw, req.offset,
+            entries,
+        )  # fmt: skip
+        out.append(m.Send(src, resp))
+        return out
+
+    def _follower_read_limit(self, p: Partition) -> int:
+        """The offset a follower serves the consumer below: its HW (R5). A mutation point
+        (impl/mutants.py FollowerReadsToLeo)."""
+        return p.log.hw

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..config import Config
 from . import messages as m
+from .config import Config
 from .messages import TP, Effects, PartitionState
 from .trace import LamportClock, event
 

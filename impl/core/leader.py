@@ -307,7 +307,7 @@ class LeaderRole:
             elif self.strat.fences_fetch and q.current_leader_epoch > p.leader_epoch:
                 err = m.UNKNOWN_LEADER_EPOCH
             else:
-                ep, end = self.strat.answer(p.log, q.leader_epoch)
+                ep, end = self.strat.answer(p.log, q.leader_epoch, p.leader_epoch)
             answers.append(m.EpochEndOffset(q.topic, q.partition, err, ep, end))
         resp = m.OffsetsForLeaderEpochResponse(self.id, req.correlation_id, tuple(answers))
         return [m.Send(req.replica_id, resp)]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import Config
 from . import messages as m
 from .become import BecomeRole
+from .config import Config
 from .consume import ConsumeRole
 from .fetcher import FetcherPool
 from .follower import FollowerRole

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import DEFAULT_PROTOCOL, Config
 from ..core import messages as m
 from ..core.clients import ConsumerClient, ProducerClient
+from ..core.config import DEFAULT_PROTOCOL, Config
 from ..core.controller import Controller
 from ..core.messages import TP
 from ..core.placement import assign

@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from ..config import Config
 from ..protocols import ProtocolVersion
 from ..state import State
-from .alter_partition import controller_handle_alter_partition, leader_send_alter_partition
+from .alter_partition import (
+    controller_handle_alter_partition,
+    leader_clear_pending_alter_partition,
+    leader_send_alter_partition,
+    network_lose_alter_partition_response,
+)
 from .broker import (
     broker_apply_partition_change,
     broker_become_follower,
@@ -34,7 +39,11 @@ from .controller import (
     controller_shrink_isr,
     controller_shutdown_broker,
 )
-from .controller_failover import controller_failover
+from .controller_failover import (
+    controller_failover,
+    deposed_controller_handle_alter_partition,
+    kraft_controller_failover,
+)
 from .fetch import (
     broker_checkpoint_epoch_cache,
     consumer_fetch_during_truncation,
@@ -43,7 +52,8 @@ from .fetch import (
     leader_handle_fetch,
 )
 from .follower import follower_fetch, follower_truncate
-from .leader import leader_expand_isr, leader_shrink_isr
+from .leader import leader_complete_recovery, leader_expand_isr, leader_shrink_isr
+from .operator import operator_set_min_isr
 from .producer import producer_retry, producer_send, producer_send_choosing_acks
 from .retention import broker_delete_old_segment, follower_reset_to_log_start
 from .session import broker_renew_session, coordination_expire_session
@@ -92,6 +102,30 @@ def _atomic_isr(c: Config, p: ProtocolVersion) -> bool:
     return not p.majority_quorum and not p.split_fetch
 
 
+def _kraft_failovers(c: Config, p: ProtocolVersion) -> bool:
+    """kraft with --controller-failovers: lost AlterPartition answers (issue 28 item 2)."""
+    return p.split_fetch and c.controller_failovers > 0
+
+
+def _deposed_controller(c: Config, p: ProtocolVersion) -> bool:
+    """A deposed KRaft controller's answers matter: before KAFKA-14154's fix only."""
+    return _kraft_failovers(c, p) and not getattr(p, "not_controller_if_ahead", True)
+
+
+def _stepwise_recovery(c: Config, p: ProtocolVersion) -> bool:
+    """KIP-704's leader recovery as its own step (a kraft variant with ``leader_recovery_state``
+    and ``leader_recovers_at_once=False``)."""
+    return (
+        p.split_fetch
+        and getattr(p, "leader_recovery_state", False)
+        and not getattr(p, "leader_recovers_at_once", True)
+    )
+
+
+def _min_isr_changes(c: Config, p: ProtocolVersion) -> bool:
+    return p.split_fetch and c.min_isr_changes > 0
+
+
 ACTIONS: tuple[ActionDef, ...] = (
     ActionDef("ControllerElectLeader", ("leader",), controller_elect_leader, "R9"),
     ActionDef("ControllerShrinkIsr", ("replica",), controller_shrink_isr, "R9", when=_has_isr),
@@ -108,7 +142,17 @@ ACTIONS: tuple[ActionDef, ...] = (
         (),
         controller_failover,
         "R9, R18",
-        when=lambda c, p: c.controller_failovers > 0,
+        when=lambda c, p: c.controller_failovers > 0 and not p.split_fetch,
+    ),
+    ActionDef(
+        "ControllerFailover", (), kraft_controller_failover, "R9, R18", when=_deposed_controller
+    ),
+    ActionDef(
+        "DeposedControllerHandleAlterPartition",
+        ("leader",),
+        deposed_controller_handle_alter_partition,
+        "R7, R9",
+        when=_deposed_controller,
     ),
     ActionDef("BrokerBecomeLeader", ("replica", "epoch"), broker_become_leader, "R11"),
     ActionDef(
@@ -194,6 +238,20 @@ ACTIONS: tuple[ActionDef, ...] = (
         "R7, R9, R18",
         when=_split_fetch,
     ),
+    ActionDef(
+        "NetworkLoseAlterPartitionResponse",
+        ("leader",),
+        network_lose_alter_partition_response,
+        "R7, R8, R9",
+        when=_kraft_failovers,
+    ),
+    ActionDef(
+        "LeaderClearPendingAlterPartition",
+        ("leader",),
+        leader_clear_pending_alter_partition,
+        "R7, R9",
+        when=_kraft_failovers,
+    ),
     ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5", when=_atomic_fetch),
     ActionDef("ConsumerFetch", ("replica",), consumer_fetch_from_replica, "R5", when=_split_fetch),
     ActionDef("ConsumerResetOffset", ("leader",), consumer_reset_offset, "R5", when=_split_fetch),
@@ -240,6 +298,20 @@ ACTIONS: tuple[ActionDef, ...] = (
         broker_renew_session,
         "R9, R18",
         when=lambda c, p: c.session_expiries > 0,
+    ),
+    ActionDef(
+        "LeaderCompleteRecovery",
+        ("leader",),
+        leader_complete_recovery,
+        "R7, R9",
+        when=_stepwise_recovery,
+    ),
+    ActionDef(
+        "OperatorSetMinIsr",
+        ("min_isr",),
+        operator_set_min_isr,
+        "R6, R9",
+        when=_min_isr_changes,
     ),
 )
 

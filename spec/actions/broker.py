@@ -15,7 +15,7 @@ from .common import (
     stale_alters,
     with_stale_versions,
 )
-from .controller import _leader_lost, elr_after_shrink, fence_batch
+from .controller import elr_after_shrink, fence_batch, leader_lost
 from .fetch import with_epoch_cache
 
 # NamedTuples built with tuple.__new__ (fields in their declared order): NamedTuple's own
@@ -410,7 +410,7 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 and c.leader != i
                 and c.isr != 1 << i
                 and c.leader >= 0
-                and not _leader_lost(t)
+                and not leader_lost(t)
             ):
                 if c.epoch >= ctx.config.epochs:
                     continue  # (the bound: the bounce's ISR removal takes a leader epoch)

@@ -68,6 +68,8 @@ class Ctx:
         faults = NO_FAULTS._replace(
             flushed=(0,) * n if config.lose_unflushed else (),
             log_start=(0,) * n if config.retention else (),
+            # (kraft: constant, a failover bumps no controller epoch: brokers read the metadata
+            # log and fence nothing by it; kept so that every state's JSON has the same keys)
             ctrl_seen=(1,) * n if config.controller_failovers else (),
         )
         if faults == NO_FAULTS:
@@ -148,6 +150,15 @@ def _isr_join_floor(proto: ProtocolVersion) -> Callable[[Log, int, int], int]:
     if type(proto).isr_join_floor is ProtocolVersion.isr_join_floor:
         return _epoch_start_floor if proto.isr_join_needs_epoch_start else _hw_floor
     return proto.isr_join_floor
+
+
+def min_isr(ctx: Ctx, s: State) -> int:
+    """min.insync.replicas now (R6): the configured value, or the operator's last change
+    (OperatorSetMinIsr, kraft with --min-isr-changes: ``Kraft.min_isr``, 0 until a change).
+    One value for the controller and the brokers: a change reaches every broker in the step
+    the controller records it (Kafka's brokers replay the ConfigRecord each at its own time;
+    not modelled)."""
+    return s.kraft.min_isr or ctx.config.min_isr
 
 
 def follower_hw(log_start: tuple[int, ...], f: int, leo: int, leader_hw: int) -> int:
@@ -327,11 +338,15 @@ def partition_change(ctx: Ctx, s: State, new_isr: int, live: int) -> State:
 
 def stale_alters(k: Kraft) -> Kraft:
     """kraft: a write of the partition state makes every AlterPartition in flight stale (its
-    partition epoch is no longer the current one). NO_KRAFT has none."""
+    partition epoch is no longer the current one), and a deposed controller that still
+    answers (``Kraft.deposed``) is behind from now on. NO_KRAFT has none."""
     alters = k.alter_partition
-    if not alters or not any(a.fresh for a in alters):
-        return k
-    return k._replace(alter_partition=tuple(a._replace(fresh=False) for a in alters))
+    if alters and any(a.fresh for a in alters):
+        k = k._replace(alter_partition=tuple(a._replace(fresh=False) for a in alters))
+    dep = k.deposed
+    if dep and not dep[1]:
+        k = k._replace(deposed=(dep[0], 1))
+    return k
 
 
 def sorted_add(items: tuple, new: list) -> tuple:
@@ -366,7 +381,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
     if ctx.quorum:
         new_hw = quorum_hw(ctx, r, leader)
     else:
-        if ctx.hw_needs_min_isr and isr.bit_count() < ctx.config.min_isr:
+        if ctx.hw_needs_min_isr and isr.bit_count() < min_isr(ctx, s):
             return s
         remote = r.remote_leo
         if ctx.high_watermark is not None:  # a version's own commit rule
@@ -393,7 +408,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
             # acks=all: min ISR against the ISR; kraft with the maximal ISR, against that
             # (Kafka's ``Partition.checkEnoughReplicasReachOffset``: ``curMaximalIsr.size``)
             acks_isr = counted if ctx.split_fetch and ctx.protocol.maximal_isr else isr
-            if acks_isr.bit_count() >= ctx.config.min_isr:
+            if acks_isr.bit_count() >= min_isr(ctx, s):
                 history = history._replace(
                     acked=sorted_add(history.acked, [(o, log[o][0]) for o in done])
                 )

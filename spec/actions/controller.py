@@ -22,7 +22,7 @@ from .common import (
 )
 
 
-def _leader_lost(s: State) -> bool:
+def leader_lost(s: State) -> bool:
     """The recorded leader cannot lead: its broker is gone, or it is back from a restart (or
     missed its request) and will never take up the recorded epoch: it is not at that epoch and no
     request for it is in flight. Kafka's controller treats such a bounced broker as failed. With
@@ -43,7 +43,15 @@ def _leader_lost(s: State) -> bool:
 
 
 def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
-    """Every (leader, ISR, ELR) the version's election rule allows now, ignoring the epoch bound.
+    """Every (leader, ISR, ELR) the version's election rule allows now, ignoring the epoch
+    bound (see ``elections_marked``, which also tells the unclean ones apart)."""
+    return [e[:3] for e in elections_marked(ctx, s)]
+
+
+def elections_marked(ctx: Ctx, s: State) -> list[tuple[int, int, int, bool]]:
+    """Every (leader, ISR, ELR, unclean) the version's election rule allows now, ignoring the
+    epoch bound; ``unclean`` as Kafka's ``PartitionChangeBuilder.electAnyLeader`` counts it: the
+    --unclean step and the last known leader's election (KIP-704 marks both RECOVERING).
 
     ISR versions (R9): any live ISR member, with ISR = the live ISR members. kip-966 never picks a
     replica back from an unclean shutdown, and with no such ISR member falls back to a live
@@ -59,7 +67,7 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
     live = live_mask(s)
     f = s.faults
     reps = s.replicas
-    out: list[tuple[int, int, int]] = []
+    out: list[tuple[int, int, int, bool]] = []
     if ctx.quorum:
         if live.bit_count() < ctx.majority:
             return out
@@ -71,7 +79,7 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
                 if votes >= ctx.majority:
                     voted |= 1 << cand
         picked = pick_leaders(ctx, s, voted, "quorum")
-        return [(cand, c.isr, f.elr) for cand in range(ctx.n) if picked >> cand & 1]
+        return [(cand, c.isr, f.elr, False) for cand in range(ctx.n) if picked >> cand & 1]
     # The first step with a candidate applies (Kafka's order); the version's choose_leader
     # then picks among that step's candidates, and an empty pick leaves the partition offline.
     new_isr = c.isr & live
@@ -85,12 +93,12 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
         barred |= 1 << c.leader
     if eligible := new_isr & ~barred:
         picked = pick_leaders(ctx, s, eligible, "isr")
-        elr = elr_next(ctx, f, c.isr, new_isr) if ctx.elr else f.elr
-        return [(cand, new_isr, elr) for cand in range(ctx.n) if picked >> cand & 1]
+        elr = elr_next(ctx, f, c.isr, new_isr, s.kraft.min_isr) if ctx.elr else f.elr
+        return [(cand, new_isr, elr, False) for cand in range(ctx.n) if picked >> cand & 1]
     if ctx.elr and (eligible := f.elr & live & ~barred):
         picked = pick_leaders(ctx, s, eligible, "elr")
         return [
-            (cand, 1 << cand, elr_next(ctx, f, c.isr, 1 << cand))
+            (cand, 1 << cand, elr_next(ctx, f, c.isr, 1 << cand, s.kraft.min_isr), False)
             for cand in range(ctx.n)
             if picked >> cand & 1
         ]
@@ -108,34 +116,46 @@ def elections(ctx: Ctx, s: State) -> list[tuple[int, int, int]]:
         # unclean shutdown or not (PartitionChangeBuilder.canElectLastKnownLeader)
         picked = pick_leaders(ctx, s, 1 << c.leader, "unclean")
         if picked:
-            return [(c.leader, 1 << c.leader, 0)]
+            return [(c.leader, 1 << c.leader, 0, True)]
     if ctx.config.unclean and (eligible := live & ~ineligible(s)):
         picked = pick_leaders(ctx, s, eligible, "unclean")
-        return [(cand, 1 << cand, 0) for cand in range(ctx.n) if picked >> cand & 1]
+        return [(cand, 1 << cand, 0, True) for cand in range(ctx.n) if picked >> cand & 1]
     return out
 
 
 def controller_elect_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
-    """ControllerElectLeader(leader): the leader is lost (see _leader_lost); pick a new one by the
+    """ControllerElectLeader(leader): the leader is lost (see leader_lost); pick a new one by the
     version's rule (see ``elections``) with leader epoch + 1 (R9). The old leader, back from a
     restart, is picked only when no other live ISR member can lead (ZooKeeper era: see
     ``elections``). With no candidate the partition stays offline (the recorded leader is
     the dead one, as Kafka's leader -1) until a broker restarts. An election ends a renewed
     leader's old incarnation (``Faults.lead_renewed``)."""
     c = s.coord
-    if c.epoch >= ctx.config.epochs or not _leader_lost(s):
+    if c.epoch >= ctx.config.epochs or not leader_lost(s):
         return
     live = live_mask(s)
     f = s.faults
     if f.lead_renewed:
         f = f._replace(lead_renewed=False)
         s = s._replace(faults=f)
-    for cand, isr, elr in elections(ctx, s):
+    for cand, isr, elr, unclean in elections_marked(ctx, s):
         t = s
         if elr != f.elr or f.unclean >> cand & 1:
             # kip-966: an ELR member elected leaves the ELR; an unclean election clears it
             t = s._replace(faults=f._replace(elr=elr, unclean=f.unclean & ~(1 << cand)))
+        if unclean:
+            t = mark_recovering(ctx, t)
         out.append(((kind, (cand,)), controller_write(t, Coord(cand, c.epoch + 1, isr), live)))
+
+
+def mark_recovering(ctx: Ctx, s: State) -> State:
+    """KIP-704 (``leader_recovery_state``, Kafka 3.2+): an unclean election marks the partition
+    RECOVERING (``PartitionChangeBuilder.tryElection``: with ``electionResult.unclean``, unless
+    it is RECOVERING already: the state is kept across a later election until the leader says
+    RECOVERED, ControllerHandleAlterPartition or LeaderCompleteRecovery)."""
+    if not getattr(ctx.protocol, "leader_recovery_state", False) or s.kraft.leader_recovery:
+        return s
+    return s._replace(kraft=s.kraft._replace(leader_recovery=1))
 
 
 def elr_after_shrink(ctx: Ctx, s: State, old_isr: int, new_isr: int) -> State:
@@ -145,21 +165,22 @@ def elr_after_shrink(ctx: Ctx, s: State, old_isr: int, new_isr: int) -> State:
     PartitionChangeBuilder keeps ELR members out of the target ISR; a real 4.4.0 run showed
     ``ISR [0, 2], ELR [1]`` after broker 2 rejoined from ``ISR [0], ELR [1, 2]``)."""
     f = s.faults
-    elr = elr_next(ctx, f, old_isr, new_isr)
+    elr = elr_next(ctx, f, old_isr, new_isr, s.kraft.min_isr)
     if elr == f.elr:
         return s
     return s._replace(faults=f._replace(elr=elr))
 
 
-def elr_next(ctx: Ctx, f: Faults, old_isr: int, new_isr: int) -> int:
+def elr_next(ctx: Ctx, f: Faults, old_isr: int, new_isr: int, min_isr: int = 0) -> int:
     """kip-966: the ELR after any partition change from ``old_isr`` to ``new_isr``, elections
     included (Kafka's ``PartitionChangeBuilder.maybePopulateTargetElr`` runs on every change):
     empty if the new ISR has min.insync.replicas, else the old ELR and ISR less the new ISR and
     the replicas back from an unclean shutdown. An election from the ELR thus takes the leader
     out of it (a real 4.4.0 run: ``ISR [] ELR [1]`` became ``leader 1 ISR [1] ELR []`` in the
     unfencing's batch), as does a clean election of a last ISR member the spec kept barred in
-    the ISR."""
-    if new_isr.bit_count() >= ctx.config.min_isr:
+    the ISR. ``min_isr``: min.insync.replicas as the operator last set it (``Kraft.min_isr``),
+    0 for the configured value."""
+    if new_isr.bit_count() >= (min_isr or ctx.config.min_isr):
         return 0
     return (f.elr | (old_isr & ~new_isr)) & ~f.unclean & ~new_isr
 
@@ -188,10 +209,10 @@ def controller_shrink_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
 
 def _leader_in_place(ctx: Ctx, s: State) -> bool:
     """The recorded leader is live and in office: the case in which Kafka's controller moves
-    leadership on purpose rather than replacing a lost leader (the complement of _leader_lost,
+    leadership on purpose rather than replacing a lost leader (the complement of leader_lost,
     and, for kip-966, not a leader back from an unclean shutdown, which is replaced anyway)."""
     c = s.coord
-    if c.epoch >= ctx.config.epochs or _leader_lost(s):
+    if c.epoch >= ctx.config.epochs or leader_lost(s):
         return False
     return not s.faults.unclean >> c.leader & 1
 
@@ -258,7 +279,7 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
     f = s.faults
     shutting = s.kraft.shutting_down
     in_place = _leader_in_place(ctx, s)
-    leader_lost = not live >> c.leader & 1 or f.unclean >> c.leader & 1 or f.lead_renewed
+    leader_gone = not live >> c.leader & 1 or f.unclean >> c.leader & 1 or f.lead_renewed
     for j in range(ctx.n):
         if not live >> j & 1 or shutting >> j & 1 or not s.replicas[j].alive:
             continue  # (kraft: a crashed broker not yet fenced is live, but asks nothing)
@@ -282,7 +303,7 @@ def controller_shutdown_broker(ctx: Ctx, s: State, kind: int, out: list) -> None
                     out.append(((kind, (j, cand)), controller_write(t, coord, live)))
             if kraft and not eligible:
                 out.append(((kind, (j, NO_LEADER)), _leaderless(s, t, live)))
-        elif not leader_lost:
+        elif not leader_gone:
             # (with the leader lost, offline or a past incarnation: an election comes first)
             out.append(((kind, (j, c.leader)), partition_change(ctx, t, new_isr, live)))
 
@@ -315,7 +336,7 @@ def fence_batch(ctx: Ctx, s: State, i: int) -> list[State]:
         f = t.faults
         if c.epoch < ctx.config.epochs:
             out = []
-            for cand, isr, elr in elections(ctx, t):
+            for cand, isr, elr, unclean in elections_marked(ctx, t):
                 u = t
                 if elr != f.elr or f.unclean >> cand & 1 or f.lead_renewed:
                     u = t._replace(
@@ -323,6 +344,8 @@ def fence_batch(ctx: Ctx, s: State, i: int) -> list[State]:
                             elr=elr, unclean=f.unclean & ~(1 << cand), lead_renewed=False
                         )
                     )
+                if unclean:
+                    u = mark_recovering(ctx, u)
                 out.append(controller_write(u, Coord(cand, c.epoch + 1, isr), live))
             if out:
                 return out

@@ -14,7 +14,7 @@ leader-epoch cache's own checkpoint file is written with every change but a trun
 from __future__ import annotations
 
 from ..epoch_cache import Cache, assign_records, end_offset, latest_epoch, truncate_from_end
-from ..log import UNDEFINED, end_offset_kip279, last_epoch
+from ..log import UNDEFINED, epoch_starts, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
 from .common import Ctx, advance_leader_hw, follower_hw, set_replica, sorted_add
 
@@ -105,10 +105,8 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         llog = lr.log
         diverging: tuple[int, ...] = ()
         if q.last_fetched_epoch > 0:
-            if k.epoch_cache:
-                e, end = end_offset(k.epoch_cache[l], len(llog), q.last_fetched_epoch)
-            else:
-                e, end = end_offset_kip279(llog, lr.epoch, q.last_fetched_epoch)
+            cache = k.epoch_cache[l] if k.epoch_cache else epoch_starts(llog, lr.epoch)
+            e, end = end_offset(cache, len(llog), q.last_fetched_epoch)
             if e < q.last_fetched_epoch or end < q.fetch_offset:
                 diverging = (e, end)
         hw_before = lr.hw
@@ -148,11 +146,14 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
     epoch half; the offset half stays, because the follower's log itself refuses an append that
     does not start at its LEO (records carry their offsets; the tuple log cannot hold a gap).
 
-    A diverging answer (epoch e, end offset) truncates by KIP-279's rule on the follower's own
-    log: to the smaller of the leader's end offset and the follower's end offset for the
-    largest epoch <= e it has (to 0 when it has none; to its HW when the leader knew no epoch at
-    or below the requested one); the next fetch asks again from there, so the walk back of
-    kip-279 takes one round per step. The HW and its checkpoint follow the truncation (R13).
+    A diverging answer (epoch e, end offset) truncates by KIP-279's rule as Kafka's
+    ``AbstractFetcherThread.getOffsetTruncationState`` applies it: the follower looks up e in its
+    own cache (``end_offset``); if it knows e, to the smaller of the two end offsets; if its
+    largest epoch <= e is below e, to that epoch's end (the next fetch asks again: the walk
+    back of kip-279, one round per step); if it knows no epoch <= e, to the leader's end
+    offset; never past its LEO (an answer with no offset, which a leader that knows its own
+    epoch never gives, leaves the log: the fetch offset). The HW and its checkpoint follow the
+    truncation (R13).
     Otherwise the records are appended and HW := min(LEO, the answer's HW) (R4)."""
     k = s.kraft
     guard = ctx.protocol.response_guard
@@ -174,14 +175,16 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
         cache = caches[f] if caches else ()
         if p.diverging:
             e, end = p.diverging
-            if e == UNDEFINED:
-                tr = min(r.hw, len(log))
+            if e == UNDEFINED:  # (a leader always knows its own epoch: not reached)
+                tr = len(log)
             else:
-                if caches:
-                    fe, fend = end_offset(cache, len(log), e)
+                fe, fend = end_offset(cache if caches else epoch_starts(log), len(log), e)
+                if fend == UNDEFINED:  # the follower knows no epoch <= e: the leader's end
+                    tr = min(len(log), end)
+                elif fe != e:  # it does not know e: to the end of its largest epoch below
+                    tr = min(len(log), fend)
                 else:
-                    fe, fend = end_offset_kip279(log, None, e)
-                tr = 0 if fe == UNDEFINED else min(len(log), end, fend)
+                    tr = min(len(log), end, fend)
             nr = with_log(r, log[:tr], min(r.hw, tr), min(r.hw_ckpt, tr))
             if caches:  # the cache is truncated with the log; its file now or later
                 cache = truncate_from_end(cache, tr)

@@ -1,11 +1,14 @@
 """The leader's ISR management (R7): shrink and expand as compare-and-set writes of the
 partition state, fenced by the zkVersion the leader cached (see spec.state.Coord). Not in
-majority-quorum, which has no ISR; kip-966 keeps the ELR beside the ISR."""
+majority-quorum, which has no ISR; kip-966 keeps the ELR beside the ISR. kraft's leader proposes
+ISR changes by AlterPartition (alter_partition.py); its end of KIP-704's leader recovery is
+here (LeaderCompleteRecovery)."""
 
 from __future__ import annotations
 
 from ..state import NO_KRAFT, Coord, Replica, State
-from .common import Ctx, advance_leader_hw, with_stale_versions
+from .alter_partition import alter_in_flight
+from .common import Ctx, advance_leader_hw, stale_alters, with_stale_versions
 from .controller import elr_after_shrink
 
 _new = tuple.__new__  # NamedTuple construction without its Python-level __new__ (hot path)
@@ -59,3 +62,36 @@ def leader_expand_isr(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 if t.faults.unclean >> j & 1:  # kip-966: back in sync, eligible again
                     t = t._replace(faults=t.faults._replace(unclean=t.faults.unclean & ~(1 << j)))
                 out.append(((kind, (l, j)), t))
+
+
+def leader_complete_recovery(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """LeaderCompleteRecovery(leader): kraft with ``leader_recovery_state`` and
+    ``leader_recovers_at_once=False`` (KIP-704's design; R7, R9). The leader elected uncleanly
+    has recovered its partition state and reports RECOVERED: an AlterPartition with its ISR
+    unchanged, which the controller accepts, ending the partition's RECOVERING state (a new
+    partition epoch). Until then its AlterPartitions say RECOVERING and an expansion is refused
+    (ControllerHandleAlterPartition). Enabled for the current leader at the current leader
+    epoch, with the current partition state and no AlterPartition of its own in flight (one at
+    a time, Kafka's ``Partition``: a pending state blocks another).
+
+    The request and its answer are one step: the one refusal it could meet, a stale partition
+    epoch, is excluded by the guard. Kafka 3.2+ does not take this step: ``Partition.makeLeader``
+    marks the partition RECOVERED on becoming leader and the next AlterPartition carries it
+    (``leader_recovers_at_once``, the default). What the recovery itself does (KIP-704: the
+    producer and transaction state) is not modelled: the spec has no producer state."""
+    k = s.kraft
+    if not k.leader_recovery:
+        return
+    c = s.coord
+    l = c.leader
+    r = s.replicas[l]
+    if not (r.alive and r.leader == l and r.epoch == c.epoch and r.zk_fresh):
+        return
+    if s.faults.lead_renewed or k.fenced >> l & 1 or alter_in_flight(k, l):
+        return
+    reps, reqs = with_stale_versions(s, writer=l)
+    t = _new(
+        State,
+        (reps, c, reqs, s.history, s.faults, stale_alters(k)._replace(leader_recovery=0)),
+    )
+    out.append(((kind, (l,)), t))

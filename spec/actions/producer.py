@@ -4,7 +4,7 @@ be stale, so zombie leaders take writes too), and retries of writes whose reply 
 from __future__ import annotations
 
 from ..state import Replica, State
-from .common import Ctx, advance_leader_hw, set_replica, sorted_add
+from .common import Ctx, advance_leader_hw, min_isr, set_replica, sorted_add
 
 _new = tuple.__new__  # NamedTuple construction without its Python-level __new__ (hot path)
 
@@ -19,7 +19,7 @@ def _send(ctx: Ctx, s: State, i: int, record: int, acks: int, h2) -> State:
     answered, acks=all waits in the leader's purgatory until the HW passes it (see
     advance_leader_hw), answered NotEnoughReplicasAfterAppend if the ISR shrank meanwhile."""
     r = s.replicas[i]
-    if acks == ACKS_ALL and r.isr.bit_count() < ctx.config.min_isr:
+    if acks == ACKS_ALL and r.isr.bit_count() < min_isr(ctx, s):
         return s._replace(history=h2._replace(refused=sorted_add(h2.refused, [record])))
     offset = len(r.log)
     log = r.log + ((record, r.epoch),)
@@ -121,7 +121,7 @@ def _acknowledge_held(ctx: Ctx, s: State, i: int, offset: int, acks: int) -> Sta
         return s._replace(history=h._replace(acked1=sorted_add(h.acked1, [(offset, record)])))
     if acks == ACKS_ALL:
         if offset < r.hw:
-            if r.isr.bit_count() >= ctx.config.min_isr:
+            if r.isr.bit_count() >= min_isr(ctx, s):
                 return s._replace(history=h._replace(acked=sorted_add(h.acked, [(offset, record)])))
             return s
         if offset not in r.pending:

@@ -10,7 +10,9 @@ What it changes from kip-279:
   epoch, not just the leader's HW (``isr_join_needs_epoch_start``, read by ``isr_join_floor``): a
   new leader's HW may lag records the previous leader committed, and a follower admitted on that
   lagging HW could become leader without them.
-The truncation rule is kip-279's.
+* KAFKA-7415 (2.1.0): the leader answers an epoch below every one it has with that epoch and the
+  start of its first (``answers_below_first_epoch``), where 2.0 answered UNDEFINED.
+The truncation rule is otherwise kip-279's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Kip320(Kip279):
     )
     fenced_fetch = True
     isr_join_needs_epoch_start = True
+    answers_below_first_epoch = True  # KAFKA-7415 (2.1.0): see Kip279
 
 
 KIP_320 = Kip320()

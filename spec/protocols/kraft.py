@@ -39,8 +39,25 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   flag (``hw_needs_min_isr``). Release presets: ``kraft`` is the newest (4.1+: ELR on for new
   clusters), ``kraft-4.0`` (ELR off) and ``kraft-3.7`` (ELR off, no unclean-shutdown handling,
   the epoch checkpoint written with the truncation): spec/protocols/kraft_4_0.py, kraft_3_7.py.
-Not yet: lost fetches and AlterPartitions, DelayedFetch and the fetch timeout, the
-AlterPartition error handling of ``Partition.handleAlterPartitionError``.
+* With ``--controller-failovers N`` (issue 28 item 2): a KRaft controller failover and the
+  AlterPartition answers it loses (spec/actions/controller_failover.py): a change the old
+  controller committed whose answer never came (NetworkLoseAlterPartitionResponse: the
+  renounce's NOT_CONTROLLER, or a dropped connection; the channel manager re-sends the request,
+  which the new controller refuses as stale, INVALID_UPDATE_VERSION), the leader keeping its
+  pending change after such a refusal until newer metadata overrides it
+  (``keep_pending_on_refusal``), and a deposed controller's answer to a request ahead of its
+  state (``not_controller_if_ahead``, KAFKA-14154).
+* KIP-704 (3.2+), behind ``leader_recovery_state`` (off: no behaviour of this partition
+  changes with it): an unclean election marks the partition RECOVERING until the leader's
+  AlterPartition reports RECOVERED; the controller refuses a RECOVERING ISR of more than the
+  leader. KAFKA-16540 (4.0): a change of min.insync.replicas (OperatorSetMinIsr, only with
+  --min-isr-changes) clears the ELR (``clear_elr_on_min_isr_change``). The join rule's halves
+  are flags: the HW (``isr_join_needs_hw``) and the epoch start (``isr_join_needs_epoch_start``).
+Not yet: lost fetches, DelayedFetch and the fetch timeout, KAFKA-14275 (a standby controller
+that failed to apply a record taking office with incomplete state: no record fails to apply
+here), the leader's own recovery work after an unclean election (KIP-704 names transaction
+state: the spec has no producer state) and the follower fetches a recovering leader would
+refuse (KAFKA-13754, open).
 
 Each guard is a flag, so a test can put a known bug back with ``KRAFT.variant(flag=...)``.
 """
@@ -126,6 +143,57 @@ class Kraft(Kip966):
     # with ELR never elected cleanly until back in the ISR), Kafka 3.9+ at metadata version
     # 4.0-IV1 and later (KAFKA-15586, KAFKA-16952, KAFKA-18106); False: only with
     # --lose-unflushed and ELR (kip-966's rule, the broker reporting its own unclean shutdown)
+    keep_pending_on_refusal = True  # --controller-failovers only. A leader whose AlterPartition
+    # is refused as stale (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH) keeps the change pending
+    # (counted in its maximal ISR) until it applies newer partition state: Kafka 2.7.0+
+    # (KAFKA-8836, KIP-497: ``Partition.handleAlterIsrResponse``; today
+    # ``Partition.handleAlterPartitionError`` returns false, "awaiting new the latest
+    # metadata"), because after a retry it cannot know whether the controller applied the
+    # change. False: the leader drops it at the refusal and falls back to its ISR, which is
+    # what the spec does without lost answers (there it loses nothing: no change the leader has
+    # not adopted is recorded); with a lost answer the recorded ISR may then hold a follower the
+    # leader no longer counts for its HW
+    not_controller_if_ahead = True  # --controller-failovers only. A controller that sees an
+    # AlterPartition whose leader epoch is ahead of its own state answers NOT_CONTROLLER (it
+    # has likely lost office), so the leader's channel manager finds the new controller and
+    # re-sends (``ReplicationControlManager.validateAlterPartitionData``: KAFKA-14154, #12514,
+    # Kafka 3.3.0; the ZooKeeper controller's twin #12506). False (the KRaft controller of
+    # 3.0 to 3.2: ``leaderEpoch() != partition.leaderEpoch``): FENCED_LEADER_EPOCH, which the leader
+    # takes as final: its change stays pending with no newer state to override it, the
+    # follower never rejoins (a persistent under-replicated partition) and no other ISR change
+    # is proposed (PendingAlterPartitionResolvable)
+    isr_join_needs_hw = True  # R7, the join rule: a follower rejoins the ISR only once a
+    # counted fetch reached the leader's HW (``Partition.isFollowerInSync``: ``followerEndOffset
+    # >= leaderLog.highWatermark``, with ``isr_join_needs_epoch_start``, KAFKA-7128, the start
+    # of the leader's epoch too: ``leaderEpochStartOffsetOpt``); False: any counted fetch lets
+    # it join, a member without records the HW covers. How long a follower may lag before it is
+    # dropped (replica.lag.time.max.ms from its last fetch that reached the LEO, KAFKA-4485,
+    # 0.10.2's ``lastCaughtUpTimeMs``) is not a flag: time is not modelled, so a member whose
+    # last fetch did not reach the LEO may be dropped at any step, which covers every timing
+    leader_recovery_state = False  # KIP-704 (Kafka 3.2.0+, KAFKA-13587, apache/kafka#11733):
+    # an unclean election, and the last-known-leader election, which Kafka counts as unclean,
+    # mark the partition RECOVERING (``PartitionChangeBuilder.tryElection``, metadata version
+    # 3.2-IV0+), kept across later elections until the leader's AlterPartition says RECOVERED
+    # (``ReplicationControlManager.handleAlterPartition`` → ``setTargetLeaderRecoveryState``).
+    # Off by default: with Kafka's leader (``leader_recovers_at_once``) the state changes no
+    # behaviour of this partition, only adds states (docs/design/kraft.md, KIP-704), and the
+    # pinned counts stay; ``KRAFT.variant(leader_recovery_state=True)`` tracks it
+    leader_recovers_at_once = True  # KIP-704 as released: ``Partition.makeLeader`` marks the
+    # partition RECOVERED on becoming leader (log recovery is not implemented), so its next
+    # AlterPartition carries RECOVERED; False: the KIP's design, the leader reports RECOVERED
+    # only after its own recovery step (LeaderCompleteRecovery), and until then every
+    # AlterPartition it sends carries RECOVERING
+    recovering_isr_check = True  # KIP-704: the controller refuses an AlterPartition that says
+    # RECOVERING with more than the leader in its ISR, and one that goes from RECOVERED back to
+    # RECOVERING (INVALID_REQUEST, ``ReplicationControlManager.validateAlterPartitionData``);
+    # False: accepted (the ISR grows while the leader has not recovered)
+    clear_elr_on_min_isr_change = True  # KAFKA-16540 (Kafka 4.0.0, apache/kafka#17952,
+    # backported to 4.0 by #18745): a change of min.insync.replicas clears the ELR in the same
+    # batch (``ConfigurationControlManager.incrementalAlterConfigs`` →
+    # ``createClearElrRecordsAsNeeded``: a ClearElrRecord per ConfigRecord of
+    # min.insync.replicas); False: the ELR kept (trunk before the fix; 3.7's to 3.9's ELR code
+    # behind an unreleased metadata version), so a replica elected from it may lack records the
+    # lowered min ISR let the leader commit without it. Only with --min-isr-changes
 
 
 KRAFT = Kraft()

@@ -286,7 +286,7 @@ def ctrl_c(*_args, **_kwargs):
 
 def test_every_documented_code_has_an_invocation_and_the_readme_agrees():
     doc = documented_codes()
-    assert set(doc) == {m.removeprefix("isr.cli.") for m in COMMANDS}
+    assert set(doc) == {m.__name__.removeprefix("isr.cli.") for m in COMMANDS}
     covered = {(c, code) for c, code, _a, _s in TABLE} | NEEDS_A_CLUSTER
     want = {(c, code) for c, codes in doc.items() for code in codes}
     assert want == covered, (want - covered, covered - want)

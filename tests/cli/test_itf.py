@@ -151,3 +151,40 @@ def test_liveness_and_simulate_write_either_format(tmp_path, capsys, fmt):
     assert (itf.detect(sim.read_text()) == "itf") == (fmt == "itf")
     capsys.readouterr()
     assert main(["replay", str(sim)]) == 1
+
+
+def test_a_key_only_later_states_have_survives_itf():
+    """ITF needs every variable in every state; the state JSON writes some keys only once their
+    mechanism moved them (a session expiry, KIP-704's RECOVERING). Such a key is neither
+    dropped (the earlier export took the variables of the first state only) nor invented:
+    the states read back are the states written."""
+    trace = cxfile.CounterexampleTrace(
+        {"type": "header", "property": "X"},
+        {"log": {"r0": []}},
+        [
+            {
+                "type": "step",
+                "index": 1,
+                "action": "A",
+                "args": {},
+                "state": {"log": {"r0": []}, "session_expired": [0]},
+            },
+            {
+                "type": "step",
+                "index": 2,
+                "action": "B",
+                "args": {},
+                "state": {"log": {"r0": []}, "leader_recovery": "RECOVERING"},
+            },
+        ],
+    )
+    doc = itf.to_itf(trace)
+    assert doc["vars"] == ["log", "session_expired", "leader_recovery"]
+    assert doc["states"][0]["session_expired"] == itf.ABSENT
+    assert doc["states"][1]["leader_recovery"] == "RECOVERED"  # what its absence stands for
+    back = itf.from_itf(json.loads(json.dumps(doc)))
+    assert back.initial == {"log": {"r0": []}, "leader_recovery": "RECOVERED"}
+    assert [s["state"] for s in back.steps] == [
+        {"log": {"r0": []}, "session_expired": [0], "leader_recovery": "RECOVERED"},
+        {"log": {"r0": []}, "leader_recovery": "RECOVERING"},
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from isr.impl.cluster import zk as zkserver
 from isr.impl.cluster.manager import Cluster
-from isr.impl.config import Config
+from isr.impl.core.config import Config
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ broker's current incarnation was sent."""
 
 from __future__ import annotations
 
-from isr.impl.config import Config
 from isr.impl.core import messages as m
+from isr.impl.core.config import Config
 from isr.impl.core.controller import Controller
 from isr.impl.core.messages import PartitionState
 from isr.impl.core.trace import LamportClock

@@ -17,7 +17,7 @@ from isr.impl.cluster import zk as zkserver
 from isr.impl.cluster.manager import Cluster
 from isr.impl.cluster.story import check_story
 from isr.impl.cluster.workload import chaos
-from isr.impl.config import Config
+from isr.impl.core.config import Config
 
 
 def test_story_of_hw_truncation_is_the_checkers_shortest_loss():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from isr.impl.config import Config
 from isr.impl.core import messages as m
+from isr.impl.core.config import Config
 from isr.impl.core.controller import Controller
 from isr.impl.core.replica import Broker
 from isr.impl.core.trace import LamportClock

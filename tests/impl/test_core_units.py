@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from isr.impl.config import Config
+from isr.impl.core.config import Config
 from isr.impl.core.fetcher import FetcherPool, fetcher_id
 from isr.impl.core.log import PartitionLog
 from isr.impl.core.placement import assign

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from isr.impl.config import Config
 from isr.impl.core import messages as m
 from isr.impl.core.clients import ProducerClient
+from isr.impl.core.config import Config
 from isr.impl.core.replica import Broker
 from isr.impl.storage.log import DurableLog
 from test_core_handlers import actions, fetch, lai, leader, sends

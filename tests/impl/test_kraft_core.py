@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from isr.impl.config import Config
 from isr.impl.core import messages as m
+from isr.impl.core.config import Config
 from isr.impl.core.replica import Broker
 
 TP = ("t", 0)

@@ -5,8 +5,8 @@ handlers and in the simulation, including the deposed leader that acts on its st
 from __future__ import annotations
 
 import pytest
-from isr.impl.config import Config
 from isr.impl.core import messages as m
+from isr.impl.core.config import Config
 from isr.impl.core.controller import Controller
 from isr.impl.core.trace import LamportClock
 from isr.impl.mutants import MUTANTS

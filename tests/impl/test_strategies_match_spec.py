@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from isr.impl.config import DEFAULT_PROTOCOL as IMPL_DEFAULT
-from isr.impl.config import PROTOCOLS as IMPL_PROTOCOLS
+from isr.impl.core.config import DEFAULT_PROTOCOL as IMPL_DEFAULT
+from isr.impl.core.config import PROTOCOLS as IMPL_PROTOCOLS
 from isr.impl.core.log import PartitionLog
 from isr.impl.core.truncation import STRATEGIES
 from isr.spec.protocols import DEFAULT_PROTOCOL, PROTOCOLS
@@ -39,10 +39,10 @@ def test_strategy_agrees_with_the_spec_on_its_rules(name):
         assert s.truncate_on_become_follower(log) == len(p.become_follower(spec_log, 1, 1)[0])
 
 
-def _impl_truncation(s, flog: PartitionLog, llog: PartitionLog) -> int:
+def _impl_truncation(s, flog: PartitionLog, llog: PartitionLog, lepoch: int) -> int:
     """The implementation's OffsetsForLeaderEpoch rounds until its strategy says done."""
     for _ in range(50):
-        ep, end = s.answer(llog, flog.latest_epoch())
+        ep, end = s.answer(llog, flog.latest_epoch(), lepoch)
         offset, done = s.follower_offset(flog, ep, end)
         flog.truncate_to(offset)
         if done or flog.leo == 0:
@@ -86,7 +86,7 @@ def test_truncation_point_agrees_with_the_spec(name):
         spec_f = tuple((f"f{i}", e) for i, e in enumerate(fe))
         spec_l = tuple((f"l{i}", e) for i, e in enumerate(le))
         want = p.truncation_offset(spec_f, hw, spec_l, lepoch)
-        assert _impl_truncation(s, flog, llog) == want, (fe, le, hw, lepoch)
+        assert _impl_truncation(s, flog, llog, lepoch) == want, (fe, le, hw, lepoch)
         compared += 1
     assert compared > 1000
 

@@ -112,3 +112,31 @@ def test_a_killed_adapter_leaves_no_jvm(kafka, tmp_path):
     while alive(jvms) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not alive(jvms), f"JVMs left after the adapter was killed: {alive(jvms)}"
+
+
+def test_kafka_keeps_the_maximal_isr_on_its_separating_story(kafka, tmp_path):
+    """Issue 27, item 4: kraft's separating story of the maximal ISR (2 steps: a write the
+    held follower lacks, the leader's ISR shrink) at Kafka's timescale. Kafka has the fix, so
+    the story is accepted; and the run is the story: the follower paused, the write, the
+    controller's shrink to the leader alone while it was held, and its return to the ISR."""
+    from isr.traces.conformance.separating import kafka_separating_scenarios
+
+    name = "separating:kraft-no-maximal-isr:StrongIsr"
+    drivable, left = kafka_separating_scenarios()
+    assert name in drivable and "separating:kraft-count-diverging-fetch:StrongIsr" in left
+    ad = Adapter(ADAPTER, tmp_path / "adapter.stderr", timeout=240)
+    try:
+        v, out = run_scenario_full(ad, drivable[name], name, protocol="kraft")
+    finally:
+        ad.close()
+    assert v.verdict == "accepted", v.reason
+    evs = out.events or []
+    paused = next(e["time"] for e in evs if e["kind"] == "fault" and e["op"] == "pause")
+    resumed = min(e["time"] for e in evs if e["kind"] == "fault" and e["op"] == "resume")
+    isrs = [
+        (e["time_ms"] / 1000, e["isr"])
+        for e in evs
+        if e["kind"] == "metadata" and e["record"] == "PartitionChange" and "isr" in e["changed"]
+    ]
+    assert any(isr == [0] and paused < t < resumed + 1 for t, isr in isrs), isrs
+    assert isrs[-1][1] == [0, 1]  # the held follower came back into the ISR

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from isr.spec import Config, IsrSpec
 from isr.spec.actions import ACTIONS
-from isr.spec.protocols import PROTOCOLS
+from isr.spec.protocols import KRAFT, PROTOCOLS
 
 MODEL_MD = Path(__file__).resolve().parents[2] / "docs" / "model.md"
 
@@ -23,8 +23,19 @@ def spec_properties() -> dict[str, str]:
     out: dict[str, str] = {}
     for name in PROTOCOLS:
         kraft = name.startswith("kraft")
-        cfg = Config(protocol=name, replicas=2, availability=True, retention=not kraft)
+        cfg = Config(
+            protocol=name,
+            replicas=2,
+            availability=True,
+            retention=not kraft,
+            controller_failovers=1,  # kraft: PendingAlterPartitionResolvable
+        )
         out |= {p.name: p.kind for p in IsrSpec(cfg).properties}
+    # the ones a bound or a kraft flag adds (KAFKA-16540's --min-isr-changes, KIP-704's state)
+    cfg = Config(protocol="kraft", replicas=2, min_isr_changes=1)
+    out |= {p.name: p.kind for p in IsrSpec(cfg).properties}
+    recovery = KRAFT.variant(leader_recovery_state=True)
+    out |= {p.name: p.kind for p in IsrSpec(cfg, protocol=recovery).properties}
     return out
 
 

@@ -248,14 +248,18 @@ def _replayed_states(cx: dict) -> list[dict]:
         from isr.spec.protocols import register_protocol
 
         register_protocol(load_protocol_file(cx["argv"][cx["argv"].index("--protocol-file") + 1]))
-    lose = "--lose-unflushed" in options(cx["argv"])
+    opts = options(cx["argv"])
     cfg = Config(
         protocol=cx["protocol"],
         replicas=r,
         records=rec,
         epochs=ep,
         crashes=cr,
-        lose_unflushed=lose,
+        lose_unflushed="--lose-unflushed" in opts,
+        controller_failovers=int(opts.get("--controller-failovers", 0)),
+        unclean="--unclean" in opts,
+        min_isr=int(opts.get("--min-isr", 1)),
+        min_isr_changes=int(opts.get("--min-isr-changes", 0)),
     )
     model = IsrSpec(cfg)
     (state,) = model.init_states()

@@ -134,10 +134,12 @@ def test_a_diverging_fetch_is_answered_with_the_epoch_and_not_counted():
     m = kraft(replicas=2, records=2, crashes=0)
     s = run(m, *_diverged())
     (resp,) = s.kraft.fetch_responses
-    assert resp.diverging == (-1, -1) and resp.records == ()  # the leader knows no epoch <= 1
+    # the leader knows no epoch <= 1: since Kafka 2.1 (KAFKA-7415) it answers the asked epoch
+    # with the start of its first one, here 0 (before, UNDEFINED: the follower kept its HW)
+    assert resp.diverging == (1, 0) and resp.records == ()
     assert s.replicas[1].remote_leo[0] == -1 and s.replicas[1].hw == 0
     s = step(m, s, "FollowerHandleFetchResponse", 0, 1)
-    assert s.replicas[0].log == ()  # truncated (to its HW: KIP-279's answer for an unknown epoch)
+    assert s.replicas[0].log == ()  # truncated to where the leader's epochs begin
     m = kraft(without(count_diverging_fetch=True), replicas=2, records=2, crashes=0)
     s = run(m, *_diverged())
     # the bug: offset 1 counted, the HW passes record 2, which replica 0 does not have

@@ -174,7 +174,7 @@ def test_default_protocol_not_written_out_in_the_tools():
         "spec/protocols/__init__.py",
         "spec/protocols/kip_320.py",
         "spec/symbolic/encoding.py",
-        "impl/config.py",
+        "impl/core/config.py",
         "impl/core/truncation.py",
         "traces/conformance/separating.py",  # (lists the versions a claim can name)
     }

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 from isr.impl.cluster.manager import Cluster, ClusterError
-from isr.impl.config import Config
+from isr.impl.core.config import Config
 from isr.impl.mutants import KRAFT_MUTANTS
 from isr.impl.sim.scenarios import (
     Fault,

@@ -111,3 +111,84 @@ def test_coverage_names_the_truncation_branches_taken() -> None:
         got[name] = sep.branches_in_trace(out.events)
     assert "cap-by-own-end" in got["separating:kip-101:StrongIsr:cap-by-own-end"]
     assert got["separating:kip-101:StrongIsr"] == {"walk-back"}
+
+
+# ---- kraft: each flag's mutant dies on its fix's story (issue 27, done-when) -----------------
+KRAFT_STORIES = sep.separating_scenarios("kraft")
+# the mutant (impl/mutants.py KRAFT_MUTANTS, Mutant.variant) -> the event its story catches
+KRAFT_KILLS = {
+    "hw-over-proposed-isr": "LeaderSendAlterPartition",  # the HW passes the member on its way out
+    "count-diverging-fetch": "diverging",  # the leader counts the diverging fetch's offset
+    "follower-reads-to-leo": "ConsumerFetch(replica=0",  # the deposed leader's record shown
+    "hw-ignores-min-isr": "ControllerHandleAlterPartition",  # the HW moves below min ISR
+}
+
+
+def test_every_kraft_mutant_with_a_variant_is_listed() -> None:
+    from isr.impl.mutants import KRAFT_MUTANTS
+
+    assert {m for m, mu in KRAFT_MUTANTS.items() if mu.variant} == set(KRAFT_KILLS)
+    shipped = {s["weaker"] for s in DATA["stories"]["kraft"]}
+    assert {KRAFT_MUTANTS[m].variant for m in KRAFT_KILLS} <= shipped
+
+
+@pytest.mark.parametrize("mutant", sorted(KRAFT_KILLS))
+def test_each_kraft_mutant_dies_on_its_fixs_story(mutant: str) -> None:
+    """A mutant of the reference implementation written for a flag of kraft is rejected by
+    every separating story of that flag's variant (the story holds the replica it keeps apart
+    and is retold for an adapter), at the step the bug changes; the reference survives each."""
+    from isr.impl.mutants import KRAFT_MUTANTS
+
+    variant = KRAFT_MUTANTS[mutant].variant
+    own = {n: sc for n, sc in KRAFT_STORIES.items() if n.startswith(f"separating:{variant}:")}
+    assert own
+    for name, sc in own.items():
+        ref, _ = run_scenario_full(InProcess(Session(None)), sc, name, 0, "kraft")
+        assert ref.verdict == "accepted", (name, ref.reason)
+        v, _ = run_scenario_full(InProcess(Session(mutant)), sc, name, 0, "kraft")
+        assert v.verdict == "rejected", (name, v.reason)
+        assert KRAFT_KILLS[mutant] in v.reason, (name, v.reason)
+
+
+def test_a_kraft_story_holds_the_replica_it_keeps_apart() -> None:
+    """kraft without the maximal ISR (2 steps): the follower is paused from the start (the
+    kraft adapters cannot cut a link) and the leader's shrink waits for the lag time."""
+    sc = KRAFT_STORIES["separating:kraft-no-maximal-isr:StrongIsr"]
+    assert sc[0]["op"] == "start" and sc[0]["session_timeout_ms"] == 2000
+    assert sc[1] == {"op": "pause", "broker": 1, "ms": 1500}
+    assert {"op": "run", "ms": 460} in sc
+    assert {"op": "resume", "broker": 1} in sc
+
+
+def test_conform_mutants_names_each_kraft_mutants_story(capsys) -> None:
+    """`isr conform --protocol kraft --mutants` at its defaults (the reference adapter, 20
+    random schedules): the reference passes every scenario, every kraft mutant is killed, and
+    the report names, for each mutant of a flag, its fix's separating scenario among those
+    that reject it."""
+    import json
+
+    from isr.cli.main import main
+    from isr.impl.mutants import KRAFT_MUTANTS
+
+    assert main(["conform", "--protocol", "kraft", "--mutants", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["reference"]["accepted"] is True and "rejected" not in doc["reference"]["counts"]
+    assert doc["killed"] == doc["total"] == len(KRAFT_MUTANTS)
+    by = {m["name"]: m for m in doc["mutants"]}
+    # the first scenario that killed each (deterministic: spec paths and directed ones first,
+    # seed 0); the two mutants of flags whose removal the checker finds no story for (class
+    # (c) in docs/conformance.md) die on the trace alone
+    first = {m: r["reason"].split(":")[0] + ":" + r["reason"].split(":")[1] for m, r in by.items()}
+    assert first == {
+        "count-diverging-fetch": "directed:reordered-requests",
+        "follower-reads-to-leo": "separating:kraft-follower-reads-to-leo",
+        "fresh-hw-in-response": "spec:BrokerApplyPartitionChange",
+        "hw-ignores-min-isr": "directed:reordered-requests",
+        "hw-over-proposed-isr": "directed:lagging-follower-rejoins",
+        "no-stale-fetch-fence": "spec:ControllerShutdownBroker",
+    }
+    for name in KRAFT_KILLS:
+        own = [
+            s for s in by[name]["separating"] if s.startswith(f"separating:{by[name]['variant']}:")
+        ]
+        assert own, by[name]

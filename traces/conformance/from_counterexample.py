@@ -185,7 +185,7 @@ def normalize(path: Path, rp: Replayer, max_rounds: int = 64) -> Path:
     zkVersion bookkeeping, ``_essence``; re-run with the spec: the steps commute, so the result
     is the same counterexample told in another order). A step no move
     helps stays where it was (``Story.notes`` then says the schedule only approximates it).
-    ZooKeeper family only (a kraft story's controller state is another model's)."""
+    Both families."""
 
     def cost(p: Path, states: list[Any]) -> int:
         js = [rp.model.state_to_json(s) for s in states]
@@ -301,9 +301,66 @@ WAITS = {
 }
 LINKED = frozenset({"FollowerFetch", "FollowerTruncate", "FollowerResetToLogStart"})
 
+# kraft family. The reference kraft simulation (and Apache Kafka's adapter) cannot cut a link
+# (``partition`` is refused: the kraft spec has no lost fetches), so a replica the story keeps
+# apart is *held*: paused from the start, until the story's first step of its own (``actor``),
+# when it is resumed. A pause holds the replica's messages instead of losing them, so the hold
+# begins with HOLD_SETTLE_MS of running: the long-poll fetch it had parked at the leader is
+# answered empty meanwhile (replica.fetch.wait.max.ms, 50 ms in impl/sim), and no record the
+# story keeps from it is on its way to it. The story's session timeout is long enough that a
+# hold never expires the held broker's session (it would be fenced: another story).
+KRAFT_SESSION_MS = 2_000
+HOLD_MS = 1_500  # a held replica resumes by itself after this (the story resumes it earlier)
+HOLD_SETTLE_MS = 80
+KRAFT_WAITS = {"LeaderSendAlterPartition": LAG_MS}  # an ISR shrink waits for the lag time
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The timescale a kraft story is told at: the implementation's session timeout (asked
+    for in ``start``), how long a hold lasts at most, the run that lets a held replica's
+    parked fetch be answered, the wait for an ISR shrink (past replica.lag.time.max.ms) and
+    the run a step of the implementation's own gets. ``REFERENCE``: impl/sim's sim_config
+    (lag 400 ms, fetch wait 50 ms); ``KAFKA``: the Apache Kafka adapter's cluster
+    (traces/conformance/apache_kafka/cluster.py Settings: lag 4 s, a session the start's
+    ``session_timeout_ms`` may lengthen, replica.fetch.wait.max.ms 500 ms, elections and
+    metadata propagation in hundreds of ms, a produce waiting up to 6 s for its answer)."""
+
+    session_ms: int = KRAFT_SESSION_MS
+    hold_ms: int = HOLD_MS
+    hold_settle_ms: int = HOLD_SETTLE_MS
+    lag_ms: int = LAG_MS
+    step_ms: int = 0  # 0: step_ops' own runs as they are
+
+
+REFERENCE = Timing()
+# (Kafka's produce command waits up to its 6 s delivery timeout for an answer: a hold spans it)
+KAFKA = Timing(session_ms=24_000, hold_ms=20_000, hold_settle_ms=1_200, lag_ms=6_000, step_ms=1_500)
+KRAFT_LEADER = 0  # the spec's initial leader, the adapter's preferred replica of partition 0
+
+
+def actor(name: str, args: dict[str, Any]) -> int | None:
+    """The replica that takes a kraft step (None: the controller's, or the environment's
+    without a replica), the one a hold must release before the step: BrokerX(replica),
+    FollowerX(follower), LeaderX(leader), ProducerSend(leader), ConsumerFetch(replica),
+    ConsumerResetOffset(leader)."""
+    key = None
+    if name.startswith("Broker") or name == "ConsumerFetch":
+        key = "replica"
+    elif name.startswith("Follower"):
+        key = "follower"
+    elif name.startswith("Leader") or name in ("ProducerSend", "ConsumerResetOffset"):
+        key = "leader"
+    v = args.get(key) if key else None
+    return int(v) if isinstance(v, int) else None
+
 
 def schedule(
-    path: Path, config: dict[str, Any], claimed: str, story: Story | None = None
+    path: Path,
+    config: dict[str, Any],
+    claimed: str,
+    story: Story | None = None,
+    timing: Timing = REFERENCE,
 ) -> Scenario:
     """The adapter schedule of a spec path (each step by ``scenarios.step_ops``, the one
     mapping). ZooKeeper family: the spec's controller is no replica, so the story runs on one
@@ -312,9 +369,10 @@ def schedule(
     story's steps between those two replicas (a fetch, a truncation) and cut again before the
     next environment step, so the implementation does not replicate what the story keeps
     apart; the implementation's own
-    steps are bounded runs (``WAITS``, ``STEP_MS``). kraft: one broker per replica and the
-    steps as they are (the reference kraft adapter has no partitions). ``story``: gets a note
-    per step."""
+    steps are bounded runs (``WAITS``, ``STEP_MS``). kraft: one broker per replica, each
+    replica but the initial leader held (paused, ``HOLD_MS``) until its first step of its own
+    (``actor``), since the kraft adapters cannot cut a link; an ISR shrink waits for the lag
+    time (``KRAFT_WAITS``), at ``timing``'s scale. ``story``: gets a note per step."""
     lose = bool(config.get("lose_unflushed"))
     n = int(config.get("replicas", 3))
     zk = family(claimed) == "zookeeper"
@@ -327,9 +385,19 @@ def schedule(
     def cut() -> Scenario:
         return [{"op": "partition", "a": a, "b": b} for a, b in pairs if (a, b) not in opened]
 
+    held: set[int] = set()
     if zk:
         start.update({"brokers": n + 1, "session_timeout_ms": SESSION_MS})
         ops += [{"op": "controller_failover", "broker": ctl}, {"op": "run", "ms": 50}, *cut()]
+    else:
+        # every replica but the initial leader (which hosts the reference's controller) is held
+        # until its first step: it neither fetches nor answers what the story keeps from it
+        start["session_timeout_ms"] = timing.session_ms
+        held = {r for r in range(n) if r != KRAFT_LEADER}
+        if held:
+            ops += [{"op": "pause", "broker": r, "ms": timing.hold_ms} for r in sorted(held)]
+            ops.append({"op": "run", "ms": timing.hold_settle_ms})
+    down: set[int] = set()  # kraft: replicas the story crashed (a fence of one is its session)
     for k, (name, args) in enumerate(path, start=1):
         where = f"step {k} ({name})"
         try:
@@ -339,6 +407,31 @@ def schedule(
             raise StoryError(f"{where}: no adapter command: {why}") from None
         own = all(c["op"] == "run" for c in cmds)
         how = ""
+        if not zk:
+            ms = timing.lag_ms if name in KRAFT_WAITS else timing.step_ms
+            if ms:
+                cmds = [{**c, "ms": ms} if c["op"] == "run" else c for c in cmds]
+            if name == "BrokerCrash":
+                down.add(int(args["replica"]))
+            elif name == "BrokerRestart":
+                down.discard(int(args["replica"]))
+            elif name == "ControllerFenceBroker" and int(args["replica"]) not in down:
+                # a running broker's heartbeats stop (KIP-841): a pause past its session, and
+                # the controller's fence after it (spec/actions/controller.py)
+                r = int(args["replica"])
+                held.discard(r)
+                cmds = [
+                    {"op": "pause", "broker": r, "ms": timing.session_ms + timing.hold_ms},
+                    {"op": "run", "ms": timing.session_ms + timing.lag_ms},
+                ]
+                own, how = False, ""
+            who = actor(name, args)
+            if who in held:
+                held.discard(who)
+                cmds = [{"op": "resume", "broker": who}, *cmds]
+                how = f"resumes the held broker {who}, " + ", ".join(
+                    f"run {c['ms']} ms" for c in cmds if c["op"] == "run"
+                )
         if zk:
             link = None
             if name in LINKED and "follower" in args and "leader" in args:
@@ -372,6 +465,8 @@ def schedule(
         else:
             story.caused += 1
             story.notes.append(f"{k}. {name}({shown}): " + ", ".join(c["op"] for c in cmds))
+    # a replica held to the end is resumed before the settling (it would resume by itself)
+    ops += [{"op": "resume", "broker": r} for r in sorted(held)]
     return ops + settle(n + 1 if zk else n)
 
 
@@ -396,15 +491,15 @@ def to_story(trace: cxfile.CounterexampleTrace, claimed: str) -> Story:
         path.append((str(name), dict(step.get("args") or {})))
     prop = str(head.get("property") or "?")
     story = Story(proto, prop, len(trace.steps), [])
-    if family(claimed) == "zookeeper":
-        rp = Replayer(cfg, trace.initial, prop)
-        new = normalize(path, rp)
-        story.reordered = new != path
-        path = new
-        states = rp.run(path)
-        if states is not None:
-            js = [rp.model.state_to_json(s) for s in states]
-            story.approximate = [k + 1 for k, (n, a) in enumerate(path) if _awkward(n, js[k], a)]
+    # both families (a kraft state has the same coordination and in-flight keys)
+    rp = Replayer(cfg, trace.initial, prop)
+    new = normalize(path, rp)
+    story.reordered = new != path
+    path = new
+    states = rp.run(path)
+    if states is not None:
+        js = [rp.model.state_to_json(s) for s in states]
+        story.approximate = [k + 1 for k, (n, a) in enumerate(path) if _awkward(n, js[k], a)]
     story.scenario = schedule(path, cfg, claimed, story)
     return story
 

@@ -577,8 +577,15 @@ def mutation_score(
     random_examples: int = 10,
     seed: int = 0,
     protocol: str | None = None,
-) -> list[tuple[str, str, int, str]]:
-    """[(mutant, verdict 'killed'/'survived', scenarios run, reason)]."""
+) -> list[tuple[str, str, int, str, list[str]]]:
+    """[(mutant, verdict 'killed'/'survived', scenarios run, reason, separating)]: the kit at
+    its defaults stops at a mutant's first failing scenario (usually a spec path, which comes
+    first); ``separating`` lists, besides, every separating scenario of ``protocol``
+    (traces/conformance/separating.py) that rejects the mutant, so that the report names the
+    story of the weaker version whose bug the mutant brings back (issue 27)."""
+    from .separating import separating_scenarios
+
+    seps = separating_scenarios(protocol or DEFAULT_PROTOCOL)
     out = []
     for mu in mutants:
         ad = adapter_factory(mu)
@@ -592,13 +599,18 @@ def mutation_score(
                 shrink=False,
                 **extra,
             )
+            killers = []
+            for name, sc in seps.items():
+                v, _out = run_scenario_full(ad, sc, name, seed, protocol or DEFAULT_PROTOCOL)
+                if v.verdict in FAILED:
+                    killers.append(name)
         finally:
             ad.close()
         if rep.rejected:
             name, _sc, v = rep.rejected[0]
-            out.append((mu, "killed", len(rep.results), f"{name}: {v.reason}"))
+            out.append((mu, "killed", len(rep.results), f"{name}: {v.reason}", killers))
         else:
-            out.append((mu, "survived", len(rep.results), ""))
+            out.append((mu, "survived", len(rep.results), "", killers))
     return out
 
 

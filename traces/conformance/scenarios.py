@@ -114,6 +114,8 @@ def step_ops(name: str, args: dict[str, Any], *, lose_unflushed: bool = False) -
     if name == "BrokerRestart":
         return [{"op": "restart", "broker": args["replica"]}]
     if name == "ConsumerFetch":
+        if "replica" in args:  # kraft's ConsumerFetch(replica): KIP-392, a follower may serve
+            return [{"op": "consume", "broker": args["replica"]}]
         return [{"op": "consume"}]
     if name == "ControllerMoveLeader":  # preferred/operator election (R9)
         return [{"op": "elect_leader", "broker": args["leader"]}, {"op": "run", "ms": 60}]

@@ -56,14 +56,19 @@ def on_produce(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> li
 
 def on_consume(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
     """ConsumerFetch changes only the spec's history (what consumers saw); its condition is
-    checked here directly: a live replica presuming to lead returns offsets below its HW (R5)."""
+    checked here directly: a live replica presuming to lead returns offsets below its HW (R5).
+    kraft (KIP-392, ``follower_reads``): an event naming ``replica`` instead of ``leader`` is a
+    follower's read, below that follower's own HW (the spec's ConsumerFetch(replica); the
+    consumer's position and epoch, which only its next reads depend on, are not replayed)."""
     s = c[0]
     i = node_rep(v, ev)
     r = s.replicas[i]
     a = ev["args"]
     o = int(a.get("offset", 0))
     recs = a.get("records", [])
-    if not (r.alive and r.leader == i):
+    proto = v.ctx.protocol
+    follower_read = "replica" in a and getattr(proto, "follower_reads", False)
+    if not r.alive or (r.leader != i and not follower_read):
         mism.append("ConsumerFetch: the replica does not presume to lead")
         return []
     if o + len(recs) > r.hw:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from isr.spec.actions.controller import _leader_lost
+from isr.spec.actions.controller import leader_lost
 from isr.spec.state import Request, State
 
 from ..candidates import Cand
@@ -88,7 +88,7 @@ def _offline(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
     brokers do not apply an offline state (nothing to follow, as Kafka's makeFollowers)."""
     s = c[0]
     co = (ev.get("state") or {}).get("coord")
-    if not _leader_lost(s):
+    if not leader_lost(s):
         mism.append("ControllerElectLeader(-1): the spec's recorded leader is not lost")
         return []
     if v.steps(s, "ControllerElectLeader"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .core.truncation import STRATEGIES
+from .truncation import STRATEGIES
 
 PROTOCOLS = tuple(STRATEGIES)  # the versions the implementation runs (a subset of the spec's)
 # The spec's DEFAULT_PROTOCOL (impl imports no spec; tests/impl/test_strategies_match_spec.py checks)
