@@ -69,7 +69,7 @@ REPLICA_KINDS = (
 )
 # Whole-state cells.
 GLOBAL_KINDS = (
-    "coord",  # Coord, Faults.ctrl_epoch, failovers, expiries, lead_renewed
+    "coord",  # Coord, Faults.ctrl_epoch, failovers, expiries, lead_renewed; Kraft fields 11 on
     "next",  # History.next_record
     "acked",  # History.acked, acked1, refused; Faults.lost_replies, retries
     "shown",  # History.shown
@@ -263,6 +263,11 @@ def _kraft_changed(C: Cells, a: Any, b: Any) -> int:
         m |= C.glob["consumer"]
     m |= _per(C, "cache", a.epoch_cache, b.epoch_cache)
     m |= _per(C, "ckpt", a.epoch_ckpt, b.epoch_ckpt)
+    if a[11:] != b[11:]:
+        # the controller's later kraft fields (a deposed controller's view, KIP-704's recovery
+        # state, an operator's min.insync.replicas and its count): partition-level controller
+        # state, the coord cell. A field added after them lands here too: never unseen.
+        m |= C.glob["coord"]
     return m
 
 
