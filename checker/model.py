@@ -32,6 +32,12 @@ The design follows stateright's `Model` trait and TLC's separation of spec, stat
   commute with the model's successors up to itself and with ``permute``; the replay then matches
   concrete steps up to it, and the counterexamples stay concrete paths. A model with one names
   it in ``reduction`` (a string; part of a checkpoint's identity).
+* Optional: ``full_successors(state)`` — for a model whose ``successors`` is a reduction that
+  keeps only some successors of a state (e.g. the ISR spec's partial-order reduction): all of
+  them. It is then these that must commute with ``permute`` (and ``forget``): a reduction
+  chosen on each state need not keep the same steps in two members of an orbit. The
+  counterexample replay matches a concrete state's step against them, so the path stays a
+  concrete behaviour; the representatives are still walked with ``successors``, as searched.
 * Optional: ``symmetric`` — False for a model whose ``canonicalize`` is the identity whatever
   the engine asks (results then say symmetry off).
 * Optional: ``to_wire(state)`` and ``from_wire(wire)`` — the state as nested plain tuples (no

@@ -103,6 +103,9 @@ def replay_chain(model: Model, canon: Canon, chain: Sequence[int]) -> ReplayedPa
 
 def _replay_with_permutations(model: Model, cwp, permute, chain: Sequence[int]) -> ReplayedPath:
     successors = model.successors
+    # the concrete state's steps: all of them when the model reduces its successors
+    # (checker.model: the optional ``full_successors``)
+    concrete_successors = getattr(model, "full_successors", None) or successors
     for s in model.init_states():
         c, perm = cwp(s)
         if fingerprint(c) == chain[0]:
@@ -124,11 +127,14 @@ def _replay_with_permutations(model: Model, cwp, permute, chain: Sequence[int]) 
                 "(a fingerprint collision, or successors that are not a function of the state)"
             )
         if forget is None:
-            step_taken = next(((a, u) for a, u in successors(s) if permute(u, perm) == t), None)
+            step_taken = next(
+                ((a, u) for a, u in concrete_successors(s) if permute(u, perm) == t), None
+            )
         else:
             ft = forget(t)
             step_taken = next(
-                ((a, u) for a, u in successors(s) if forget(permute(u, perm)) == ft), None
+                ((a, u) for a, u in concrete_successors(s) if forget(permute(u, perm)) == ft),
+                None,
             )
         if step_taken is None:
             raise ReplayError(
@@ -226,6 +232,7 @@ def extend_with_transition(
         path = ReplayedPath(path)
     s = path[-1][1]
     successors = model.successors
+    concrete_successors = getattr(model, "full_successors", None) or successors
     c = path.last_canonical
     permute = getattr(model, "permute", None)
     if c is not None and permute is not None:
@@ -233,7 +240,7 @@ def extend_with_transition(
         for a, t in successors(c):
             if check(c, a, t):
                 continue
-            for action, u in successors(s):
+            for action, u in concrete_successors(s):
                 if not check(s, action, u) and permute(u, perm) == t:
                     return path.extended(action, u)
     for action, u in successors(s):

@@ -78,12 +78,15 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--reduction",
-        choices=["dead-state"],
+        choices=["dead-state", "por", "dead-state,por"],
         default=None,
         help="merge states no step can tell apart: dead-state forgets, once the crash budget "
         "is spent, what only a crash reads (the HW checkpoint, the flushed prefix, the "
         "leader-epoch checkpoint of live replicas). Same verdicts and counterexample lengths; "
-        "fewer states; fewer states generated and terminal states counted differently "
+        "fewer states; fewer states generated and terminal states counted differently. "
+        "por: a partial-order reduction (stubborn sets from the actions' declared footprints, "
+        "spec/por.py): the same verdicts for the properties checked, counterexamples that are "
+        "real behaviours but not always shortest, no liveness. dead-state,por: both "
         "(docs/reduction.md)",
     )
     p.add_argument(
@@ -167,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
     model = model_from_args(args)
     if args.workers is None:
         args.workers = default_workers(model, family)
+    if getattr(model, "por", None) is not None:
+        por_properties(model, args.properties)
     unknown, known = engines.unknown_properties(model, args.properties)
     if unknown:
         raise UsageError(
@@ -248,6 +253,9 @@ def run(args: argparse.Namespace) -> int:
         growth.write(args.html_report, res, header_line(model.config, model.protocol))
     if args.format == "json":
         out = res.to_json()
+        if getattr(model, "por", None) is not None:
+            out["reduction"] = model.reduction
+            out["counterexamples_shortest"] = False
         out["protocol"] = model.config.protocol
         out.update(protocol_source(model.protocol))
         json.dump(out, sys.stdout, indent=2)
@@ -257,10 +265,33 @@ def run(args: argparse.Namespace) -> int:
         if kept and not res.complete:
             res.extra.setdefault("checkpoint_dir", kept)
         print(render_result(res, header_line(model.config, model.protocol)))
+        if getattr(model, "por", None) is not None:
+            print(f"note: {POR_NOTE}")
         why = unreachable_by_bounds(res, model.config)
         if why:
             print(f"note: {why}")
     return res.exit_code()
+
+
+POR_NOTE = (
+    "partial-order reduction (--reduction por): the counts are of the reduced graph; every "
+    "counterexample is a real behaviour of the spec (isr replay confirms it) but not "
+    "necessarily a shortest one; liveness is not checked (docs/reduction.md)"
+)
+
+
+def por_properties(model, names: list[str] | None) -> None:
+    """Under --reduction por: refuse a liveness property (exit 2, one line), and tell the
+    reduction which properties are checked (fewer properties, fewer visible steps)."""
+    live = [n for n in names or () if n in model.liveness_names]
+    if live:
+        raise UsageError(
+            f"{live[0]} is a liveness (eventually) property: the partial-order reduction "
+            "keeps safety verdicts only; check it without --reduction por (isr liveness)"
+        )
+    known = {p.name for p in model.properties}
+    if names is not None and all(n in known for n in names):
+        model.por_properties(list(names))
 
 
 def unreachable_by_bounds(res, config) -> str:

@@ -91,9 +91,11 @@ class IsrSpec:
         # the dead-state reduction: the canonical form forgets what no step reads any more
         self.reduction = reduction
         self.forget = None
-        if reduction is not None:
-            if reduction != "dead-state":
-                raise ValueError(f"unknown reduction {reduction!r}; the reductions: dead-state")
+        parts = parse_reduction(reduction)
+        self.por = None
+        if "por" in parts:
+            self._setup_por("dead-state" in parts)
+        if "dead-state" in parts:
             reason = dead_state_refusal(self.ctx.protocol)
             if reason:
                 raise ValueError(reason)
@@ -104,6 +106,39 @@ class IsrSpec:
             self.canonicalize = self._forget_then_canonicalize  # type: ignore[method-assign]
             self.canonicalize_with_permutation = self._forget_then_permutation  # type: ignore[method-assign]
             self.name += "+dead-state"
+        if self.por is not None:
+            self.name += "+por"
+
+    # --- the partial-order reduction (spec/por.py, docs/reduction.md) --------------------------
+    def _setup_por(self, dead_state: bool) -> None:
+        """Successors of a stubborn set where one is safe (spec.por.Por). Liveness is not
+        checked under it: the model keeps no `eventually` property and no fairness."""
+        from .por import Por
+
+        self.liveness_names = [p.name for p in self.properties if p.kind == "eventually"]
+        self.properties = [p for p in self.properties if p.kind != "eventually"]
+        self.fairness = []
+        self.por = Por(self, dead_state=dead_state)
+        self._full_successors = self.successors
+        # checker.model's optional ``full_successors``: the counterexample replay matches a
+        # concrete state's step against every successor (the stubborn set chosen on the
+        # representative need not be the one a renamed or unforgotten state would get)
+        self.full_successors = self._full_successors
+        self.successors = self._por_successors  # type: ignore[method-assign]
+        self.reduction = "dead-state,por" if self.reduction != "por" else "por"
+
+    def _por_successors(self, state: State) -> list[tuple]:
+        return self.por.reduce(state, self._full_successors(state))  # type: ignore[union-attr]
+
+    def por_properties(self, names: list[str] | None) -> None:
+        """The reduction keeps the verdicts of the properties it is told are checked (all of
+        the model's when None): fewer properties, fewer visible steps, more reduction. Part of
+        the model's identity (a checkpoint's), as the graph depends on it."""
+        if self.por is None:
+            return
+        self.por.set_properties(self, names)
+        base = self.reduction.split("[")[0]  # type: ignore[union-attr]
+        self.reduction = base if names is None else f"{base}[{','.join(sorted(names))}]"
 
     # --- the model protocol -------------------------------------------------------------------
     # states as plain tuples between processes (checker.model; spec.state.to_wire)
@@ -785,6 +820,26 @@ def state_from_json(d: dict[str, Any]) -> State:
 
 
 _tuple_new = tuple.__new__
+
+
+REDUCTIONS = ("dead-state", "por")
+
+
+def parse_reduction(reduction: str | None) -> set[str]:
+    """The reductions a ``reduction`` string names: None, one name, or names joined by commas
+    (``"dead-state,por"``); ValueError for an unknown or repeated name."""
+    if reduction is None:
+        return set()
+    parts = [p.strip() for p in reduction.split(",")]
+    for p in parts:
+        if p not in REDUCTIONS:
+            raise ValueError(
+                f"unknown reduction {p!r}; the reductions: {', '.join(REDUCTIONS)} "
+                "(several joined by commas)"
+            )
+    if len(set(parts)) != len(parts):
+        raise ValueError(f"reduction {reduction!r} names one twice")
+    return set(parts)
 
 
 def dead_state_refusal(protocol: ProtocolVersion) -> str:
