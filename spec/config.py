@@ -149,7 +149,7 @@ class Config:
             )
         if self.min_isr_changes < 0:
             raise ConfigError(f"{{min_isr_changes}} must be >= 0, got {self.min_isr_changes}")
-        if self.min_isr_changes and not PROTOCOLS[self.protocol].split_fetch:
+        if self.min_isr_changes and not (version or PROTOCOLS[self.protocol]).split_fetch:
             raise ConfigError(
                 f"{{min_isr_changes}} needs a kraft protocol (KAFKA-16540 is the KRaft"
                 f" controller's), got {self.protocol}"
