@@ -254,3 +254,25 @@ def test_a_checkpoint_refuses_a_protocol_file_changed_since(tmp_path, capsys):
     mine.write_text(MY_KIP.read_text())
     assert main([*small, "--resume", ck]) == 0
     assert json.loads(capsys.readouterr().out)["distinct_states"] == 3_432
+
+
+def test_a_checkpoint_refuses_a_spec_changed_since(tmp_path, capsys, monkeypatch):
+    """A checkpoint records the spec's own source digest beside the version (cli.models
+    .spec_digest): a resume after the spec changed is refused (exit 2), since the levels saved
+    and the levels to come would be of two state spaces; with the same spec it completes."""
+    from isr.cli import models
+    from isr.cli.main import main
+
+    ck = str(tmp_path / "ck")
+    small = ["check", "--protocol", "kip-101", "--replicas", "2", "--records", "1"]
+    small += ["--epochs", "2", "--crashes", "1", "--quiet", "--format", "json"]
+    assert main([*small, "--max-states", "300", "--checkpoint", ck]) == 3
+    capsys.readouterr()
+    real = models.spec_digest()
+    monkeypatch.setattr(models, "spec_digest", lambda: "0" * 16)
+    assert main([*small, "--resume", ck]) == 2
+    err = capsys.readouterr().err
+    assert "made for another check" in err and "model_version" in err
+    monkeypatch.setattr(models, "spec_digest", lambda: real)
+    assert main([*small, "--resume", ck]) == 0
+    assert json.loads(capsys.readouterr().out)["distinct_states"] == 3_432
