@@ -284,7 +284,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         type=MODEL_COUNT,
         default=DEFAULTS.controller_failovers,
         metavar="N",
-        help="controller failovers per behaviour; the deposed one's requests linger (R9, R18)",
+        help="controller failovers per behaviour (R9, R18): ZooKeeper era, the deposed "
+        "controller's requests linger; kraft, AlterPartition answers lost in a failover",
     )
     f.add_argument(
         "--session-expiries",
