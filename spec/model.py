@@ -698,9 +698,9 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         _caches_from_json(d.get("epoch_cache"), n),
         _caches_from_json(d.get("epoch_checkpoint"), n),
         _deposed_from_json(d.get("deposed_controller")),
-        1 if d.get("leader_recovery") == "RECOVERING" else 0,
-        d.get("min_isr", 0),
-        d.get("min_isr_changes", 0),
+        1 if d.get("leader_recovery", JSON_ABSENT["leader_recovery"]) == "RECOVERING" else 0,
+        d.get("min_isr", JSON_ABSENT["min_isr"]),
+        d.get("min_isr_changes", JSON_ABSENT["min_isr_changes"]),
     )
 
 

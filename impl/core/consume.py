@@ -33,26 +33,36 @@ class ConsumeRole:
             )
             out.append(m.Send(src, resp))
             return out
-        entries = p.log.read(req.offset, req.max_records, limit=p.log.hw)
+        return self._serve_read(out, src, req, p, now, "leader", p.log.hw, p.log.hw)
+
+    def _serve_read(
+        self,
+        out: Effects,
+        src: int | str,
+        req: m.ConsumeRequest,
+        p: Partition,
+        now: int,
+        role: str,
+        limit: int,
+        end: int,
+    ) -> Effects:
+        """Read from ``req.offset`` below ``limit``, trace the records served (ConsumerFetch with
+        ``role``: this broker as leader or as replica) and answer; a position past ``end`` is
+        OFFSET_OUT_OF_RANGE."""
+        entries = p.log.read(req.offset, req.max_records, limit=limit)
         if entries:
             self._trace(
                 out,
                 "ConsumerFetch",
-                {"leader": self.id, "offset": req.offset, "records": [e[1] for e in entries]},
+                {role: self.id, "offset": req.offset, "records": [e[1] for e in entries]},
                 now,
                 p,
             )
-        err = m.OFFSET_OUT_OF_RANGE if req.offset > p.log.hw else m.NONE
+        err = m.OFFSET_OUT_OF_RANGE if req.offset > end else m.NONE
         resp = m.ConsumeResponse(
-            self.id,
-            req.correlation_id,
-            req.topic,
-            req.partition,
-            err,
-            p.log.hw,
-            req.offset,
+            self.id, req.correlation_id, req.topic, req.partition, err, p.log.hw, req.offset,
             entries,
-        )
+        )  # fmt: skip
         out.append(m.Send(src, resp))
         return out
 
@@ -64,23 +74,9 @@ class ConsumeRole:
     def _on_consume_follower(
         self, out: Effects, src: int | str, req: m.ConsumeRequest, p: Partition, now: int
     ) -> Effects:
-        limit = self._follower_read_limit(p)
-        entries = p.log.read(req.offset, req.max_records, limit=limit)
-        if entries:
-            self._trace(
-                out,
-                "ConsumerFetch",
-                {"replica": self.id, "offset": req.offset, "records": [e[1] for e in entries]},
-                now,
-                p,
-            )
-        err = m.OFFSET_OUT_OF_RANGE if req.offset > p.log.leo else m.NONE
-        resp = m.ConsumeResponse(
-            self.id, req.correlation_id, req.topic, req.partition, err, p.log.hw, req.offset,
-            entries,
-        )  # fmt: skip
-        out.append(m.Send(src, resp))
-        return out
+        return self._serve_read(
+            out, src, req, p, now, "replica", self._follower_read_limit(p), p.log.leo
+        )
 
     def _follower_read_limit(self, p: Partition) -> int:
         """The offset a follower serves the consumer below: its HW (R5). A mutation point
