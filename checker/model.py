@@ -55,8 +55,12 @@ relies on this and checks it.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 State = tuple
@@ -135,15 +139,37 @@ class Model(Protocol):
 
 def model_identity(model: Model) -> dict[str, Any]:
     """What a checkpoint records of the model, to refuse resuming it under another: its name,
-    and its ``version`` when it has one (an optional attribute: e.g. the hash of a user's
-    protocol file, whose name alone does not change when the file does)."""
+    its ``version`` when it has one (an optional attribute: e.g. the hash of a user's protocol
+    file, whose name alone does not change when the file does), and a digest of the source of
+    the package that defines the model's class (:func:`source_digest`): a checkpoint written
+    before the model's code changed is refused instead of continuing one state space's levels
+    with another's (the same whether the run was started from the API or the command line)."""
     version = getattr(model, "version", None)
     reduction = getattr(model, "reduction", None)
     return {
         "model": model.name,
+        "model_code": source_digest(type(model).__module__),
         **({"model_version": version} if version else {}),
         **({"reduction": reduction} if reduction else {}),
     }
+
+
+@functools.cache
+def source_digest(module: str) -> str:
+    """SHA-256 (16 hex digits) of every ``.py`` file, by relative path, of the top package
+    under the root package that defines ``module`` (``isr.spec.model`` -> all of isr/spec)."""
+    parts = module.split(".")
+    pkg = importlib.import_module(".".join(parts[:2]) if len(parts) > 2 else parts[0])
+    where = getattr(pkg, "__file__", None)
+    if not where:  # a model defined where there is no source file (an interactive session)
+        return ""
+    path = Path(where).resolve()
+    root = path.parent
+    files = sorted(root.rglob("*.py")) if hasattr(pkg, "__path__") else [path]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 @dataclass

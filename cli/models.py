@@ -5,11 +5,9 @@ exhaustive run can finish (``refuse_hopeless``)."""
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import fields
-from pathlib import Path
 
 from isr.spec import PROTOCOL_NAMES, Config, ConfigError, IsrSpec
 from isr.spec.config import ACKS
@@ -348,29 +346,6 @@ def model_from_args(args: argparse.Namespace, exhaustive: bool = True) -> IsrSpe
     if reduction is not None and getattr(args, "symmetry", True) is False:
         raise UsageError("--reduction works through the canonical form: drop --no-symmetry")
     try:
-        model = IsrSpec(cfg, version, reduction=reduction)
+        return IsrSpec(cfg, version, reduction=reduction)
     except ValueError as e:  # a reduction not known to be sound for this version
         raise UsageError(str(e)) from None
-    # A checkpoint records the model's version (checker.model.model_identity): the spec's own
-    # source too, so a run resumed after the spec changed is refused instead of continuing
-    # levels of one spec with states of another (a checkpoint of kraft's 3-replica run
-    # outlived a correction of the leader's answer once; nothing else told the two apart).
-    model.version = f"spec {spec_digest()}" + (
-        f" protocol {model.version}" if model.version else ""
-    )
-    return model
-
-
-@functools.cache
-def spec_digest() -> str:
-    """The SHA-256 (16 hex digits) of the spec's Python sources (isr.spec, every ``.py`` under
-    it, by relative path), which every state and step of a model comes from."""
-    import hashlib
-
-    import isr.spec
-
-    root = Path(isr.spec.__file__).resolve().parent
-    h = hashlib.sha256()
-    for f in sorted(root.rglob("*.py")):
-        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]

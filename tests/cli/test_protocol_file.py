@@ -257,10 +257,10 @@ def test_a_checkpoint_refuses_a_protocol_file_changed_since(tmp_path, capsys):
 
 
 def test_a_checkpoint_refuses_a_spec_changed_since(tmp_path, capsys, monkeypatch):
-    """A checkpoint records the spec's own source digest beside the version (cli.models
-    .spec_digest): a resume after the spec changed is refused (exit 2), since the levels saved
+    """A checkpoint records the digest of the model's code beside the version
+    (checker.model.source_digest): a resume after the spec changed is refused (exit 2), since the levels saved
     and the levels to come would be of two state spaces; with the same spec it completes."""
-    from isr.cli import models
+    from isr.checker import model as cmodel
     from isr.cli.main import main
 
     ck = str(tmp_path / "ck")
@@ -268,11 +268,11 @@ def test_a_checkpoint_refuses_a_spec_changed_since(tmp_path, capsys, monkeypatch
     small += ["--epochs", "2", "--crashes", "1", "--quiet", "--format", "json"]
     assert main([*small, "--max-states", "300", "--checkpoint", ck]) == 3
     capsys.readouterr()
-    real = models.spec_digest()
-    monkeypatch.setattr(models, "spec_digest", lambda: "0" * 16)
+    real = cmodel.source_digest
+    monkeypatch.setattr(cmodel, "source_digest", lambda module: "0" * 16)
     assert main([*small, "--resume", ck]) == 2
     err = capsys.readouterr().err
-    assert "made for another check" in err and "model_version" in err
-    monkeypatch.setattr(models, "spec_digest", lambda: real)
+    assert "made for another check" in err and "model_code" in err
+    monkeypatch.setattr(cmodel, "source_digest", real)
     assert main([*small, "--resume", ck]) == 0
     assert json.loads(capsys.readouterr().out)["distinct_states"] == 3_432
