@@ -75,7 +75,7 @@ def config_for(row: dict[str, Any]):
 class RowRun:
     """What the checker found for one row: ``holds`` (the property at the row's bounds), the
     counterexample's ``length`` and its distinct action kinds, the reordered deliveries
-    traces/reorder.py finds in it, the distinct states explored and CPU seconds."""
+    traces/counterexample/reorder.py finds in it, the distinct states explored and CPU seconds."""
 
     row_id: str
     holds: bool | None
@@ -102,7 +102,7 @@ def run_row(row: dict[str, Any]) -> RowRun:
     beyond a test (``alternative``)."""
     from isr.checker.bfs import check_bfs
     from isr.spec import IsrSpec
-    from isr.traces.reorder import counterexample_reorders
+    from isr.traces.counterexample.reorder import counterexample_reorders
 
     t0 = time.process_time()
     if row.get("alternative"):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from isr.traces import counterexample as cxfile
-from isr.traces import itf
+from isr.traces.counterexample import itf
 
 from .errors import UsageError
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from isr.traces import counterexample as cxfile
-from isr.traces import itf
+from isr.traces.counterexample import itf
 
 from . import story
 from .errors import UsageError

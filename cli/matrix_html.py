@@ -21,7 +21,7 @@ from typing import Any
 
 from isr.spec import Config, IsrSpec
 from isr.spec.protocols import protocol_source
-from isr.traces import itf
+from isr.traces.counterexample import itf
 
 from .errors import UsageError
 

@@ -8,7 +8,7 @@ import sys
 from isr.spec import Config, ConfigError, IsrSpec
 from isr.spec.protocols import ProtocolVersion
 from isr.traces import counterexample as cxfile
-from isr.traces import itf
+from isr.traces.counterexample import itf
 from isr.traces.format import parse_document
 
 from .errors import OK, REJECTED, VIOLATION, UsageError

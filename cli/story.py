@@ -9,7 +9,7 @@ its docstring in spec/actions/; an action this module does not know (a user's pr
 add some) gets a fallback naming what it changed, and so does any step a sentence cannot read
 (a state with a variable missing, say): telling the story never fails a page.
 
-Everything here reads the JSON states of counterexample files (spec/model.py ``state_to_json``),
+Everything here reads the JSON states of counterexample files (spec/codec.py ``state_to_json``),
 so it serves the page and the text form alike (cli/explain.py renders them).
 """
 

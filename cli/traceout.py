@@ -1,8 +1,8 @@
 """`--trace-out FILE --trace-format ndjson|itf`: the counterexample writer every command shares.
 
 `isr check`, `isr simulate` and `isr liveness` write their first counterexample (or lasso) the
-same way; only the format differs: our NDJSON (traces/counterexample.py) or Apalache's ITF JSON
-(traces/itf.py), which TLA+ tools read. `isr replay` and `isr explain` take both.
+same way; only the format differs: our NDJSON (traces/counterexample/) or Apalache's ITF JSON
+(traces/counterexample/itf.py), which TLA+ tools read. `isr replay` and `isr explain` take both.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 
 from isr.checker.result import CheckResult, Counterexample
 from isr.spec.protocols import protocol_source
-from isr.traces import itf
+from isr.traces.counterexample import itf
 
 from .errors import UsageError
 

@@ -266,7 +266,7 @@ def queue_key(q: Request) -> tuple:
     is the recorded leader is sent nothing when it registers) and differ in the ISR alone, which
     a follower does not read. The key does not order them (either may come first: an order by
     their content would not survive the renaming of replicas that symmetry reduction applies,
-    spec/model.py ``permute``)."""
+    spec/symmetry.py ``permute``)."""
     return (q[2], q[4])
 
 
@@ -283,7 +283,7 @@ def deliverable(ctx: Ctx, requests: tuple[Request, ...]) -> tuple[Request, ...]:
     ReplicaManager.applyDelta: each partition's latest registration), so it may skip to a later
     state; applying a newer request first and ignoring the older one as stale (the epoch checks
     of BrokerBecome*, ``fresh`` for a partition change) is that skip. No older state is acted on
-    after a newer one (traces/reorder.py, ``coalescing``)."""
+    after a newer one (traces/counterexample/reorder.py, ``coalescing``)."""
     if len(requests) < 2 or not ctx.fifo:
         return requests
     first: dict[tuple[int, int], tuple] = {}

@@ -9,7 +9,7 @@ import pytest
 from isr.checker.bfs import check_bfs
 from isr.checker.parallel import check_parallel
 from isr.spec import Config, IsrSpec
-from isr.spec.model import state_from_json
+from isr.spec.codec import state_from_json
 from isr.spec.protocols import get_protocol
 
 MODELS = [

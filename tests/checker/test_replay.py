@@ -26,7 +26,7 @@ from isr.checker.paths import (
 )
 from isr.cli.traceout import full_states
 from isr.spec import Config, IsrSpec
-from isr.spec.model import state_from_json
+from isr.spec.codec import state_from_json
 
 # --- a toy whose canonicalize is not canonical -------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""ITF (Apalache's Informal Trace Format) and TLC `-dumpTrace json` interop (traces/itf.py)."""
+"""ITF (Apalache's Informal Trace Format) and TLC `-dumpTrace json` interop (traces/counterexample/itf.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from isr.cli.main import main
 from isr.traces import counterexample as cxfile
-from isr.traces import itf
+from isr.traces.counterexample import itf
 
 SMALL = ["--protocol", "hw-truncation", "--replicas", "2", "--records", "1", "--crashes", "2"]
 

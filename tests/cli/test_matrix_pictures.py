@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from isr.cli.main import main
-from isr.traces import itf
+from isr.traces.counterexample import itf
 
 CELLS = ["--protocols", "hw-truncation,kip-320", "--modes", "none,acks-1"]
 

@@ -171,7 +171,7 @@ def test_a_zombie_opens_the_hw_truncation_hole_without_any_crash():
 
 
 def test_session_expiry_states_round_trip_through_json():
-    from isr.spec.model import state_from_json
+    from isr.spec.codec import state_from_json
 
     m = IsrSpec(Config(protocol="kip-320", crashes=0, session_expiries=1, **SMALL))
     s = m.init_states()[0]

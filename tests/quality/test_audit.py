@@ -6,7 +6,7 @@ generated from it (bench/audit.py). This test:
 
 1. re-runs every row (bench.audit.run_row: a shortest counterexample, symmetry on): a violated
    row must be violated in exactly its stated number of steps, with exactly its stated action
-   kinds, each of which has an entry in its era's code-path table, and traces/reorder.py must
+   kinds, each of which has an entry in its era's code-path table, and traces/counterexample/reorder.py must
    find no reordered controller delivery in it (or exactly the number a row records, with a
    status that says so); a withdrawn row must hold at its bounds, or pass its stated
    alternative check;

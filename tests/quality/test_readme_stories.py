@@ -239,9 +239,9 @@ def test_the_verdict_table_is_docs_matrix():
 
 
 def _replayed_states(cx: dict) -> list[dict]:
-    """The whole states (spec.model.state_to_json) along a listed counterexample, replayed step
+    """The whole states (spec.codec.state_to_json) along a listed counterexample, replayed step
     by step against the spec (as test_the_listed_counterexample_replays)."""
-    from isr.spec.model import state_to_json
+    from isr.spec.codec import state_to_json
 
     r, rec, ep, cr = cx["bounds"]
     opts = options(cx["argv"])
@@ -289,7 +289,7 @@ def test_no_listed_counterexample_reorders_a_controllers_requests(cx):
     requests in order, one FIFO queue per broker: ControllerChannelManager). kraft: a broker
     reads the metadata log in order and may skip to a later image, never act on an older
     partition state after a newer one (find_reorders' ``coalescing``)."""
-    from isr.traces.reorder import find_reorders
+    from isr.traces.counterexample.reorder import find_reorders
 
     states = _replayed_states(cx)
     actions = [s[: s.index("(")] for s in cx["steps"]]

@@ -10,9 +10,10 @@ from __future__ import annotations
 from isr.checker.bfs import check_bfs
 from isr.checker.engines import Limits
 from isr.spec import Config, IsrSpec
-from isr.spec.model import permute, state_from_json, state_to_json
+from isr.spec.codec import state_from_json, state_to_json
 from isr.spec.protocols import KRAFT, PROTOCOLS
 from isr.spec.state import from_wire, to_wire
+from isr.spec.symmetry import permute
 
 BOUNDS = dict(replicas=2, records=1, epochs=2, crashes=0, controller_failovers=1)
 NEW = {

@@ -13,10 +13,11 @@ import pytest
 from isr.checker.bfs import check_bfs
 from isr.cli.main import main
 from isr.spec import Config, ConfigError, IsrSpec
-from isr.spec.model import permute, state_from_json, state_to_json
+from isr.spec.codec import state_from_json, state_to_json
 from isr.spec.properties import TypeOk
 from isr.spec.protocols import KRAFT
 from isr.spec.state import NO_KRAFT
+from isr.spec.symmetry import permute
 
 from .helpers import moves, run, step
 

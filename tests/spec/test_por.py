@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from isr.checker.bfs import check_bfs
 from isr.checker.model import model_identity
 from isr.spec import Config, IsrSpec
-from isr.spec.model import state_from_json
+from isr.spec.codec import state_from_json
 from isr.spec.por import FOOTPRINTS, changed
 from isr.spec.protocols import get_protocol
 

@@ -1,4 +1,4 @@
-"""The fast canonical order (spec.model.IsrSpec._order) against its plain definition: a stable
+"""The fast canonical order (spec.symmetry.ReplicaSymmetry._order) against its plain definition: a stable
 sort of the replica ids by their keys. Both must give the same order on every state, or the
 pinned state counts (which depend on the representatives chosen) would change."""
 

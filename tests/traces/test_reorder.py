@@ -1,9 +1,9 @@
-"""traces/reorder.py on hand-made paths: what counts as a reordered delivery, with and without
+"""traces/counterexample/reorder.py on hand-made paths: what counts as a reordered delivery, with and without
 KRaft's coalescing (a broker may skip to a later metadata image, never act on an older one)."""
 
 from __future__ import annotations
 
-from isr.traces.reorder import find_reorders
+from isr.traces.counterexample.reorder import find_reorders
 
 
 def _req(epoch: int, leader: int) -> dict:

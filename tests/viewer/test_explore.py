@@ -23,7 +23,7 @@ from isr.cli.explore import make_server, session_from_args
 from isr.cli.explore_query import QueryError, parse
 from isr.cli.explore_session import ExploreError, ExploreSession, diff, flatten
 from isr.cli.main import build_parser, main
-from isr.traces import itf
+from isr.traces.counterexample import itf
 
 SMALL = ["--protocol", "hw-truncation", "--replicas", "2", "--records", "1"]
 SMALL += ["--epochs", "2", "--crashes", "0"]

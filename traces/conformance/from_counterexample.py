@@ -1,7 +1,7 @@
 """A counterexample of the spec as a conformance scenario (issue 27, item 1).
 
 `isr conform --from-counterexample FILE` reads a counterexample written by `isr check
---trace-out FILE` (NDJSON, traces/counterexample.py, or ITF, traces/itf.py) and turns its story
+--trace-out FILE` (NDJSON, traces/counterexample/, or ITF, traces/counterexample/itf.py) and turns its story
 into an adapter schedule (traces/ADAPTER.md), so that an implementation is asked to perform the
 run the spec says a weaker version fails on:
 
@@ -36,7 +36,7 @@ from typing import Any
 from isr.spec.protocols import PROTOCOLS, ProtocolVersion
 
 from .. import counterexample as cxfile
-from .. import itf
+from ..counterexample import itf
 from .scenarios import NoAdapterCommand, Scenario, settle, step_ops
 
 OWN_STEP_MS = 60  # the `run` a step of the implementation's own becomes (step_ops' default)

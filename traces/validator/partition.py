@@ -59,7 +59,7 @@ class PartitionValidator:
         # controllers would share one spec queue. So the validator lets a broker take any
         # request in flight, as before R8 was rewritten (a request it passes over is a hidden
         # loss, or a stale one it ignores later); the order is checked by the model checker's
-        # spec and by traces/reorder.py, not by trace validation.
+        # spec and by traces/counterexample/reorder.py, not by trace validation.
         self.ctx = dataclasses.replace(spec.ctx, fifo=False)
         self.n = spec.ctx.n
         self.kind = spec.kind_of

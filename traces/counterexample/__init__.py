@@ -16,11 +16,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from . import format as tformat
+from .. import format as tformat
 
 FORMAT = "isr-counterexample"
 VERSION = 1
-SCHEMA_PATH = Path(__file__).parent / "schema" / "counterexample.schema.json"
+SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "counterexample.schema.json"
 
 
 class TraceFileError(ValueError):
@@ -118,7 +118,7 @@ def _check_config(cfg: dict[str, Any], where: str, version: Any = None) -> int:
 def _check_replicas(state: dict[str, Any], n: int, where: str) -> None:
     """Every per-replica map of a state (each keyed r0..r{R-1}, spec.model's one list; required
     or optional) names exactly the config's replicas."""
-    from isr.spec.model import KRAFT_PER_REPLICA_KEYS, PER_REPLICA_KEYS
+    from isr.spec.codec import KRAFT_PER_REPLICA_KEYS, PER_REPLICA_KEYS
 
     want = {f"r{i}" for i in range(n)}
     for key in PER_REPLICA_KEYS + KRAFT_PER_REPLICA_KEYS:

@@ -73,7 +73,7 @@ def find_reorders(
     states: list[dict[str, Any]], actions: list[str], coalescing: bool = False
 ) -> list[Reorder]:
     """Every overtaking delivery along a path: ``states`` are the whole states in the form of
-    spec.model.state_to_json (the first one before any step), ``actions`` the action name of each
+    spec.codec.state_to_json (the first one before any step), ``actions`` the action name of each
     step (``len(states) == len(actions) + 1``). Empty when every broker received each
     controller's requests in the order sent.
 

@@ -3,7 +3,7 @@
 TLA+ users exchange traces as ITF JSON; this module writes the same data as the NDJSON
 counterexample file (:mod:`traces.counterexample`) in that form and reads it back, so that
 `isr replay` and `isr explain` take either. It also imports TLC's `-dumpTrace json` of a TLA+
-spec that uses our variable names. The mapping is written down in traces/ITF.md.
+spec that uses our variable names. The mapping is written down in traces/counterexample/ITF.md.
 
 An ITF document:
   {"#meta": {"format": "ITF", ..., "isr": <our header>}, "vars": [...], "loop": i (lassos),
@@ -24,32 +24,16 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from isr.spec.model import JSON_ABSENT, PER_REPLICA_KEYS
+from isr.spec.codec import JSON_ABSENT, PER_REPLICA_KEYS, SET_PATHS, TUPLE_PATHS
 
-from . import counterexample as cxfile
-from . import format as tformat
-from .counterexample import CounterexampleTrace, TraceFileError
+from .. import counterexample as cxfile
+from .. import format as tformat
+from . import CounterexampleTrace, TraceFileError
 
 FORMATS = ("ndjson", "itf")
 ITF_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 SAFE_INT = 2**53
 
-# Where the ISR spec's JSON holds sets and tuples (everything else that is a list is a
-# sequence). "*" is any key of a per-replica record, "[]" any element of a sequence.
-SET_PATHS = {
-    ("isr_view", "*"),
-    ("coordination", "isr"),
-    ("leader_and_isr_in_flight", "[]", "isr"),
-    ("unclean_shutdown",),
-    ("elr",),
-    ("session_expired",),
-}
-TUPLE_PATHS = {
-    ("log", "*", "[]"),
-    ("acked_all", "[]"),
-    ("acked_1", "[]"),
-    ("shown_to_consumers", "[]"),
-}
 # Variables that are functions of the replica id (records keyed r0, r1, ... in our JSON).
 PER_REPLICA = frozenset(PER_REPLICA_KEYS)
 
@@ -157,7 +141,7 @@ ABSENT = {"#unserializable": "absent"}
 
 def _value(st: dict[str, Any], name: str) -> Any:
     """``st[name]`` in ITF's encoding; a key the state leaves out written with the value its
-    absence stands for (spec.model.JSON_ABSENT) or, for the others, as ``ABSENT``."""
+    absence stands for (spec.codec.JSON_ABSENT) or, for the others, as ``ABSENT``."""
     if name in st:
         return encode(st[name], (name,))
     if name in JSON_ABSENT:
@@ -382,7 +366,7 @@ def detect(text: str) -> str:
 
 def read_any(path: str, version: Any = None) -> CounterexampleTrace:
     """Read an NDJSON or ITF counterexample file (detected by content). A TLC dump needs a
-    protocol and a property: convert it first (``python -m isr.traces.itf from-tlc``).
+    protocol and a property: convert it first (``python -m isr.traces.counterexample.itf from-tlc``).
     ``version``: as for ``counterexample.read`` (the header's user protocol version)."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -397,7 +381,7 @@ def read_any(path: str, version: Any = None) -> CounterexampleTrace:
     if kind == "tlc":
         raise TraceFileError(
             f"{path}: a TLC -dumpTrace json file; convert it first: "
-            f"python -m isr.traces.itf from-tlc {path} --protocol NAME --property NAME -o OUT.itf.json"
+            f"python -m isr.traces.counterexample.itf from-tlc {path} --protocol NAME --property NAME -o OUT.itf.json"
         )
     trace = from_itf(tformat.parse_document(text), path)
     if not trace.header.get("property"):
@@ -423,8 +407,10 @@ def to_ndjson_lines(trace: CounterexampleTrace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m isr.traces.itf to-itf|to-ndjson|from-tlc ...`: convert counterexample files."""
-    p = argparse.ArgumentParser(prog="python -m isr.traces.itf", description=main.__doc__)
+    """`python -m isr.traces.counterexample.itf to-itf|to-ndjson|from-tlc ...`: convert counterexample files."""
+    p = argparse.ArgumentParser(
+        prog="python -m isr.traces.counterexample.itf", description=main.__doc__
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     for name in ("to-itf", "to-ndjson"):
         c = sub.add_parser(name, help=f"convert an NDJSON or ITF counterexample {name[3:]}")
@@ -471,7 +457,9 @@ def import_tlc(path: str, protocol: str, prop: str, extra: dict | None = None):
     trace = from_tlc(doc, path)
     for var in ("log", "coordination"):
         if var not in trace.initial:
-            raise TraceFileError(f"{path}: the states lack the variable {var!r} (traces/ITF.md)")
+            raise TraceFileError(
+                f"{path}: the states lack the variable {var!r} (traces/counterexample/ITF.md)"
+            )
     try:
         cfg = Config(**infer_config(trace, protocol=protocol, **(extra or {}))).validate()
     except (TypeError, ConfigError) as e:
