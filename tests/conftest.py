@@ -29,3 +29,20 @@ def _protocol_registry_restored():
     PROTOCOLS.clear()
     PROTOCOLS.update(saved)
     assert not changed, f"the protocol registry changed: {changed}; pass the version object"
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored():
+    """A test that changes this process's SIGINT or SIGTERM disposition must put it back: a
+    SIGINT left ignored is inherited by every command a later test starts in this pytest
+    worker, which then cannot be stopped by Ctrl-C (tests/viewer/test_explore.py's
+    `test_ctrl_c_stops_it_cleanly` timed out that way once, only in a full run). A test after
+    which a handler changed fails here; the handler is restored for the next one."""
+    import signal
+
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    changed = [sig.name for sig, h in saved.items() if signal.getsignal(sig) is not h]
+    for sig, h in saved.items():
+        signal.signal(sig, h)
+    assert not changed, f"the test left {changed} with another handler; restore it"
