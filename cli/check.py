@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from isr.checker import engines
@@ -25,12 +24,10 @@ from .models import (
 )
 from .render import config_words, render_counterexample, render_result
 from .sparkopts import (
+    AUTO_WORKERS_MIN_STATES,
+    DISK_STORE_MIN_STATES,
     add_engine_args,
-    check_note,
-    configure_spark,
-    engine_family,
-    registry_name,
-    run_engine,
+    choose_engine,
 )
 
 
@@ -166,10 +163,8 @@ def header_line(cfg, version=None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    family = engine_family(args, "check")
     model = model_from_args(args)
-    if args.workers is None:
-        args.workers = default_workers(model, family)
+    engine = choose_engine(args, "check", model, args.max_seconds)
     if getattr(model, "por", None) is not None:
         por_properties(model, args.properties)
     unknown, known = engines.unknown_properties(model, args.properties)
@@ -184,16 +179,6 @@ def run(args: argparse.Namespace) -> int:
         refuse_unwritable(args.html_report, "--html-report")
     if args.max_seconds is not None and args.max_seconds <= 0:
         raise UsageError("--max-seconds must be positive")
-    name = registry_name(
-        "check",
-        family,
-        workers=args.workers,
-        checkpoint=bool(args.checkpoint or args.resume),
-        spark_mode=args.spark_mode or "barrier",
-    )
-    configure_spark(args, family == "spark", args.max_seconds)
-    if args.spark_mode is not None and family != "spark":
-        raise UsageError("--spark-mode goes with --engine spark")
     if not args.quiet and not args.resume:
         note = size_note(model.config, args.max_states, args.max_seconds, model.protocol)
         if note:
@@ -210,34 +195,16 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         master=args.spark_master,
     )
-    if args.store_dir and (args.checkpoint or args.resume):
-        raise UsageError(
-            "--store-dir goes without --checkpoint/--resume: a checkpointed run keeps its disk "
-            "store in the checkpoint directory"
-        )
-    if args.store_dir and args.store == "memory":
-        raise UsageError("--store-dir goes with --store disk")
-    if name != "spark":  # the level-per-job Spark engine keeps its states in Spark
-        options.store = args.store or default_store(model.config, args.store_dir, model.protocol)
-        options.store_dir = args.store_dir
-    elif args.store or args.store_dir:
-        raise UsageError("--store and --store-dir go with --engine local or --spark-mode barrier")
-    if name == "parallel":
-        warn_cores(args.workers)
-    elif name == "spark" and not args.quiet:
+    if engine.name == "spark" and not args.quiet:
         from isr.checker.spark.progress import level_reporter
 
         options.progress = level_reporter()
     try:
-        res = run_engine("check", name, model, options)
+        res = engine.run(model, options)
     except ReplayError as e:
         return replay_failed(e)
     if isinstance(res, int):
         return res
-    if name == "spark":
-        note = check_note(res)
-        if note:
-            print(note, file=sys.stderr)
     if args.trace_out:
         traceout.write_trace(args.trace_out, args.trace_format, model, res)
     if args.junit or args.sarif:
@@ -307,51 +274,6 @@ def unreachable_by_bounds(res, config) -> str:
     return ""
 
 
-# Below this estimated size one process is the faster choice: a search of a few CPU seconds,
-# where forking workers and a barrier at each of its 20-30 levels cost about what a second core
-# saves (docs/engines.md, "Several cores"). The estimate is cli.models.estimate_log10_states (right within
-# a factor of 10 or so); a model near the threshold is fast either way.
-AUTO_WORKERS_MIN_STATES = 200_000
-
-
-def default_workers(model, family: str) -> int:
-    """--workers when not given (the one place its default is decided): every core for the
-    local engine, unless the model is small (AUTO_WORKERS_MIN_STATES) or the engine is Spark
-    (it has executors of its own): then 1."""
-    import math
-    import os
-
-    from .models import estimate_log10_states
-
-    if family == "spark":
-        return 1
-    cores = os.cpu_count() or 1
-    if cores == 1:
-        return 1
-    if estimate_log10_states(model.config, model.protocol) < math.log10(AUTO_WORKERS_MIN_STATES):
-        return 1
-    return cores
-
-
-# From this estimated size on the local engines keep their queue and parent links on disk
-# (checker.store): a tenth of the memory for 10-20% more time. Below it a run needs little
-# memory either way and the in-memory store is the faster one.
-DISK_STORE_MIN_STATES = 1_000_000
-
-
-def default_store(cfg, store_dir: str | None = None, version=None) -> str:
-    """--store when not given: disk for a model estimated at DISK_STORE_MIN_STATES or more, or
-    when --store-dir names a place for it; memory otherwise."""
-    import math
-
-    from .models import estimate_log10_states
-
-    if store_dir is not None:
-        return "disk"
-    big = estimate_log10_states(cfg, version) >= math.log10(DISK_STORE_MIN_STATES)
-    return "disk" if big else "memory"
-
-
 # Above this estimated size a run takes hours on one machine: say so before it starts.
 # Announce a run the estimate puts above this: 2e7 distinct states is half an hour or more at
 # the ~10,000 distinct states/s two workers reach here on the ZooKeeper-era models (issue 30:
@@ -395,12 +317,3 @@ def size_note(cfg, max_states: int | None, max_seconds: float | None, version=No
         "--stop-at-first-violation, --max-seconds S, --checkpoint DIR or `isr simulate` "
         "answer sooner."
     )
-
-
-def warn_cores(workers: int) -> None:
-    cores = os.cpu_count() or 1
-    if workers > cores:
-        print(
-            f"isr: warning: --workers {workers} is more than the {cores} cores here",
-            file=sys.stderr,
-        )

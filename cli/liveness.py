@@ -16,7 +16,7 @@ from isr.spec.protocols import protocol_source
 from .errors import UsageError
 from .models import add_model_args, model_from_args, positive_int
 from .render import config_words, render_result
-from .sparkopts import run_engine
+from .sparkopts import EngineChoice
 from .traceout import add_trace_args, write_trace
 
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(max_states=args.max_states),
         config=spec.config.to_json(),
     )
-    res = run_engine("liveness", "scc", model, options)
+    res = EngineChoice("liveness", "local", "scc").run(model, options)
     assert not isinstance(res, int)  # no workers to lose
     if args.trace_out:
         write_lasso(args.trace_out, spec, res, args.trace_format)

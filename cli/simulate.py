@@ -21,7 +21,7 @@ from .models import (
     seed_int,
 )
 from .render import config_words, render_result
-from .sparkopts import add_engine_args, configure_spark, engine_family, registry_name, run_engine
+from .sparkopts import add_engine_args, choose_engine
 from .traceout import add_trace_args, write_trace
 
 # Walks x depth: the sequential engine takes ~1e4 steps/s, so 1e10 steps is about two weeks.
@@ -70,8 +70,9 @@ def header_line(cfg, args: argparse.Namespace, version=None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    family = engine_family(args, "simulate")
     model = model_from_args(args, exhaustive=False)
+    engine = choose_engine(args, "simulate")
+    family = engine.family
     unknown, known = engines.unknown_properties(model, args.properties)
     if unknown:
         raise UsageError(
@@ -85,8 +86,6 @@ def run(args: argparse.Namespace) -> int:
             f"beyond what a simulation can finish (limit {limit:.0e}); use fewer walks"
             + ("" if family == "spark" else " or --engine spark")
         )
-    configure_spark(args, family == "spark")
-    name = registry_name("simulate", family)
     options = Options(
         properties=args.properties,
         symmetry=args.symmetry,
@@ -97,9 +96,9 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         master=args.spark_master,
     )
-    res = run_engine("simulate", name, model, options)
+    res = engine.run(model, options)
     assert not isinstance(res, int)  # a simulation has no workers to lose
-    if name == "spark":
+    if engine.name == "spark":
         note = simulate_note(res)
         if note:
             print(note, file=sys.stderr)

@@ -1,11 +1,12 @@
 """The engine options every command shares (`isr check`, `isr simulate`, `isr validate`): the
 CLI's vocabulary for engines (`--engine local|spark` and which registry engine each stands
 for), and the one place where the engines' errors (checker.errors) become a one-line error with
-exit 2 or 5 (never the exit code of a verdict): :func:`run_engine`.
+exit 2 or 5 (never the exit code of a verdict): :class:`EngineChoice`, what
+:func:`choose_engine` resolves a command's options to.
 
     --engine local|spark       where the work runs (default local: this machine)
     --workers N                `isr check` only: local worker processes (default: every core,
-                               or 1 for a small model: cli.check.default_workers)
+                               or 1 for a small model: default_workers)
     --spark-master URL         Spark master for --engine spark (default local[*])
     --spark-conf KEY=VALUE     any Spark setting (repeatable), e.g. spark.executor.memory=2g
     --driver-host HOST         where executors reach the driver (default: loopback for local[*],
@@ -25,9 +26,11 @@ command has run, left out when it ends in bad input, whose one line is the error
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from isr.checker import engines
 from isr.checker.errors import (
@@ -39,7 +42,7 @@ from isr.checker.errors import (
 from isr.checker.result import CheckResult
 
 from .errors import ENGINE_FAILURE, UsageError
-from .models import int_in, positive_seconds
+from .models import estimate_log10_states, int_in, positive_seconds
 
 # --- the CLI's vocabulary ---------------------------------------------------------------------
 
@@ -89,22 +92,136 @@ def engine_words(kind: str, name: str) -> str:
     return f" (--engine {family}{mode})"
 
 
-def run_engine(kind: str, name: str, model, options: engines.Options) -> CheckResult | int:
-    """Run an engine of the registry, the one place its errors (checker.errors) meet the exit
-    codes: an option it does not support, a checkpoint it cannot resume and Spark that cannot
-    start are bad input (UsageError: one line, exit 2); a dead worker is an engine failure
-    (one line on stderr; returns exit 5). Whatever the engine, the same handling."""
-    try:
-        return engines.run(kind, name, model, options)
-    except EngineOptionError as e:
-        raise UsageError(f"{e}{engine_words(kind, name)}") from None
-    except CheckpointError as e:
-        raise UsageError(str(e)) from None
-    except SparkError as e:
-        raise UsageError(f"spark: {e}") from None
-    except EngineFailure as e:
-        print(f"isr: engine failure: {e}", file=sys.stderr)
-        return ENGINE_FAILURE
+@dataclass(frozen=True)
+class EngineChoice:
+    """What a command's engine options resolve to (:func:`choose_engine`): where it runs
+    (``family``: local or spark), the registry engine (checker.engines) that runs it, and for
+    `check` the state store. ``run`` is the one place an engine's errors meet the exit codes."""
+
+    command: str
+    family: str
+    name: str
+    store: str | None = None
+    store_dir: str | None = None
+
+    def run(self, model, options: engines.Options) -> CheckResult | int:
+        """Run the engine: an option it does not support, a checkpoint it cannot resume and
+        Spark that cannot start are bad input (UsageError: one line, exit 2); a dead worker is
+        an engine failure (one line on stderr; returns exit 5). Whatever the engine, the same
+        handling. A Spark check of a model too small to pay off ends with a note."""
+        if self.store is not None:
+            options.store, options.store_dir = self.store, self.store_dir
+        try:
+            res = engines.run(self.command, self.name, model, options)
+        except EngineOptionError as e:
+            raise UsageError(f"{e}{engine_words(self.command, self.name)}") from None
+        except CheckpointError as e:
+            raise UsageError(str(e)) from None
+        except SparkError as e:
+            raise UsageError(f"spark: {e}") from None
+        except EngineFailure as e:
+            print(f"isr: engine failure: {e}", file=sys.stderr)
+            return ENGINE_FAILURE
+        if self.command == "check" and self.name == "spark":
+            note = check_note(res)
+            if note:
+                print(note, file=sys.stderr)
+        return res
+
+
+def choose_engine(
+    args: argparse.Namespace, command: str, model=None, max_seconds: float | None = None
+) -> EngineChoice:
+    """`--engine`, `--workers`, `--spark-mode`, `--store`/`--store-dir` and the Spark flags of
+    `isr COMMAND` resolved, each default decided here (``args.workers`` is set when not given:
+    :func:`default_workers`), Spark configured when it runs there; bad combinations:
+    UsageError. ``model``: the model `check` searches (its size decides the defaults)."""
+    family = engine_family(args, command)
+    store = store_dir = None
+    if command == "check":
+        if args.workers is None:
+            args.workers = default_workers(model, family)
+        checkpoint = bool(args.checkpoint or args.resume)
+        name = registry_name(
+            command,
+            family,
+            workers=args.workers,
+            checkpoint=checkpoint,
+            spark_mode=args.spark_mode or "barrier",
+        )
+    else:
+        name = registry_name(command, family)
+    configure_spark(args, family == "spark", max_seconds)
+    if command == "check":
+        if args.spark_mode is not None and family != "spark":
+            raise UsageError("--spark-mode goes with --engine spark")
+        if args.store_dir and checkpoint:
+            raise UsageError(
+                "--store-dir goes without --checkpoint/--resume: a checkpointed run keeps its "
+                "disk store in the checkpoint directory"
+            )
+        if args.store_dir and args.store == "memory":
+            raise UsageError("--store-dir goes with --store disk")
+        if name != "spark":  # the level-per-job Spark engine keeps its states in Spark
+            store = args.store or default_store(model.config, args.store_dir, model.protocol)
+            store_dir = args.store_dir
+        elif args.store or args.store_dir:
+            raise UsageError(
+                "--store and --store-dir go with --engine local or --spark-mode barrier"
+            )
+        if name == "parallel":
+            warn_cores(args.workers)
+    return EngineChoice(command, family, name, store, store_dir)
+
+
+# Below this estimated size one process is the faster choice: a search of a few CPU seconds,
+# where forking workers and a barrier at each of its 20-30 levels cost about what a second core
+# saves (docs/engines.md, "Several cores"). The estimate is cli.models.estimate_log10_states (right within
+# a factor of 10 or so); a model near the threshold is fast either way.
+AUTO_WORKERS_MIN_STATES = 200_000
+
+
+def default_workers(model, family: str) -> int:
+    """--workers when not given (the one place its default is decided): every core for the
+    local engine, unless the model is small (AUTO_WORKERS_MIN_STATES) or the engine is Spark
+    (it has executors of its own): then 1."""
+    import math
+    import os
+
+    if family == "spark":
+        return 1
+    cores = os.cpu_count() or 1
+    if cores == 1:
+        return 1
+    if estimate_log10_states(model.config, model.protocol) < math.log10(AUTO_WORKERS_MIN_STATES):
+        return 1
+    return cores
+
+
+# From this estimated size on the local engines keep their queue and parent links on disk
+# (checker.store): a tenth of the memory for 10-20% more time. Below it a run needs little
+# memory either way and the in-memory store is the faster one.
+DISK_STORE_MIN_STATES = 1_000_000
+
+
+def default_store(cfg, store_dir: str | None = None, version=None) -> str:
+    """--store when not given: disk for a model estimated at DISK_STORE_MIN_STATES or more, or
+    when --store-dir names a place for it; memory otherwise."""
+    import math
+
+    if store_dir is not None:
+        return "disk"
+    big = estimate_log10_states(cfg, version) >= math.log10(DISK_STORE_MIN_STATES)
+    return "disk" if big else "memory"
+
+
+def warn_cores(workers: int) -> None:
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        print(
+            f"isr: warning: --workers {workers} is more than the {cores} cores here",
+            file=sys.stderr,
+        )
 
 
 FLAGS = ("spark_master", "spark_conf", "driver_host", "driver_bind_address", "spark_timeout")

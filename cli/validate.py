@@ -14,7 +14,7 @@ from isr.spec.protocols import protocol_source
 from . import junit, reports
 from .errors import BAD_INPUT, INCOMPLETE, OK, VIOLATION, UsageError, one_line
 from .models import add_protocol_file_arg, protocol_from_args
-from .sparkopts import add_engine_args, configure_spark, engine_family, spark_failures
+from .sparkopts import add_engine_args, choose_engine, spark_failures
 
 
 def register(sub) -> None:
@@ -93,9 +93,8 @@ def _runs(paths: list[str]) -> list[tuple[str, list[Path]]]:
 def run(args: argparse.Namespace) -> int:
     from isr.traces.validator.validate import validate_paths
 
-    family = engine_family(args, "validate")
+    family = choose_engine(args, "validate").family
     mine = protocol_from_args(args)
-    configure_spark(args, family == "spark")
     runs = _runs(args.traces)
     if family == "spark":
         from isr.traces.validator.spark_validate import validate_many

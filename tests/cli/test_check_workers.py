@@ -72,13 +72,13 @@ def test_a_dead_worker_exits_5(capsys, monkeypatch):
 def test_default_workers_every_core_unless_small(monkeypatch):
     """--workers defaults to every core, but to 1 for a model estimated below
     AUTO_WORKERS_MIN_STATES (fork and barriers cost more than they give) and for Spark."""
-    from isr.cli import check
+    from isr.cli import sparkopts
     from isr.cli.main import build_parser
     from isr.cli.models import model_from_args
 
     def workers(*argv):
         args = build_parser().parse_args(["check", *argv])
-        return check.default_workers(model_from_args(args), args.engine)
+        return sparkopts.default_workers(model_from_args(args), args.engine)
 
     default = ["--protocol", "kip-320"]  # 3 replicas, 2 records, 2 epochs, 1 crash: millions
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
