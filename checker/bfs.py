@@ -211,7 +211,7 @@ def _search(model: Model, kept: SearchStore, options: Options) -> CheckResult:
                 frontier.append(c, fp)
                 check_new_state(fp, c)
             depth = 0 if len(frontier) else -1
-            fps, mask, limit = seen._fps, seen._mask, seen._limit  # the inlined add below
+            seen_add = seen.add
 
             while len(frontier):
                 if props and all_decided():
@@ -289,21 +289,8 @@ def _search(model: Model, kept: SearchStore, options: Options) -> CheckResult:
                                     decided()
                             c = canon(t)
                             fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
-                            # seen.add(fp), inlined (hot path): the probe, then the insert
-                            i = fp & mask
-                            v = fps[i]
-                            while v:
-                                if v == fp:
-                                    break
-                                i = (i + 1) & mask
-                                v = fps[i]
-                            if v:
+                            if not seen_add(fp):
                                 continue  # visited
-                            fps[i] = fp
-                            seen._size += 1
-                            if seen._size > limit:
-                                seen._grow()
-                                fps, mask, limit = seen._fps, seen._mask, seen._limit
                             t_fps_append(fp)
                             t_par_append(sfp)
                             next_append(c, fp)

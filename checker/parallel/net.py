@@ -45,8 +45,7 @@ from multiprocessing.connection import Client, Connection, Listener, wait
 from typing import Any, Protocol
 
 from ..nogc import paused_gc
-from .checkpoint import CheckpointError
-from .pool import EngineFailure
+from .pool import EngineFailure, Requests
 from .worker import Worker, report_failure
 
 TICK_SECONDS = 0.25  # how often a worker reports its counts, and the coordinator answers
@@ -325,7 +324,7 @@ class Launch(Protocol):
 STOP_GRACE_SECONDS = 10.0
 
 
-class NetPool:
+class NetPool(Requests):
     """The coordinator's side: the :class:`~.pool.Pool` interface over the workers' connections.
 
     ``start`` launches the workers, given the rendezvous, in the background."""
@@ -412,23 +411,14 @@ class NetPool:
         self._last_ctl = time.monotonic()
 
     # --- requests and replies -------------------------------------------------------------------
-    def _expect(self, workers) -> None:
-        self._pending = set(workers)
-        self._replies = [None] * self.n
-
     def ask_all(self, msg: tuple) -> None:
+        """As :meth:`.pool.Requests.ask_all`, after the abort flag and counts, which a new level
+        or a change since the last tick sends first."""
         if msg[0] == "level":
             self.level += 1
         if self._dirty or msg[0] == "level":
             self._broadcast_ctl()
-        for k in range(self.n):
-            self._send(k, msg)
-        self._expect(range(self.n))
-
-    def ask_one(self, k: int, msg: tuple) -> Any:
-        self._send(k, msg)
-        self._expect([k])
-        return self.collect()[k]
+        super().ask_all(msg)
 
     def _send(self, k: int, msg: tuple) -> None:
         if msg[0] == "level" and msg[1].deadline is not None:  # this clock -> time left
@@ -492,14 +482,9 @@ class NetPool:
                     self.shared.value = 1
             return
         (payload,) = payload
-        if kind == "error":
-            what, text = payload
-            raise (CheckpointError if what == "checkpoint" else EngineFailure)(text)
         if kind == "report":
             self.shared.generated[k] = 0  # counted in the report from now on
-        if k in self._pending:
-            self._replies[k] = payload
-            self._pending.discard(k)
+        self._reply(k, kind, payload)
 
     # --- shutdown -------------------------------------------------------------------------------
     def close(self, graceful: bool = True) -> None:

@@ -24,7 +24,49 @@ from .worker import Shared, worker_main
 STOP_GRACE_SECONDS = 5.0
 
 
-class Pool:
+class Requests:
+    """The request/reply bookkeeping of a coordinator's transport, shared by :class:`Pool`
+    (forked workers, pipes) and :class:`.net.NetPool` (workers anywhere, TCP): a request goes
+    to every worker or to one, then :meth:`collect` gathers one reply from each asked. A
+    transport supplies ``n``, ``_send(k, msg)`` and ``collect``; its ``_take`` hands each message
+    to :meth:`_reply`."""
+
+    n: int
+    _pending: set[int]
+    _replies: list[Any]
+
+    def _send(self, k: int, msg: tuple) -> None:
+        raise NotImplementedError
+
+    def collect(self, idle: Callable[[], None] | None = None, every: float = 1.0) -> list[Any]:
+        raise NotImplementedError
+
+    def _expect(self, workers) -> None:
+        self._pending = set(workers)
+        self._replies = [None] * self.n
+
+    def ask_all(self, msg: tuple) -> None:
+        for k in range(self.n):
+            self._send(k, msg)
+        self._expect(range(self.n))
+
+    def ask_one(self, k: int, msg: tuple) -> Any:
+        self._send(k, msg)
+        self._expect([k])
+        return self.collect()[k]
+
+    def _reply(self, k: int, kind: str, payload: Any) -> None:
+        """Worker ``k``'s message: an error it reports fails the run (a checkpoint it cannot
+        use, or anything else: the engine's failure); else its reply, if it was asked."""
+        if kind == "error":
+            what, text = payload
+            raise (CheckpointError if what == "checkpoint" else EngineFailure)(text)
+        if k in self._pending:
+            self._replies[k] = payload
+            self._pending.discard(k)
+
+
+class Pool(Requests):
     def __init__(self, n: int, model: Any, symmetry: bool, props: list, resume=None) -> None:
         try:
             ctx = multiprocessing.get_context("fork")
@@ -57,20 +99,6 @@ class Pool:
             raise
 
     # --- requests and replies ------------------------------------------------------------------
-    def _expect(self, workers) -> None:
-        self._pending = set(workers)
-        self._replies = [None] * self.n
-
-    def ask_all(self, msg: tuple) -> None:
-        for k in range(self.n):
-            self._send(k, msg)
-        self._expect(range(self.n))
-
-    def ask_one(self, k: int, msg: tuple) -> Any:
-        self._send(k, msg)
-        self._expect([k])
-        return self.collect()[k]
-
     def _send(self, k: int, msg: tuple) -> None:
         try:
             self.conns[k].send(msg)
@@ -113,13 +141,7 @@ class Pool:
         return EngineFailure(f"worker {k} died ({how})")
 
     def _take(self, k: int) -> None:
-        kind, payload = self.conns[k].recv()
-        if kind == "error":
-            what, text = payload
-            raise (CheckpointError if what == "checkpoint" else EngineFailure)(text)
-        if k in self._pending:
-            self._replies[k] = payload
-            self._pending.discard(k)
+        self._reply(k, *self.conns[k].recv())
 
     # --- shutdown ------------------------------------------------------------------------------
     def close(self, graceful: bool = True) -> None:

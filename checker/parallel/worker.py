@@ -297,9 +297,7 @@ class Worker:
         fired = [False] * len(model.action_names)
         n_workers, me = self.n, self.k
         seen = self.seen
-        # seen.add(fp), inlined below as in checker.bfs (the probe, then the insert); the table
-        # is looked up again after each drain(), whose answers may grow it
-        t_fps, mask, limit = seen._fps, seen._mask, seen._limit
+        seen_add = seen.add
         assert self.store is not None
         self.next = self.store.queue(order.depth + 1, self.keep_queues)
         next_append = self.next.append
@@ -336,7 +334,6 @@ class Worker:
                 if counter >= TICK:
                     counter = 0
                     self.drain()
-                    t_fps, mask, limit = seen._fps, seen._mask, seen._limit
                     trace.maybe_flush()
                     sizes[me] = len(seen)
                     level_generated[me] = generated
@@ -383,20 +380,8 @@ class Worker:
                     fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
                     owner = fp % n_workers
                     if owner == me:
-                        i = fp & mask
-                        v = t_fps[i]
-                        while v:
-                            if v == fp:
-                                break
-                            i = (i + 1) & mask
-                            v = t_fps[i]
-                        if v:
+                        if not seen_add(fp):
                             continue  # visited
-                        t_fps[i] = fp
-                        seen._size += 1
-                        if seen._size > limit:
-                            seen._grow()
-                            t_fps, mask, limit = seen._fps, seen._mask, seen._limit
                         tr_fps_append(fp)
                         tr_par_append(sfp)
                         next_append(c, fp)
