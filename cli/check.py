@@ -300,7 +300,7 @@ def size_note(cfg, max_states: int | None, max_seconds: float | None, version=No
     wants."""
     import math
 
-    from .models import estimate_log10_states
+    from isr.spec.size import estimate_log10_states
 
     if max_states is not None or max_seconds is not None:
         return None

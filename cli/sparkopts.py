@@ -40,9 +40,10 @@ from isr.checker.errors import (
     SparkError,
 )
 from isr.checker.result import CheckResult
+from isr.spec.size import estimate_log10_states
 
 from .errors import ENGINE_FAILURE, UsageError
-from .models import estimate_log10_states, int_in, positive_seconds
+from .models import int_in, positive_seconds
 
 # --- the CLI's vocabulary ---------------------------------------------------------------------
 
@@ -176,7 +177,7 @@ def choose_engine(
 
 # Below this estimated size one process is the faster choice: a search of a few CPU seconds,
 # where forking workers and a barrier at each of its 20-30 levels cost about what a second core
-# saves (docs/engines.md, "Several cores"). The estimate is cli.models.estimate_log10_states (right within
+# saves (docs/engines.md, "Several cores"). The estimate is spec.size.estimate_log10_states (right within
 # a factor of 10 or so); a model near the threshold is fast either way.
 AUTO_WORKERS_MIN_STATES = 200_000
 

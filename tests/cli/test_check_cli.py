@@ -295,8 +295,8 @@ def test_a_very_large_model_is_announced_before_the_run():
     import math
 
     from isr.cli.check import size_note
-    from isr.cli.models import estimate_log10_states
     from isr.spec import Config
+    from isr.spec.size import estimate_log10_states
 
     note = size_note(Config(protocol="kraft"), None, None)
     assert note and note.startswith("isr: note: this model has roughly 3 x 10^9 distinct states")
