@@ -27,7 +27,7 @@ from .sparkopts import (
     AUTO_WORKERS_MIN_STATES,
     DISK_STORE_MIN_STATES,
     add_engine_args,
-    choose_engine,
+    run_engine,
 )
 
 
@@ -164,7 +164,6 @@ def header_line(cfg, version=None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     model = model_from_args(args)
-    engine = choose_engine(args, "check", model, args.max_seconds)
     if getattr(model, "por", None) is not None:
         por_properties(model, args.properties)
     unknown, known = engines.unknown_properties(model, args.properties)
@@ -192,15 +191,10 @@ def run(args: argparse.Namespace) -> int:
         checkpoint=args.checkpoint,
         resume=args.resume,
         config=model.config.to_json(),
-        workers=args.workers,
         master=args.spark_master,
     )
-    if engine.name == "spark" and not args.quiet:
-        from isr.checker.spark.progress import level_reporter
-
-        options.progress = level_reporter()
     try:
-        res = engine.run(model, options)
+        res = run_engine(args, "check", model, options)
     except ReplayError as e:
         return replay_failed(e)
     if isinstance(res, int):

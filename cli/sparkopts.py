@@ -175,6 +175,21 @@ def choose_engine(
     return EngineChoice(command, family, name, store, store_dir)
 
 
+def run_engine(args: argparse.Namespace, command: str, model, options: engines.Options):
+    """`isr COMMAND`'s engine options resolved (:func:`choose_engine`) into ``options`` (the
+    workers, the store; Spark's level engine reports progress per level) and the engine run:
+    the one call a command makes into this module. Returns the result, or the exit code of an
+    engine failure."""
+    engine = choose_engine(args, command, model, options.limits.max_seconds)
+    if command == "check":
+        options.workers = args.workers
+    if engine.name == "spark" and options.progress is not None:
+        from isr.checker.spark.progress import level_reporter
+
+        options.progress = level_reporter()
+    return engine.run(model, options)
+
+
 # Below this estimated size one process is the faster choice: a search of a few CPU seconds,
 # where forking workers and a barrier at each of its 20-30 levels cost about what a second core
 # saves (docs/engines.md, "Several cores"). The estimate is spec.size.estimate_log10_states (right within
