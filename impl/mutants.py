@@ -502,3 +502,22 @@ KRAFT_MUTANTS["follower-reads-to-leo"] = Mutant(
     FollowerReadsToLeo,
     variant="kraft-follower-reads-to-leo",
 )
+
+
+class HwBeforeTruncation(Broker):
+    """KAFKA-14704 brought back (Kafka before 3.5.0): the follower processes a diverging
+    answer's partition data, which moves its HW to min(its LEO, the leader's HW), before the
+    fetcher's truncation step (the spec's ``truncate_before_hw=False``): a consumer reading
+    from it in between (KIP-392) is shown records below that HW that the truncation then takes
+    away, never committed (R4, R5)."""
+
+    def _kraft_diverging_taken(self, p: Partition, d: m.FetchPartitionData) -> None:
+        p.log.hw = min(p.log.leo, d.high_watermark)
+
+
+KRAFT_MUTANTS["hw-before-truncation"] = Mutant(
+    "hw-before-truncation",
+    "a follower's HW moved by a diverging answer before its truncation (KAFKA-14704 undone)",
+    HwBeforeTruncation,
+    variant="kraft-hw-before-truncation",
+)

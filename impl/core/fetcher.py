@@ -25,6 +25,10 @@ class Fetcher:
     fid: int
     partitions: set[TP] = field(default_factory=set)
     in_flight: int | None = None  # correlation id of the outstanding request
+    # kraft: diverging answers taken, their truncation not yet done (the fetcher's next step;
+    # KAFKA-14704): tp -> (leader epoch of the fetch, fetch offset, (epoch, end offset)). The
+    # fetcher sends nothing until it is done.
+    pending: dict[TP, tuple[int, int, tuple[int, int]]] = field(default_factory=dict)
     backoff_until: dict[TP, int] = field(default_factory=dict)  # tp -> time (ms)
 
     @property
@@ -53,7 +57,8 @@ class FetcherPool:
             if tp in f.partitions:
                 f.partitions.discard(tp)
                 f.backoff_until.pop(tp, None)
-                if not f.partitions and not (self.keep_in_flight and f.in_flight is not None):
+                busy = f.in_flight is not None or f.pending
+                if not f.partitions and not (self.keep_in_flight and busy):
                     del self.fetchers[key]
 
     def get(self, leader: int, fid: int) -> Fetcher | None:

@@ -71,7 +71,7 @@ class FollowerRole:
         self._maybe_fetch(out, f, now)
 
     def _maybe_fetch(self, out: Effects, f: Fetcher, now: int) -> None:
-        if f.in_flight is not None:
+        if f.in_flight is not None or f.pending:  # (kraft: a truncation still to do first)
             return
         tps = [
             tp

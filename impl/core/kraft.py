@@ -9,7 +9,8 @@ broker epoch than the one it last counted for that follower (STALE_BROKER_EPOCH,
 otherwise it records the follower's LEO and broker epoch, re-evaluates its HW and answers with
 the records and the HW it read *before* this fetch moved it (KAFKA-7104). The follower applies a
 response only if its fetch offset and leader epoch did not change while the fetch was in flight,
-truncates on a diverging answer and fetches again.
+truncates on a diverging answer, in a step of its own after taking it and before its HW moves
+(KAFKA-14704), and fetches again.
 
 Tracing (traces/FORMAT.md, "kraft"): one event per partition per step, named as the spec's
 action, with the request's fields as arguments, so the validator runs exactly that step. A fetch
@@ -163,6 +164,13 @@ class KraftFetchRole:
 
     # ---- follower: FollowerHandleFetchResponse -------------------------------------------------
     def _on_fetch_response_kraft(self, resp: m.FetchResponse, now: int) -> Effects:
+        """The fetcher takes an answer (R4, R10, R12). A partition's records are appended and its
+        HW moved now; a diverging answer's truncation is the fetcher's next step
+        (``_kraft_truncate_pending``), as Kafka's: ``AbstractFetcherThread.processFetchRequest``
+        goes through the answer under the partition lock, keeping the diverging epochs aside
+        without processing their partition data (no HW update: KAFKA-14704, Kafka 3.5.0), lets
+        go of the lock, then truncates (``truncateOnFetchResponse``) before it fetches again.
+        Other threads (a consumer's read, KIP-392; a metadata change) may come in between."""
         out: Effects = []
         f = self.fetchers.get(resp.leader_id, resp.fetcher_id)
         if f is None or f.in_flight != resp.correlation_id:
@@ -175,45 +183,89 @@ class KraftFetchRole:
                 # no spec message: the leader's error answer is delivered at once there
                 self.fetchers.backoff(tp, now + self.config.replica_fetch_backoff_ms)
                 continue
-            args: dict[str, Any] = {
-                "follower": self.id,
-                "leader": resp.leader_id,
-                "fetch_offset": d.base_offset,
-                "leader_epoch": d.leader_epoch,
-            }
-            if (
-                p is None
-                or p.role != FOLLOWER
-                or p.leader != resp.leader_id
-                or p.fetch_state != FETCHING
-                or p.log.leo != d.base_offset
-                or p.leader_epoch != d.leader_epoch
-            ):
-                # the partition left this fetcher, or its fetch offset or leader epoch changed
-                # while the fetch was in flight (AbstractFetcherThread; KAFKA-18991)
+            args = self._kraft_response_args(resp.leader_id, d.base_offset, d.leader_epoch)
+            if self._kraft_response_stale(p, resp.leader_id, d.base_offset, d.leader_epoch):
                 args["ignored"] = True
                 self._trace_tp(out, "FollowerHandleFetchResponse", args, now, tp, p)
                 continue
+            assert p is not None
             if d.diverging:
                 ep, end = d.diverging
-                cut = self.strat.follower_truncation(p.log, ep, end)
-                self._truncate(out, p, cut)
-                if p.log.hw > p.log.leo:
-                    p.log.hw = p.log.leo
-                args["diverging"] = [ep, end]
-                args["offset"] = cut
-            else:
-                if d.entries:
-                    self._append(out, p, d.entries)
-                    self.metrics["fetched_records"] += len(d.entries)
-                p.log.hw = min(p.log.leo, d.high_watermark)
-                args["count"] = len(d.entries)
-                args["hw"] = d.high_watermark
+                f.pending[tp] = (d.leader_epoch, d.base_offset, (ep, end))
+                self._kraft_diverging_taken(p, d)
+                continue
+            if d.entries:
+                self._append(out, p, d.entries)
+                self.metrics["fetched_records"] += len(d.entries)
+            p.log.hw = min(p.log.leo, d.high_watermark)
+            args["count"] = len(d.entries)
+            args["hw"] = d.high_watermark
             self._trace(out, "FollowerHandleFetchResponse", args, now, p)
+        if f.pending:
+            # the truncation: the fetcher thread's next step (a timer of no delay: whatever
+            # already waits for this broker, such as a consumer's read, comes first)
+            out.append(m.SetTimer(f"trunc:{f.leader}:{f.fid}", 0))
+            return out
         self._drop_idle_fetcher(f)
         if f.partitions:
             self._maybe_fetch(out, f, now)
         return out
+
+    def _kraft_diverging_taken(self, p: Partition, d: m.FetchPartitionData) -> None:
+        """A diverging answer was taken, its truncation not yet done: nothing changes (R4: the
+        HW moves only with the next answer after the truncation, KAFKA-14704). A mutation point
+        (impl/mutants.py HwBeforeTruncation: Kafka before 3.5.0 moved the HW here)."""
+
+    def _kraft_truncate_pending(self, out: Effects, leader: int, fid: int, now: int) -> None:
+        """The fetcher's step after a diverging answer (``truncateOnFetchResponse``): each
+        partition kept aside truncates by KIP-279's rule (``follower_truncation``; R10, R12) and
+        its HW follows the log down (R13), unless it left the fetcher, or its leader epoch or
+        LEO changed meanwhile (the spec's FollowerHandleFetchResponse then ignores the answer;
+        Kafka skips a partition no longer in the fetcher's states). Then the next fetch."""
+        f = self.fetchers.get(leader, fid)
+        if f is None or not f.pending:
+            return
+        pending, f.pending = f.pending, {}
+        for tp, (epoch, offset, (ep, end)) in sorted(pending.items()):
+            p = self.partitions.get(tp)
+            args = self._kraft_response_args(leader, offset, epoch)
+            if tp not in f.partitions or self._kraft_response_stale(p, leader, offset, epoch):
+                args["ignored"] = True
+                self._trace_tp(out, "FollowerHandleFetchResponse", args, now, tp, p)
+                continue
+            assert p is not None
+            cut = self.strat.follower_truncation(p.log, ep, end)
+            self._truncate(out, p, cut)
+            if p.log.hw > p.log.leo:
+                p.log.hw = p.log.leo
+            args["diverging"] = [ep, end]
+            args["offset"] = cut
+            self._trace(out, "FollowerHandleFetchResponse", args, now, p)
+        self._drop_idle_fetcher(f)
+        if f.partitions:
+            self._maybe_fetch(out, f, now)
+
+    def _kraft_response_args(self, leader: int, offset: int, epoch: int) -> dict[str, Any]:
+        return {
+            "follower": self.id,
+            "leader": leader,
+            "fetch_offset": offset,
+            "leader_epoch": epoch,
+        }
+
+    def _kraft_response_stale(
+        self, p: Partition | None, leader: int, offset: int, epoch: int
+    ) -> bool:
+        """The partition left this fetcher, or its fetch offset or leader epoch changed while
+        the fetch was in flight (AbstractFetcherThread; KAFKA-18991): the answer is ignored."""
+        return (
+            p is None
+            or p.role != FOLLOWER
+            or p.leader != leader
+            or p.fetch_state != FETCHING
+            or p.log.leo != offset
+            or p.leader_epoch != epoch
+        )
 
     def on_disconnect(self, peer: int, now: int) -> Effects:
         """kraft: the connection to broker ``peer`` closed (it crashed, or refused a connection
@@ -234,7 +286,7 @@ class KraftFetchRole:
         return out
 
     def _drop_idle_fetcher(self, f: Fetcher) -> None:
-        if not f.partitions and f.in_flight is None:
+        if not f.partitions and f.in_flight is None and not f.pending:
             self.fetchers.fetchers.pop((f.leader, f.fid), None)
 
     def _trace_tp(

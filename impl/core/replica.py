@@ -248,6 +248,9 @@ class Broker(BecomeRole, FollowerRole, LeaderRole, KraftFetchRole, ProduceRole, 
                 if self.strat.diverging_epoch_fetch:
                     self._drop_idle_fetcher(f)
                 self._maybe_fetch(out, f, now)
+        elif kind == "trunc":  # kraft: a diverging answer's truncation (KAFKA-14704)
+            leader, fid = (int(x) for x in rest.split(":"))
+            self._kraft_truncate_pending(out, leader, fid, now)
         elif kind == "dfetch":  # a parked fetch's max wait is over
             replica, corr = (int(x) for x in rest.split(":"))
             req = self._parked.pop((replica, corr), None)

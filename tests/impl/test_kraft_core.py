@@ -77,6 +77,9 @@ def test_answer_carries_the_hw_read_before_the_fetch() -> None:
 
 
 def test_follower_truncates_on_the_diverging_answer() -> None:
+    """A diverging answer is taken in one step and truncated in the fetcher's next (Kafka's
+    ``processFetchRequest`` then ``truncateOnFetchResponse``): in between the follower's HW has
+    not moved (KAFKA-14704) and no fetch is sent; the truncation's event is the spec's step."""
     f = Broker(1, CFG, {TP: ([(0, "a", ""), (0, "b", ""), (1, "x", "")], 0, 0)})
     f.start(0)
     out = f.on_message(9, _lai(0, 2, (0, 1, 2), 0), 0, 0)
@@ -84,13 +87,33 @@ def test_follower_truncates_on_the_diverging_answer() -> None:
     assert send[0].event["args"]["last_fetched_epoch"] == 1
     assert send[0].event["args"]["fetch_offset"] == 3
     corr = f.fetchers.get(0, 0).in_flight
-    d = m.FetchPartitionData("t", 0, m.NONE, 0, 3, 0, 3, (), (0, 2), 2)
+    d = m.FetchPartitionData("t", 0, m.NONE, 2, 3, 0, 3, (), (0, 2), 2)
     out = f.on_message(0, m.FetchResponse(0, 0, corr, (d,)), 0, 5)
+    assert not [e for e in out if isinstance(e, (m.Trace, m.Send))]
+    assert [e for e in out if isinstance(e, m.SetTimer)] == [m.SetTimer("trunc:0:0", 0)]
+    assert f.partitions[TP].log.leo == 3 and f.partitions[TP].log.hw == 0  # the HW waits
+    out = f.on_timer("trunc:0:0", 5)
     ev = [e.event for e in out if isinstance(e, m.Trace)]
     assert ev[0]["action"] == "FollowerHandleFetchResponse"
     assert ev[0]["args"]["diverging"] == [0, 2] and ev[0]["args"]["offset"] == 2
-    assert f.partitions[TP].log.leo == 2
+    assert f.partitions[TP].log.leo == 2 and f.partitions[TP].log.hw == 0
     assert ev[1]["action"] == "FollowerSendFetch" and ev[1]["args"]["fetch_offset"] == 2
+
+
+def test_a_diverging_answer_is_ignored_if_the_follower_moved_on_before_truncating() -> None:
+    """Between taking a diverging answer and truncating, the follower learns a newer leader
+    epoch: the truncation step ignores the answer (the spec's FollowerHandleFetchResponse with
+    the guard), as Kafka skips a partition that left the fetcher meanwhile."""
+    f = Broker(1, CFG, {TP: ([(0, "a", ""), (1, "x", "")], 0, 0)})
+    f.start(0)
+    f.on_message(9, _lai(0, 2, (0, 1, 2), 0), 0, 0)
+    corr = f.fetchers.get(0, 0).in_flight
+    d = m.FetchPartitionData("t", 0, m.NONE, 1, 2, 0, 2, (), (0, 1), 2)
+    f.on_message(0, m.FetchResponse(0, 0, corr, (d,)), 0, 5)
+    f.on_message(9, _lai(0, 3, (0, 1, 2), 1), 0, 6)
+    ev = [e.event for e in f.on_timer("trunc:0:0", 6) if isinstance(e, m.Trace)]
+    assert ev[0]["action"] == "FollowerHandleFetchResponse" and ev[0]["args"]["ignored"]
+    assert f.partitions[TP].log.leo == 2
 
 
 def test_partition_change_in_the_leaders_epoch_keeps_fetch_state() -> None:

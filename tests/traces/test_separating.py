@@ -121,6 +121,8 @@ KRAFT_KILLS = {
     "count-diverging-fetch": "diverging",  # the leader counts the diverging fetch's offset
     "follower-reads-to-leo": "ConsumerFetch(replica=0",  # the deposed leader's record shown
     "hw-ignores-min-isr": "ControllerHandleAlterPartition",  # the HW moves below min ISR
+    # the diverging answer's HW taken before the truncation: the read in between shows m0
+    "hw-before-truncation": "ConsumerFetch(replica=0, offset=0, records=['m0'])",
 }
 
 
@@ -183,6 +185,8 @@ def test_conform_mutants_names_each_kraft_mutants_story(capsys) -> None:
         "count-diverging-fetch": "directed:reordered-requests",
         "follower-reads-to-leo": "separating:kraft-follower-reads-to-leo",
         "fresh-hw-in-response": "spec:BrokerApplyPartitionChange",
+        # (its truncation event's HW: the one taken before, capped by the truncation)
+        "hw-before-truncation": "directed:reordered-requests",
         "hw-ignores-min-isr": "directed:reordered-requests",
         "hw-over-proposed-isr": "directed:lagging-follower-rejoins",
         "no-stale-fetch-fence": "spec:ControllerShutdownBroker",

@@ -251,6 +251,62 @@ def normalize(path: Path, rp: Replayer, max_rounds: int = 64) -> Path:
                 break
         if not improved:
             break
+    return _writes_before_the_window(path, rp, same)
+
+
+WINDOW = "ConsumerFetchDuringTruncation"
+
+
+def window_steps(path: Path) -> list[tuple[int, int, int, int]]:
+    """The truncation windows of a kraft story (KAFKA-14704's): for each
+    ConsumerFetchDuringTruncation(f, l) at index k right after the LeaderHandleFetch(l, f) that
+    answered f's fetch, (i, k, f, l) with i the index of the step from which the
+    implementation sends that fetch by itself: f's last BrokerBecomeFollower (or
+    BrokerRestart) before the fetch's FollowerSendFetch(f, l), else that send."""
+    out = []
+    for k, (name, args) in enumerate(path):
+        if name != WINDOW or k == 0:
+            continue
+        f, ld = int(args["follower"]), int(args["leader"])
+        prev, pargs = path[k - 1]
+        if prev != "LeaderHandleFetch" or (pargs.get("leader"), pargs.get("follower")) != (ld, f):
+            continue
+        sends = [
+            j
+            for j, (n, a) in enumerate(path[: k - 1])
+            if n == "FollowerSendFetch" and (a.get("follower"), a.get("leader")) == (f, ld)
+        ]
+        if not sends:
+            continue
+        i = sends[-1]
+        for j in range(i - 1, -1, -1):
+            n, a = path[j]
+            if n in ("BrokerBecomeFollower", "BrokerRestart") and a.get("replica") == f:
+                i = j
+                break
+            if actor(n, a) == f:
+                break
+        out.append((i, k, f, ld))
+    return out
+
+
+def _writes_before_the_window(path: Path, rp: Replayer, same: Any) -> Path:
+    """kraft: a write at leader l between the step from which follower f sends its fetch and
+    l's answer to it, in a story whose consumer reads inside f's handling of that answer
+    (``window_steps``), told before that step: the schedule holds l while f's fetch waits for
+    it (``schedule``), which would hold the write behind the fetch. Kept only if the reordered
+    path is still the same counterexample (a write at l and f's own steps commute)."""
+    for i, k, _f, ld in window_steps(path):
+        for j in range(i + 1, k - 1):
+            name, args = path[j]
+            if name != "ProducerSend" or args.get("leader") != ld:
+                continue
+            cand = path[:j] + path[j + 1 :]
+            cand.insert(i, path[j])
+            st = rp.run(cand)
+            if st is not None and same(st):
+                path = cand
+                i += 1
     return path
 
 
@@ -406,6 +462,13 @@ def schedule(
             ops += [{"op": "pause", "broker": r, "ms": timing.hold_ms} for r in sorted(held)]
             ops.append({"op": "run", "ms": timing.hold_settle_ms})
     down: set[int] = set()  # kraft: replicas the story crashed (a fence of one is its session)
+    shut: set[int] = set()  # kraft: replicas the adapter's controlled_shutdown stopped
+    # kraft: the truncation windows (window_steps): where the leader's hold starts, and, at
+    # the leader's answer, the follower and leader; ``since`` the runs after the leader's hold
+    windows = {} if zk else {i: ld for i, _k, _f, ld in window_steps(path)}
+    answers = {} if zk else {k - 1: (f, ld) for _i, k, f, ld in window_steps(path)}
+    reads = set() if zk else {k for _i, k, _f, _ld in window_steps(path)}
+    since: int | None = None
     for k, (name, args) in enumerate(path, start=1):
         where = f"step {k} ({name})"
         try:
@@ -419,6 +482,17 @@ def schedule(
             ms = timing.lag_ms if name in KRAFT_WAITS else timing.step_ms
             if ms:
                 cmds = [{**c, "ms": ms} if c["op"] == "run" else c for c in cmds]
+            who = actor(name, args)
+            if name == "ControllerShutdownBroker":
+                # the adapter's controlled_shutdown stops the broker (ADAPTER.md; Kafka's
+                # shutdown ends there); the story keeps it running: restarted at its next step
+                shut.add(int(args["replica"]))
+            elif who in shut and name not in ("BrokerCrash", "BrokerRestart"):
+                shut.discard(who)
+                cmds = [{"op": "restart", "broker": who}, *cmds]
+                how = f"restarts broker {who} (stopped by its controlled shutdown), "
+            elif name == "BrokerRestart":
+                shut.discard(int(args["replica"]))
             if name == "BrokerCrash":
                 down.add(int(args["replica"]))
             elif name == "BrokerRestart":
@@ -433,13 +507,37 @@ def schedule(
                     {"op": "run", "ms": timing.session_ms + timing.lag_ms},
                 ]
                 own, how = False, ""
-            who = actor(name, args)
             if who in held:
                 held.discard(who)
                 cmds = [{"op": "resume", "broker": who}, *cmds]
-                how = f"resumes the held broker {who}, " + ", ".join(
-                    f"run {c['ms']} ms" for c in cmds if c["op"] == "run"
-                )
+                how += f"resumes the held broker {who}, "
+            if k - 1 in windows:
+                # KAFKA-14704's window: the leader is held from before the follower's fetch (it
+                # waits there), so that the follower's answer can be held in turn (below)
+                ld = windows[k - 1]
+                held.discard(ld)
+                at = next((n for n, c in enumerate(cmds) if c["op"] == "run"), len(cmds))
+                cmds = [*cmds[:at], {"op": "pause", "broker": ld, "ms": timing.hold_ms}, *cmds[at:]]
+                how += f"holds the leader {ld} (its answer waits), "
+                since = 0
+            elif k - 1 in answers:
+                # the leader answers when its hold ends; the follower, held from now on, takes
+                # the answer when its own hold ends, with the read sent meanwhile behind it
+                f, ld = answers[k - 1]
+                wait = timing.hold_ms - (since or 0) + max(30, timing.hold_settle_ms // 2)
+                cmds = [
+                    {"op": "pause", "broker": f, "ms": timing.hold_ms},
+                    {"op": "run", "ms": wait},
+                ]
+                own, how = False, f"holds the follower {f} until {ld}'s answer is on its way, "
+                since = None
+            elif k - 1 in reads:
+                cmds = [*cmds, {"op": "run", "ms": timing.hold_ms}]
+                how = "the read waits at the held follower behind the leader's answer, "
+            if since is not None:
+                since += sum(int(c["ms"]) for c in cmds if c["op"] == "run")
+            if how:
+                how += ", ".join(f"run {c['ms']} ms" for c in cmds if c["op"] == "run")
         if zk:
             link = None
             if name in LINKED and "follower" in args and "leader" in args:

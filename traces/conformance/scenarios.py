@@ -103,7 +103,8 @@ def step_ops(name: str, args: dict[str, Any], *, lose_unflushed: bool = False) -
     spec steps to commands (spec-derived scenarios and ``isr conform --from-counterexample``).
     Environment steps become their command (ProducerSend -> produce, BrokerCrash -> crash, or
     power_fail when the model's crashes lose the unflushed tail (R14), BrokerRestart -> restart,
-    ConsumerFetch -> consume, ControllerMoveLeader -> elect_leader, ControllerShutdownBroker ->
+    ConsumerFetch -> consume, ConsumerFetchDuringTruncation -> consume at the follower,
+    ControllerMoveLeader -> elect_leader, ControllerShutdownBroker ->
     controlled_shutdown, ControllerFailover -> controller_failover (R9),
     CoordinationExpireSession -> a pause past the session timeout (R7, R18), a lost
     LeaderAndIsr -> a short partition from the controller); every other step is the
@@ -122,6 +123,10 @@ def step_ops(name: str, args: dict[str, Any], *, lose_unflushed: bool = False) -
         if "replica" in args:  # kraft's ConsumerFetch(replica): KIP-392, a follower may serve
             return [{"op": "consume", "broker": args["replica"]}]
         return [{"op": "consume"}]
+    if name == "ConsumerFetchDuringTruncation":  # kraft before KAFKA-14704's fix: a read of
+        # the follower between its taking of a diverging answer and its truncation (KIP-392);
+        # from_counterexample.schedule times it (the follower held with the answer)
+        return [{"op": "consume", "broker": args["follower"]}]
     if name == "ControllerMoveLeader":  # preferred/operator election (R9)
         return [{"op": "elect_leader", "broker": args["leader"]}, {"op": "run", "ms": 60}]
     if name == "ControllerShutdownBroker":  # controlled shutdown (R9)
