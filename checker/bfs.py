@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from .expand import broken, step_breaks
+from .expand import witnessed as step_witnesses
 from .fingerprint import ZERO_STANDIN, collision_probability, fingerprint
 from .model import Action, Model, State
 from .nogc import gc_paused
@@ -261,28 +263,20 @@ def _search(model: Model, kept: SearchStore, options: Options) -> CheckResult:
                         for action, t in successors(s):
                             n += 1
                             fired[action[0]] = True
-                            for check in act_checks:
-                                if not check(s, action, t):
-                                    break
-                            else:
-                                check = None
-                            if check is not None:  # an action property fails: find every one
-                                for p in action_props:
-                                    if not p.check(s, action, t):
-                                        action_violation[p.name] = sfp
-                                        found[p.name] = (time.perf_counter() - t0, len(seen))
+                            if act_checks and step_breaks(act_checks, s, action, t):
+                                for name in broken(action_props, s, action, t):
+                                    action_violation[name] = sfp
+                                    found[name] = (time.perf_counter() - t0, len(seen))
                                 action_props[:] = [
                                     p for p in action_props if p.name not in action_violation
                                 ]
                                 act_checks[:] = [p.check for p in action_props]
                                 decided()
                             if some_trans:
-                                hit = False
-                                for p in some_trans:
-                                    if p.check(s, action, t):
-                                        witnessed[p.name] = sfp
-                                        hit = True
-                                if hit:
+                                met = step_witnesses(some_trans, s, action, t)
+                                if met:
+                                    for name in met:
+                                        witnessed[name] = sfp
                                     some_trans[:] = [
                                         p for p in some_trans if p.name not in witnessed
                                     ]

@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..expand import broken, step_breaks
+from ..expand import witnessed as step_witnesses
 from ..fingerprint import ZERO_STANDIN, fingerprint
 from ..fpset import FingerprintSet
 from ..model import Model, Property, State
@@ -357,24 +359,18 @@ class Worker:
                 for action, t in successors(s):
                     n += 1
                     fired[action[0]] = True
-                    for check in act_checks:
-                        if not check(s, action, t):
-                            break
-                    else:
-                        check = None
-                    if check is not None:  # an action property fails: find every one
-                        for p in action_props:
-                            if not p.check(s, action, t):
-                                rep["act"][p.name] = sfp
+                    if act_checks and step_breaks(act_checks, s, action, t):
+                        for name in broken(action_props, s, action, t):
+                            rep["act"][name] = sfp
                         action_props = [p for p in action_props if p.name not in rep["act"]]
                         act_checks = [p.check for p in action_props]
                         if order.stop_on_violation:
                             abort.value = 1
                     if some_trans:
-                        met = [p for p in some_trans if p.check(s, action, t)]
+                        met = step_witnesses(some_trans, s, action, t)
                         if met:
-                            for p in met:
-                                rep["wit"][p.name] = sfp
+                            for name in met:
+                                rep["wit"][name] = sfp
                             some_trans = [p for p in some_trans if p.name not in rep["wit"]]
                     c = canon(t) if canon else t
                     fp = hash(c) or ZERO_STANDIN  # fingerprint(c), inlined: hot path
