@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .expand import broken, step_breaks
+from .expand import all_of, broken
 from .expand import witnessed as step_witnesses
 from .fingerprint import ZERO_STANDIN, collision_probability, fingerprint
 from .model import Action, Model, State
@@ -146,7 +146,7 @@ def _search(model: Model, kept: SearchStore, options: Options) -> CheckResult:
     # the check functions themselves, kept beside the property lists (the hot path calls them
     # without an attribute lookup each); refreshed whenever a property is decided
     inv_checks = [p.check for p in invariants]
-    act_checks = [p.check for p in action_props]
+    step_ok = all_of([p.check for p in action_props])  # the action properties still open
 
     def check_new_state(fp: int, state: State) -> None:
         for check in inv_checks:
@@ -263,14 +263,14 @@ def _search(model: Model, kept: SearchStore, options: Options) -> CheckResult:
                         for action, t in successors(s):
                             n += 1
                             fired[action[0]] = True
-                            if act_checks and step_breaks(act_checks, s, action, t):
+                            if step_ok is not None and not step_ok(s, action, t):
                                 for name in broken(action_props, s, action, t):
                                     action_violation[name] = sfp
                                     found[name] = (time.perf_counter() - t0, len(seen))
                                 action_props[:] = [
                                     p for p in action_props if p.name not in action_violation
                                 ]
-                                act_checks[:] = [p.check for p in action_props]
+                                step_ok = all_of([p.check for p in action_props])
                                 decided()
                             if some_trans:
                                 met = step_witnesses(some_trans, s, action, t)

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..expand import broken, step_breaks
+from ..expand import all_of, broken
 from ..expand import witnessed as step_witnesses
 from ..fingerprint import ZERO_STANDIN, fingerprint
 from ..fpset import FingerprintSet
@@ -289,7 +289,7 @@ class Worker:
         self.some_states = [by_name[n] for n in order.some_states]
         self.stop_on_violation = order.stop_on_violation
         action_props = [by_name[n] for n in order.actions]
-        act_checks = [p.check for p in action_props]
+        step_ok = all_of([p.check for p in action_props])
         some_trans = [by_name[n] for n in order.some_trans]
         rep = self.report
         model = self.model
@@ -359,11 +359,11 @@ class Worker:
                 for action, t in successors(s):
                     n += 1
                     fired[action[0]] = True
-                    if act_checks and step_breaks(act_checks, s, action, t):
+                    if step_ok is not None and not step_ok(s, action, t):
                         for name in broken(action_props, s, action, t):
                             rep["act"][name] = sfp
                         action_props = [p for p in action_props if p.name not in rep["act"]]
-                        act_checks = [p.check for p in action_props]
+                        step_ok = all_of([p.check for p in action_props])
                         if order.stop_on_violation:
                             abort.value = 1
                     if some_trans:
