@@ -109,6 +109,7 @@ def estimate_log10_states(cfg: Config, version: ProtocolVersion | None = None) -
     x += (cfg.crashes - 1) * math.log10(_PER_CRASH[r])
     x += (cfg.retries + cfg.controller_failovers + cfg.session_expiries) * math.log10(_PER_FAULT)
     x += math.log10(2) * cfg.unclean + math.log10(4) * (cfg.lose_unflushed + cfg.retention)
+    x += math.log10(4) * cfg.delete_records
     x += math.log10(4) * (cfg.acks == "mixed")
     version = version or PROTOCOLS.get(cfg.protocol)
     if version is not None and version.split_fetch:
@@ -276,6 +277,14 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         "--retention",
         action="store_true",
         help="retention advances the log start offset; fetches below it reset (R12)",
+    )
+    f.add_argument(
+        "--delete-records",
+        type=MODEL_COUNT,
+        default=DEFAULTS.delete_records,
+        metavar="N",
+        help="kraft: the operator's DeleteRecords requests per behaviour, each moving the "
+        "leader's log start up to its HW (R12)",
     )
     f.add_argument(
         "--controller-failovers",
