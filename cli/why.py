@@ -197,8 +197,8 @@ def _log_start_at_most_hw(states: list[State]) -> str | None:
         start = s.get("log_start", {}).get(k, 0)
         if s["alive"][k] and start > s["hw"][k]:
             return (
-                f"replica {i}'s log start offset {start} is beyond its HW {s['hw'][k]}: "
-                "records it never knew committed are deleted from its log"
+                f"replica {i}'s log start offset {start} is beyond its HW {s['hw'][k]}: its "
+                "HW points below its own log (offsets it deleted are not known committed there)"
             )
     return None
 
