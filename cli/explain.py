@@ -203,6 +203,7 @@ def config_line(header: dict[str, Any]) -> str:
         ("controller_failovers", "controller failovers"),
         ("session_expiries", "session expiries"),
         ("min_isr_changes", "min.insync.replicas changes"),
+        ("delete_records", "DeleteRecords requests"),
     ):
         if c.get(k):
             flags.append(f"{c[k]} {word}")

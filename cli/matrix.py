@@ -40,8 +40,8 @@ from .models import (
 from .render import render_counterexample
 
 # kraft (issue 18, step 1) is not a default row yet: its split fetch multiplies the space by
-# about 50 at three replicas, beyond the matrix's budget, and it refuses the retention and
-# session-expiry modes. Ask for it by name (--protocols kraft --modes none,...).
+# about 50 at three replicas, beyond the matrix's budget, and it refuses the session-expiry
+# mode. Ask for it by name (--protocols kraft --modes none,...).
 MATRIX_PROTOCOLS = tuple(p for p in PROTOCOL_NAMES if not PROTOCOLS[p].split_fetch)
 NO_FAULT = "none"
 MATRIX_FORMAT_VERSION = 1

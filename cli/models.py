@@ -235,6 +235,14 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="retention advances the log start offset; fetches below it reset (R12)",
     )
     f.add_argument(
+        "--delete-records",
+        type=MODEL_COUNT,
+        default=DEFAULTS.delete_records,
+        metavar="N",
+        help="kraft: the operator's DeleteRecords requests per behaviour, each moving the "
+        "leader's log start up to its HW (R12)",
+    )
+    f.add_argument(
         "--controller-failovers",
         type=MODEL_COUNT,
         default=DEFAULTS.controller_failovers,

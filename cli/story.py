@@ -529,7 +529,12 @@ def _handle_fetch(x: Args, b: State, a: State) -> str:
         text += " with an error (not the leader at that epoch, or a stale broker epoch)"
     else:
         p = new[0]
-        if p.get("diverging"):
+        if p.get("out_of_range"):
+            text += (
+                f" with OFFSET_OUT_OF_RANGE: offset {p['fetch_offset']} is outside its log"
+                f" (it starts at {p.get('log_start', 0)})"
+            )
+        elif p.get("diverging"):
             ep, end = p["diverging"][:2]
             text += f" with a diverging epoch: its epoch {ep} ends at offset {end}"
         elif p.get("records"):
@@ -547,9 +552,31 @@ def _handle_response(x: Args, b: State, a: State) -> str:
     if change:
         text += f" and {change}"
     moves = _hw_moves(b, a, f)
+    start = _get(a, "log_start", f)
+    if start is not None and start != _get(b, "log_start", f):
+        moves.append(f"its log now starts at offset {start}, as the leader's")
     if not change and not moves:
         return text + " (it changes nothing)"
     return text + ("; " + "; ".join(moves) if moves else "")
+
+
+def _handle_out_of_range(x: Args, b: State, a: State) -> str:
+    f, lead = x["follower"], x["leader"]
+    text = f"Follower {f} takes broker {lead}'s OFFSET_OUT_OF_RANGE"
+    start, before = _get(a, "log_start", f), _get(b, "log_start", f)
+    change = _log_change(b, a, f, verb="appends")
+    if start is not None and start > (before or 0) and start == len(_log(a, f)):
+        text += (
+            f", asks the leader for its offsets and, its log ending below the leader's log "
+            f"start, drops its log and starts again at offset {start}"
+        )
+        hw = _get(a, "hw", f)
+        if hw is not None and hw < start:
+            text += f", its HW left at {hw} (below its log start: KAFKA-9491)"
+        return text
+    if change:
+        return text + f", asks the leader for its log end and {change}"
+    return text + " and fetches again (it changes nothing)"
 
 
 def _read_in_truncation_window(x: Args, b: State, a: State) -> str:
@@ -687,6 +714,14 @@ def _delete_segment(x: Args, b: State, a: State) -> str:
     )
 
 
+def _delete_records(x: Args, b: State, a: State) -> str:
+    i, offset = x["leader"], x["offset"]
+    return (
+        f"The operator's DeleteRecords reaches broker {i}, which leads in its own view: its log "
+        f"now starts at offset {offset} (at most its HW, {_get(b, 'hw', i)})"
+    )
+
+
 def _crash(x: Args, b: State, a: State) -> str:
     i = x["replica"]
     text = f"Broker {i}" + (", the leader," if believes_it_leads(b, i) else "") + " crashes"
@@ -799,6 +834,7 @@ SENTENCES: dict[str, Say] = {
     "FollowerHandleFetchResponse": _handle_response,
     "ConsumerFetchDuringTruncation": _read_in_truncation_window,
     "FollowerResetToLogStart": _reset_to_start,
+    "FollowerHandleOffsetOutOfRange": _handle_out_of_range,
     "LeaderShrinkIsr": _leader_isr("removes follower {f}, which lags, from the ISR"),
     "LeaderExpandIsr": _leader_isr("adds follower {f}, caught up, back to the ISR"),
     "LeaderSendAlterPartition": _send_alter,
@@ -821,6 +857,7 @@ SENTENCES: dict[str, Say] = {
     "BrokerRenewSession": _renew,
     "LeaderCompleteRecovery": _complete_recovery,
     "OperatorSetMinIsr": _set_min_isr,
+    "LeaderDeleteRecords": _delete_records,
 }
 
 # Positional arguments (an ITF file, an older NDJSON) by the spec's parameter names.
@@ -846,6 +883,7 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "NetworkLoseAlterPartitionResponse": ("leader",),
     "DeposedControllerHandleAlterPartition": ("leader",),
     "LeaderClearPendingAlterPartition": ("leader",),
+    "LeaderDeleteRecords": ("leader", "offset"),
 }
 _FOLLOWER_FIRST = (
     "FollowerFetch",
@@ -853,6 +891,7 @@ _FOLLOWER_FIRST = (
     "FollowerSendFetch",
     "FollowerHandleFetchResponse",
     "FollowerResetToLogStart",
+    "FollowerHandleOffsetOutOfRange",
     "ConsumerFetchDuringTruncation",
 )
 

@@ -190,6 +190,35 @@ def _monotonic_reads(states: list[State]) -> str | None:
     )
 
 
+def _log_start_at_most_hw(states: list[State]) -> str | None:
+    s = states[-1]
+    for i in _replicas(s):
+        k = f"r{i}"
+        start = s.get("log_start", {}).get(k, 0)
+        if s["alive"][k] and start > s["hw"][k]:
+            return (
+                f"replica {i}'s log start offset {start} is beyond its HW {s['hw'][k]}: its "
+                "HW points below its own log (offsets it deleted are not known committed there)"
+            )
+    return None
+
+
+def _deleted_only_committed(states: list[State]) -> str | None:
+    if len(states) < 2:
+        return None
+    a, b = states[-2], states[-1]
+    top = max((a["hw"][f"r{i}"] for i in _replicas(a) if a["alive"][f"r{i}"]), default=0)
+    for i in _replicas(b):
+        k = f"r{i}"
+        was, now = a.get("log_start", {}).get(k, 0), b.get("log_start", {}).get(k, 0)
+        if now > was and now > top and now > b["hw"][k]:
+            return (
+                f"replica {i}'s log start moved from {was} to {now} in the last step, past "
+                f"every HW ({top}): offsets {top}..{now - 1} are deleted before they are committed"
+            )
+    return None
+
+
 def _no_duplicates(states: list[State]) -> str | None:
     s = states[-1]
     for i in _replicas(s):
@@ -262,11 +291,16 @@ SAFETY: dict[str, Callable[[list[State]], str | None]] = {
     "MonotonicReads": _monotonic_reads,
     "NoDuplicates": _no_duplicates,
     "Available": _available,
+    "LogStartAtMostHw": _log_start_at_most_hw,
+    "DeletedOnlyCommitted": _deleted_only_committed,
 }
 LIVENESS: dict[str, Callable[[list[State], int], str | None]] = {
     "AcksAllAnswered": _acks_all_answered,
     "CaughtUpFollowerRejoinsIsr": _caught_up_rejoins,
 }
+
+
+_ACTION_PROPERTIES = ("HwMonotonic", "MonotonicReads", "DeletedOnlyCommitted")
 
 
 def violation(prop: str, states: list[State], loop_start: int | None = None) -> str:
@@ -283,7 +317,7 @@ def violation(prop: str, states: list[State], loop_start: int | None = None) -> 
         said = None  # a state without the variables a reading needs: say it generically
     if said:
         return said
-    return f"{prop} is violated {'by step' if prop in ('HwMonotonic', 'MonotonicReads') else 'after step'} {n}"
+    return f"{prop} is violated {'by step' if prop in _ACTION_PROPERTIES else 'after step'} {n}"
 
 
 def one_line(prop: str, steps: list[Any], states: list[State] | None = None) -> str:

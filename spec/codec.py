@@ -51,7 +51,16 @@ KRAFT_PER_REPLICA_KEYS = ("remote_broker_epoch", "broker_epoch", "epoch_cache", 
 # The keys ``state_to_json`` writes only once their mechanism moved them off their constant, with
 # the value their absence stands for (``state_from_json`` reads either the same): a format that
 # needs every variable in every state (ITF) writes these there.
-JSON_ABSENT = {"leader_recovery": "RECOVERED", "min_isr": 0, "min_isr_changes": 0}
+JSON_ABSENT = {
+    "leader_recovery": "RECOVERED",
+    "min_isr": 0,
+    "min_isr_changes": 0,
+    "delete_records": 0,
+}
+# A fetch response's fields written only when set (R12: --retention, --delete-records), with
+# the value their absence stands for: the JSON of a model whose log start never moves is the
+# one it was before they were added.
+FETCH_RESPONSE_ABSENT = {"log_start": 0, "out_of_range": False}
 
 # Where this JSON holds sets and tuples (every other list is a sequence): what a typed form
 # (ITF's #set and #tup) needs to know of it. "*" is any key of a per-replica record, "[]" any
@@ -134,10 +143,7 @@ def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
         return {}
     return {
         "fetch_requests": [q._asdict() for q in k.fetch_requests],
-        "fetch_responses": [
-            {**p._asdict(), "records": [list(e) for e in p.records], "diverging": list(p.diverging)}
-            for p in k.fetch_responses
-        ],
+        "fetch_responses": [_fetch_response_to_json(p) for p in k.fetch_responses],
         "remote_broker_epoch": {f"r{i}": list(row) for i, row in enumerate(k.remote_epoch)},
         "broker_epoch": {f"r{i}": x for i, x in enumerate(k.broker_epoch)},
         "alter_partition": [
@@ -171,7 +177,16 @@ def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
         **({"leader_recovery": "RECOVERING"} if k.leader_recovery else {}),
         **({"min_isr": k.min_isr} if k.min_isr else {}),
         **({"min_isr_changes": k.min_isr_changes} if k.min_isr_changes else {}),
+        **({"delete_records": k.delete_records} if k.delete_records else {}),
     }
+
+
+def _fetch_response_to_json(p: FetchResp) -> dict[str, Any]:
+    d = {**p._asdict(), "records": [list(e) for e in p.records], "diverging": list(p.diverging)}
+    for key, absent in FETCH_RESPONSE_ABSENT.items():
+        if d[key] == absent:
+            del d[key]
+    return d
 
 
 def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
@@ -209,6 +224,7 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         1 if d.get("leader_recovery", JSON_ABSENT["leader_recovery"]) == "RECOVERING" else 0,
         d.get("min_isr", JSON_ABSENT["min_isr"]),
         d.get("min_isr_changes", JSON_ABSENT["min_isr_changes"]),
+        d.get("delete_records", JSON_ABSENT["delete_records"]),
     )
 
 

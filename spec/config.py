@@ -68,7 +68,9 @@ class Config:
     idempotence           the leader drops a retry of a record it already holds (idempotent
                           producer, KIP-98); a design choice, not a fault.
     retention             R12: retention advances a replica's log start offset; a fetch below the
-                          leader's log start resets the follower to it.
+                          leader's log start resets the follower to it. kraft too: retention
+                          of any replica, the leader-epoch cache truncated from the start, the
+                          follower taking up its leader's log start (issue 28 item 3).
     controller_failovers  R9/R18: how many controller failovers a behaviour may make; requests
                           of a deposed controller stay in flight (zombie), fenced by its epoch.
                           kraft: how many AlterPartition answers a failover (or a dropped
@@ -82,6 +84,9 @@ class Config:
                           be replaced by the version's election rule.
     min_isr_changes       R6/R9 (kraft only): how many times the operator may change
                           min.insync.replicas (OperatorSetMinIsr, KAFKA-16540); 0 = never.
+    delete_records        R12 (kraft only): how many DeleteRecords requests of the operator a
+                          leader may apply (LeaderDeleteRecords: its log start moved up to at
+                          most its HW); 0 = never.
     """
 
     replicas: int = 3
@@ -100,6 +105,7 @@ class Config:
     availability: bool = False
     session_expiries: int = 0
     min_isr_changes: int = 0
+    delete_records: int = 0
 
     def validate(self, version: ProtocolVersion | None = None) -> Config:
         """This Config, or ConfigError. ``version``: the version object it is for, when not
@@ -140,12 +146,10 @@ class Config:
             )
         if self.session_expiries < 0:
             raise ConfigError(f"{{session_expiries}} must be >= 0, got {self.session_expiries}")
-        if (version or PROTOCOLS[self.protocol]).split_fetch and (
-            self.retention or self.session_expiries
-        ):
+        if (version or PROTOCOLS[self.protocol]).split_fetch and self.session_expiries:
             raise ConfigError(
-                f"{{protocol}} {self.protocol} does not model retention or ZooKeeper session expiry"
-                " yet"
+                f"{{protocol}} {self.protocol} does not model ZooKeeper session expiry (a KRaft"
+                " broker's lost heartbeats are ControllerFenceBroker)"
             )
         if self.min_isr_changes < 0:
             raise ConfigError(f"{{min_isr_changes}} must be >= 0, got {self.min_isr_changes}")
@@ -153,6 +157,13 @@ class Config:
             raise ConfigError(
                 f"{{min_isr_changes}} needs a kraft protocol (KAFKA-16540 is the KRaft"
                 f" controller's), got {self.protocol}"
+            )
+        if self.delete_records < 0:
+            raise ConfigError(f"{{delete_records}} must be >= 0, got {self.delete_records}")
+        if self.delete_records and not (version or PROTOCOLS[self.protocol]).split_fetch:
+            raise ConfigError(
+                f"{{delete_records}} is modelled for the kraft protocols only (the ZooKeeper-era"
+                f" versions have --retention), got {self.protocol}"
             )
         if self.idempotence and not self.retries:
             raise ConfigError("{idempotence} needs {retries} > 0 (there is nothing to deduplicate)")

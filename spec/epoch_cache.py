@@ -5,8 +5,9 @@ issue 18 item 4, docs/design/kraft.md §4). Pure functions over a cache: a tuple
 Unlike spec/log.py's ``epoch_starts``, which derives the cache from the log, this cache keeps
 epochs without records (a leader's epoch from the moment it became leader, even if it wrote
 nothing and then lost leadership), is truncated with the log, and has a checkpoint file of its
-own (``Kraft.epoch_ckpt``) from which a restarted broker rebuilds it (R13). Not modelled: the
-cache's truncation from the start (retention, refused with kraft), and log recovery's
+own (``Kraft.epoch_ckpt``) from which a restarted broker rebuilds it (R13), and is truncated
+from the start when the log start offset moves (``truncate_from_start``: retention,
+DeleteRecords, a follower taking up its leader's log start; R12). Not modelled: log recovery's
 re-assignment of epochs from the batches above the recovery point (here every surviving
 record is below it: the checkpoint alone rebuilds the cache, the case where a stale file
 matters)."""
@@ -51,6 +52,21 @@ def truncate_from_end(cache: Cache, end: int) -> Cache:
     if not cache or cache[-1][1] < end:
         return cache
     return tuple(e for e in cache if e[1] < end)
+
+
+def truncate_from_start(cache: Cache, start: int) -> Cache:
+    """LeaderEpochFileCache.truncateFromStart (Kafka 4.x ``truncateFromStartAsyncFlush``, the
+    private ``truncateFromStart``): the entries starting at or below ``start`` are removed and
+    the latest of them is put back at ``start`` ("truncateFromStart(6) will retain an entry at
+    offset 6"), so every offset the cache names is in the log; the entries above ``start`` stay.
+    Called when the log start offset moves up (``UnifiedLog.maybeIncrementLogStartOffset``) and
+    by log loading with the log start offset (``LogLoader.load``)."""
+    if not cache or cache[0][1] > start:
+        return cache
+    k = 0
+    while k < len(cache) and cache[k][1] <= start:
+        k += 1
+    return ((cache[k - 1][0], start), *cache[k:])
 
 
 def end_offset(cache: Cache, leo: int, requested: int) -> tuple[int, int]:

@@ -47,6 +47,7 @@ FAIR_ACTIONS = (
     "FollowerSendFetch",  # kraft: the split fetch, each of its three steps
     "LeaderHandleFetch",
     "FollowerHandleFetchResponse",
+    "FollowerHandleOffsetOutOfRange",  # kraft: R12, an OFFSET_OUT_OF_RANGE answer taken in
     "LeaderShrinkIsr",
     "LeaderExpandIsr",
     "LeaderSendAlterPartition",  # kraft: the asynchronous ISR change
@@ -67,6 +68,8 @@ UNFAIR_ACTIONS = (
     "DeposedControllerHandleAlterPartition",  # kraft: the leader reaches the deposed controller
     "CoordinationExpireSession",
     "BrokerRenewSession",
+    "BrokerDeleteOldSegment",  # R12: retention, whenever it likes
+    "LeaderDeleteRecords",  # kraft: the operator's DeleteRecords (--delete-records)
 )
 
 

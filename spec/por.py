@@ -404,6 +404,8 @@ def _fp_handle_fetch(por: Por, s: State | None, args: tuple) -> tuple[int, int]:
         | C.r(f, "alive", "view", "be")
         | C.fetch[f][l]
     )
+    if por.log_start:  # (R12: the leader's log start, OFFSET_OUT_OF_RANGE and the answer)
+        reads |= C.r(l, "ctl")
     return reads, C.r(l, "lead", "hw") | C.g("acked") | C.fetch[f][l]
 
 
@@ -605,6 +607,8 @@ PROPERTY_READS: dict[str, tuple[str, ...]] = {
     "SometimesLeaderChange": ("coord",),
     "SometimesIsrShrinkAndExpand": ("coord",),
     "SometimesLogStartReset": (),
+    "LogStartAtMostHw": ("hw", "alive", "ctl"),
+    "DeletedOnlyCommitted": ("hw", "alive", "ctl"),
 }
 # Two invariants are conjunctions of clauses each about one cell, or about a few cells of one
 # replica: TypeOK (a fetcher's messages: at most one per incarnation, ids in range; a leader's
@@ -632,6 +636,7 @@ class Por:
         self.n = n = ctx.n
         self.C = C = Cells(n)
         cfg = spec.config
+        self.log_start = bool(ctx.initial_faults.log_start)  # R12: a log start that moves
         self.crash_budget = cfg.crashes
         self.epochs = cfg.epochs
         self.records = cfg.records

@@ -39,12 +39,13 @@ class TypeOk:
         self.crashes: int = cfg.crashes
         self.retries: int = cfg.retries
         self.lose_unflushed: bool = cfg.lose_unflushed
-        self.retention: bool = cfg.retention
+        self.retention: bool = cfg.retention or cfg.delete_records > 0  # a log start tracked
         self.controller_failovers: int = cfg.controller_failovers
         self.session_expiries: int = cfg.session_expiries
         # kraft: a failover bumps no controller epoch brokers read (they read the metadata log)
         self.split_fetch: bool = ctx.split_fetch
         self.min_isr_changes: int = cfg.min_isr_changes
+        self.delete_records: int = cfg.delete_records
         # kraft: a broker that is down is fenced (at once), or not yet (at its session timeout)
         self.fence_at_crash: bool = bool(getattr(ctx.protocol, "fence_at_crash", True))
         self.good_replicas: set = set()
@@ -148,6 +149,11 @@ class TypeOk:
             return False  # (KIP-704's state; KAFKA-16540's min.insync.replicas, 0: unchanged)
         if not 0 <= k.min_isr_changes <= self.min_isr_changes:
             return False
+        if not 0 <= k.delete_records <= self.delete_records:
+            return False
+        for p in k.fetch_responses:  # (R12: an out-of-range answer carries no records)
+            if not 0 <= p.log_start <= max_len or (p.out_of_range and (p.records or p.diverging)):
+                return False
         leaders = [a.leader for a in k.alter_partition]
         if len(set(leaders)) != len(leaders):
             return False
@@ -164,13 +170,7 @@ class TypeOk:
                 return False
             if not all(0 <= x <= len(reps[i].log) for i, x in enumerate(per)):
                 return False
-        # a live replica's HW is at or above its log start offset (retention deletes only
-        # below the HW, a reset to the leader's log start moves the HW there, a restart keeps
-        # the HW at the log start); a crashed broker's in-memory HW is gone (0)
-        if f.log_start and not all(
-            x <= reps[i].hw or not reps[i].alive for i, x in enumerate(f.log_start)
-        ):
-            return False
+        # (a live replica's HW at or above its log start offset: LogStartAtMostHw)
         if not (0 <= f.unclean <= full and 0 <= f.elr <= full):
             return False
         if not all(1 <= x <= s.history.next_record for x in f.lost_replies):
@@ -265,6 +265,56 @@ def weak_isr(s: State) -> bool:
             return False
         i += 1  # noqa: SIM113 - cheaper than enumerate on this hot path
     return True
+
+
+def log_start_at_most_hw(s: State) -> bool:
+    """LogStartAtMostHw (with --retention, kraft also --delete-records; R4, R12): on every live
+    replica the log start offset is at most the HW, so the log start moving deletes committed
+    records only, never one a later commit, an acknowledgement or an election still needs.
+    Kafka states it in ``UnifiedLog.maybeIncrementLogStartOffset`` (OFFSET_OUT_OF_RANGE above
+    the HW), ``deletableSegments`` (KAFKA-5634: retention "to ensure that the log start offset
+    can never exceed" the HW) and ``updateLogStartOffset``/``truncateFullyAndStartAt``
+    (KAFKA-9491: the HW follows a full truncation); ``updateHighWatermark`` bounds a HW below
+    by the log start. A crashed broker's HW in memory is gone (0): not counted."""
+    starts = s.faults.log_start
+    reps = s.replicas
+    for i, x in enumerate(starts):
+        r = reps[i]
+        if x > r.hw and r.alive:
+            return False
+    return True
+
+
+def deleted_only_committed(s: State, action, t: State) -> bool:
+    """DeletedOnlyCommitted (an action property, with --retention, kraft also --delete-records;
+    R5, R6, R12): a step that moves a replica's log start offset up deletes only committed
+    records: the new log start is at most the highest HW of a live replica before the step, or
+    the replica's own HW after it (a follower taking up its leader's log start with the
+    leader's HW). Otherwise a record is deleted before it is committed: a follower is reset
+    past it, the HW passes it and an acks=all producer is told it is committed, while no
+    replica ever held it and no consumer can read it (KAFKA-5634's retention beyond the HW).
+    NoCommittedLoss cannot see that loss: a deleted entry keeps its value in the log
+    (spec.state.Faults.log_start), and the reset copies the leader's."""
+    a, b = s.faults.log_start, t.faults.log_start
+    if a is b or a == b:
+        return True
+    top = 0
+    for r in s.replicas:
+        if r.alive and r.hw > top:
+            top = r.hw
+    after = t.replicas
+    return all(x <= a[i] or x <= top or x <= after[i].hw for i, x in enumerate(b))
+
+
+class LogStartResets:
+    """(kraft) A `sometimes` on transitions: FollowerHandleOffsetOutOfRange (action kind
+    ``kind``) truncates a follower fully to its leader's log start (R12)."""
+
+    def __init__(self, kind: int) -> None:
+        self.kind = kind
+
+    def __call__(self, s: State, action: tuple, t: State) -> bool:
+        return action[0] == self.kind and t.faults.log_start != s.faults.log_start
 
 
 def no_committed_loss(s: State) -> bool:
@@ -661,12 +711,39 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
                 requirement="R8, R17",
             )
         )
-    if ctx.config.retention:
+    if ctx.initial_faults.log_start:  # --retention (kraft: or --delete-records)
+        props.insert(
+            props.index(next(p for p in props if p.name == "LogMatching")) + 1,
+            Property(
+                "LogStartAtMostHw",
+                "always",
+                log_start_at_most_hw,
+                "a live replica's log start offset never passes its HW (only committed records"
+                " are deleted)",
+                requirement="R4, R12",
+            ),
+        )
+        props.insert(
+            props.index(next(p for p in props if p.name == "HwMonotonic")) + 1,
+            Property(
+                "DeletedOnlyCommitted",
+                "action",
+                deleted_only_committed,
+                "a log start offset moves only over committed records (none is deleted before"
+                " it is committed)",
+                requirement="R5, R6, R12",
+            ),
+        )
+        reset = (
+            LogStartResets(kind_of["FollowerHandleOffsetOutOfRange"])
+            if ctx.split_fetch
+            else ActionFires(kind_of["FollowerResetToLogStart"])
+        )
         props.append(
             Property(
                 "SometimesLogStartReset",
                 "sometimes",
-                ActionFires(kind_of["FollowerResetToLogStart"]),
+                reset,
                 "a follower can fetch below the leader's log start and be reset to it",
                 on_transitions=True,
                 requirement="R12",

@@ -49,6 +49,7 @@ def estimate_log10_states(cfg: Config, version: ProtocolVersion | None = None) -
     x += (cfg.crashes - 1) * math.log10(_PER_CRASH[r])
     x += (cfg.retries + cfg.controller_failovers + cfg.session_expiries) * math.log10(_PER_FAULT)
     x += math.log10(2) * cfg.unclean + math.log10(4) * (cfg.lose_unflushed + cfg.retention)
+    x += math.log10(4) * cfg.delete_records
     x += math.log10(4) * (cfg.acks == "mixed")
     version = version or PROTOCOLS.get(cfg.protocol)
     if version is not None and version.split_fetch:

@@ -102,9 +102,12 @@ class Faults(NamedTuple):
 
     flushed: tuple[int, ...]  # R14 lose-unflushed: per replica, the flushed prefix of its log
     # (Kafka's recovery point); a crash keeps only that. () when the mode is off.
-    log_start: tuple[int, ...]  # R12 retention: per replica, the log start offset; () when off.
-    # Entries below it are deleted: their values stay in the tuple (so offsets stay positions)
-    # but nothing reads them any more except the epoch lookups, as Kafka's epoch cache keeps them.
+    log_start: tuple[int, ...]  # R12 retention (kraft: or DeleteRecords): per replica, the log
+    # start offset; () when off. Entries below it are deleted: their values stay in the tuple
+    # (so offsets stay positions; a follower reset to its leader's log start takes the leader's
+    # deleted prefix) but nothing reads them any more except the properties, which compare
+    # values, and (not kraft) the epoch lookups, as Kafka's epoch cache kept them before it was
+    # truncated from the start (kraft: ``spec.epoch_cache.truncate_from_start``).
     unclean: int  # kip-966: bitmask of replicas back from an unclean shutdown (a crash that lost
     # an unflushed tail) and not yet back in the ISR: never elected cleanly.
     elr: int  # kip-966: eligible leader replicas (coordination state, R18), a bitmask
@@ -167,6 +170,13 @@ class FetchResp(NamedTuple):
     records: tuple[Entry, ...]  # the leader's log from fetch_offset: the whole suffix, one batch
     hw: int  # the leader's HW *read before* it applied this fetch (KAFKA-7104)
     diverging: tuple[int, ...]  # (epoch, end offset) when the logs diverge, else ()
+    # (the fields below have defaults: constant while no log start offset moves, --retention
+    # and --delete-records off, so the states and counts of a model without them are unchanged)
+    log_start: int = 0  # R12, KIP-107: the leader's log start offset, read with the records
+    # (``Partition.readRecords``: initialLogStartOffset); the follower takes it up
+    out_of_range: bool = False  # R12: OFFSET_OUT_OF_RANGE, the fetch offset below the leader's
+    # log start or past its log end: no records, the follower asks the leader for its offsets
+    # (FollowerHandleOffsetOutOfRange)
 
 
 class AlterReq(NamedTuple):
@@ -232,6 +242,9 @@ class Kraft(NamedTuple):
     min_isr: int = 0  # KAFKA-16540 (--min-isr-changes): min.insync.replicas as the operator
     # last set it (OperatorSetMinIsr); 0: never changed, Config.min_isr holds
     min_isr_changes: int = 0  # operator changes of min.insync.replicas so far (the bound)
+    delete_records: int = 0  # R12 (--delete-records): the operator's DeleteRecords requests
+    # a leader has applied so far (LeaderDeleteRecords; the bound); the log start offsets they
+    # moved are Faults.log_start
 
     def __reduce__(self):
         return (_kraft, tuple(self))

@@ -48,14 +48,19 @@ from .fetch import (
     broker_checkpoint_epoch_cache,
     consumer_fetch_during_truncation,
     follower_handle_fetch_response,
+    follower_handle_offset_out_of_range,
     follower_send_fetch,
     leader_handle_fetch,
 )
 from .follower import follower_fetch, follower_truncate
 from .leader import leader_complete_recovery, leader_expand_isr, leader_shrink_isr
-from .operator import operator_set_min_isr
+from .operator import leader_delete_records, operator_set_min_isr
 from .producer import producer_retry, producer_send, producer_send_choosing_acks
-from .retention import broker_delete_old_segment, follower_reset_to_log_start
+from .retention import (
+    broker_delete_old_segment,
+    broker_delete_old_segment_kraft,
+    follower_reset_to_log_start,
+)
 from .session import broker_renew_session, coordination_expire_session
 
 ActionFn = Callable[[Ctx, State, int, list], None]
@@ -124,6 +129,23 @@ def _stepwise_recovery(c: Config, p: ProtocolVersion) -> bool:
 
 def _min_isr_changes(c: Config, p: ProtocolVersion) -> bool:
     return p.split_fetch and c.min_isr_changes > 0
+
+
+def _atomic_retention(c: Config, p: ProtocolVersion) -> bool:
+    return c.retention and not p.split_fetch
+
+
+def _kraft_retention(c: Config, p: ProtocolVersion) -> bool:
+    return c.retention and p.split_fetch
+
+
+def _kraft_log_start(c: Config, p: ProtocolVersion) -> bool:
+    """kraft with a log start offset that moves (R12): retention or DeleteRecords."""
+    return p.split_fetch and (c.retention or c.delete_records > 0)
+
+
+def _delete_records(c: Config, p: ProtocolVersion) -> bool:
+    return p.split_fetch and c.delete_records > 0
 
 
 ACTIONS: tuple[ActionDef, ...] = (
@@ -220,7 +242,14 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("follower", "leader"),
         follower_reset_to_log_start,
         "R12",
-        when=lambda c, p: c.retention,
+        when=_atomic_retention,
+    ),
+    ActionDef(
+        "FollowerHandleOffsetOutOfRange",
+        ("follower", "leader"),
+        follower_handle_offset_out_of_range,
+        "R10, R12",
+        when=_kraft_log_start,
     ),
     ActionDef("LeaderShrinkIsr", ("leader", "follower"), leader_shrink_isr, "R7", when=_atomic_isr),
     ActionDef("LeaderExpandIsr", ("leader", "follower"), leader_expand_isr, "R7", when=_atomic_isr),
@@ -276,7 +305,14 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("replica",),
         broker_delete_old_segment,
         "R12",
-        when=lambda c, p: c.retention,
+        when=_atomic_retention,
+    ),
+    ActionDef(
+        "BrokerDeleteOldSegment",
+        ("replica",),
+        broker_delete_old_segment_kraft,
+        "R4, R12",
+        when=_kraft_retention,
     ),
     ActionDef("BrokerCrash", ("replica",), broker_crash, "R8"),
     ActionDef("BrokerRestart", ("replica",), broker_restart, "R13"),
@@ -312,6 +348,13 @@ ACTIONS: tuple[ActionDef, ...] = (
         operator_set_min_isr,
         "R6, R9",
         when=_min_isr_changes,
+    ),
+    ActionDef(
+        "LeaderDeleteRecords",
+        ("leader", "offset"),
+        leader_delete_records,
+        "R4, R12",
+        when=_delete_records,
     ),
 )
 

@@ -3,7 +3,7 @@ crashing and restarting (R13)."""
 
 from __future__ import annotations
 
-from ..epoch_cache import assign, truncate_from_end
+from ..epoch_cache import assign, truncate_from_end, truncate_from_start
 from ..state import NO_EPOCH, NO_LEADER, Faults, Replica, Request, State
 from .common import (
     Ctx,
@@ -293,6 +293,9 @@ def broker_crash(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 t = _crash_connections(t, i)
                 if t.kraft.epoch_cache:  # the restart rebuilds the cache from its file
                     cache = truncate_from_end(t.kraft.epoch_ckpt[i], len(log))
+                    starts = t.faults.log_start
+                    if starts:  # and from the log start (LogLoader.load, R12)
+                        cache = truncate_from_start(cache, min(starts[i], len(log)))
                     t = with_epoch_cache(t, i, cache, ctx.protocol.sync_truncation_ckpt)
                 k = t.kraft
                 if ctx.protocol.fence_at_crash:  # fenced at once, its shutdown over
@@ -373,7 +376,7 @@ def broker_restart(ctx: Ctx, s: State, kind: int, out: list) -> None:
     fenced = s.kraft.fenced
     fence = ctx.fence_incarnations
     on_restart = ctx.on_restart
-    retention = ctx.config.retention
+    retention = bool(s.faults.log_start)  # (--retention; kraft: or --delete-records)
     for i, r in enumerate(s.replicas):
         if r.alive or (kraft and not fenced >> i & 1):
             continue  # (kraft: a restart waits for the fence of the previous incarnation)

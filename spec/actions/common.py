@@ -67,7 +67,7 @@ class Ctx:
         proto = get_protocol(config.protocol) if protocol is None else protocol
         faults = NO_FAULTS._replace(
             flushed=(0,) * n if config.lose_unflushed else (),
-            log_start=(0,) * n if config.retention else (),
+            log_start=(0,) * n if config.retention or config.delete_records else (),
             # (kraft: constant, a failover bumps no controller epoch: brokers read the metadata
             # log and fence nothing by it; kept so that every state's JSON has the same keys)
             ctrl_seen=(1,) * n if config.controller_failovers else (),
@@ -85,7 +85,7 @@ class Ctx:
             majority=n // 2 + 1,
             elr=proto.eligible_leader_replicas,
             hw_needs_min_isr=proto.hw_needs_min_isr,
-            clamp=config.lose_unflushed or config.retention,
+            clamp=config.lose_unflushed or config.retention or config.delete_records > 0,
             initial_faults=faults,
             become_follower=proto.become_follower,
             on_restart=proto.on_restart,
@@ -169,6 +169,23 @@ def follower_hw(log_start: tuple[int, ...], f: int, leo: int, leader_hw: int) ->
     if log_start and hw < log_start[f]:
         return log_start[f]
     return hw
+
+
+def raise_log_start(s: State, i: int, start: int) -> State:
+    """``s`` with replica ``i``'s log start offset raised to ``start`` (R12: retention,
+    DeleteRecords, a follower taking up its leader's, a reset to it; kraft). As Kafka's
+    ``UnifiedLog.updateLogStartOffset``, the recovery point follows it (with --lose-unflushed:
+    the flushed prefix, so a crash never brings back less than the log start); the HW, which
+    ``maybeIncrementLogStartOffset`` never lets it pass, is the caller's."""
+    f = s.faults
+    starts = f.log_start
+    if starts[i] >= start:
+        return s
+    flushed = f.flushed
+    if flushed and flushed[i] < start:
+        flushed = flushed[:i] + (start,) + flushed[i + 1 :]
+    f = f._replace(log_start=starts[:i] + (start,) + starts[i + 1 :], flushed=flushed)
+    return _new(State, (s.replicas, s.coord, s.requests, s.history, f, s.kraft))
 
 
 def set_replica(s: State, i: int, r: Replica) -> State:

@@ -43,8 +43,11 @@ def consumer_fetch_from_replica(ctx: Ctx, s: State, kind: int, out: list) -> Non
     ``follower_reads_below_hw=False`` lets a follower serve up to its LEO (the bug a follower
     read must not have: it shows records that are not committed). Not modelled: the consumer's
     truncation detection after an epoch change (KIP-320's OffsetsForLeaderEpoch validation),
-    several consumers, partial reads (a subset of one: nothing the properties need)."""
+    several consumers, partial reads (a subset of one: nothing the properties need). A position
+    below the replica's log start offset (R12: retention, DeleteRecords) is OFFSET_OUT_OF_RANGE
+    there too (``UnifiedLog.read``): no read (at the leader, ConsumerResetOffset)."""
     k = s.kraft
+    starts = s.faults.log_start
     pos = k.consumer_pos
     cepoch = k.consumer_epoch
     proto = ctx.protocol
@@ -52,7 +55,7 @@ def consumer_fetch_from_replica(ctx: Ctx, s: State, kind: int, out: list) -> Non
     to_leo = not proto.follower_reads_below_hw
     h = s.history
     for i, r in enumerate(s.replicas):
-        if not r.alive or r.leader < 0 or r.epoch < cepoch:
+        if not r.alive or r.leader < 0 or r.epoch < cepoch or (starts and pos < starts[i]):
             continue
         leads = r.leader == i
         if not leads and not follower_reads:
@@ -76,12 +79,17 @@ def consumer_reset_offset(ctx: Ctx, s: State, kind: int, out: list) -> None:
     auto.offset.reset (latest, Kafka's default: ListOffsets answers the leader's HW). The
     position goes back: MonotonicReads is violated, as it should be, since this happens only
     when records the consumer read are gone from that leader's log. (Out of range at a
-    follower is no reset: the consumer returns to the leader, see ConsumerFetch.)"""
+    follower is no reset: the consumer returns to the leader, see ConsumerFetch.) A position
+    below the leader's log start offset (R12: retention or DeleteRecords removed what it would
+    read) is out of range too, and the same reset moves it forward, to the HW."""
     k = s.kraft
+    starts = s.faults.log_start
     pos = k.consumer_pos
     cepoch = k.consumer_epoch
     for i, r in enumerate(s.replicas):
-        if not r.alive or r.leader != i or r.epoch < cepoch or pos <= len(r.log):
+        if not r.alive or r.leader != i or r.epoch < cepoch:
+            continue
+        if pos <= len(r.log) and not (starts and pos < starts[i]):
             continue
         t = s._replace(kraft=k._replace(consumer_pos=r.hw, consumer_epoch=r.epoch))
         out.append(((kind, (i,)), t))

@@ -13,10 +13,17 @@ leader-epoch cache's own checkpoint file is written with every change but a trun
 
 from __future__ import annotations
 
-from ..epoch_cache import Cache, assign_records, end_offset, latest_epoch, truncate_from_end
+from ..epoch_cache import (
+    Cache,
+    assign_records,
+    end_offset,
+    latest_epoch,
+    truncate_from_end,
+    truncate_from_start,
+)
 from ..log import UNDEFINED, epoch_starts, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
-from .common import Ctx, advance_leader_hw, follower_hw, set_replica, sorted_add
+from .common import Ctx, advance_leader_hw, follower_hw, raise_log_start, set_replica, sorted_add
 
 _new = tuple.__new__
 
@@ -71,6 +78,13 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     2. The fetch's broker epoch is older than the one the leader last counted for that follower:
        a fetch from a previous incarnation, STALE_BROKER_EPOCH (KAFKA-15221's fix; the version's
        ``fence_stale_fetch``).
+    2b. With a log start offset that moves (--retention, --delete-records; R12): the fetch
+       offset is below the leader's log start, whether or not the epochs diverge (KAFKA-12996,
+       Kafka 3.0.0: ``Partition.readRecords`` checks it before the divergence), or, for a fetch
+       without a last fetched epoch (the follower's cache is empty: after a full truncation),
+       past the leader's log end (``UnifiedLog.read``): OFFSET_OUT_OF_RANGE, not counted
+       (``ReplicaManager.updateFollowerFetchState`` skips a read with an error), answered with
+       no records (FollowerHandleOffsetOutOfRange takes it).
     3. The leader's end offset for the fetch's last fetched epoch (KIP-279's answer) is below the
        fetch offset, or its epoch is below the requested one: the logs diverge. The answer is
        the diverging epoch and its end offset, no records, and the leader does not count the
@@ -80,8 +94,10 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
        the HW read *before* this update (KAFKA-7104): the follower learns the advance one round
        later (``fresh_hw_in_response`` answers with the HW after it, the pre-2.0 behaviour).
     The answer goes back on the follower incarnation's connection: if that incarnation is gone
-    (crashed, restarted) it is lost, though the leader's update stands."""
+    (crashed, restarted) it is lost, though the leader's update stands. Every answer carries the
+    leader's log start offset read with the records (KIP-107; 0 while no log start moves)."""
     k = s.kraft
+    starts = s.faults.log_start
     proto = ctx.protocol
     fence_stale = proto.fence_stale_fetch
     count_diverging = proto.count_diverging_fetch
@@ -104,6 +120,35 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         llog = lr.log
         diverging: tuple[int, ...] = ()
+        lstart = starts[l] if starts else 0
+        # (with no log start tracked, a fetch without a last fetched epoch comes from an empty
+        # log: it is never past the leader's end)
+        if starts and (
+            q.fetch_offset < lstart or (q.last_fetched_epoch == 0 and q.fetch_offset > len(llog))
+        ):
+            resps = k.fetch_responses
+            fr = s.replicas[f]
+            if fr.alive and fr.leader >= 0 and k.broker_epoch[f] == q.broker_epoch:
+                resp = FetchResp(
+                    f,
+                    l,
+                    q.leader_epoch,
+                    q.fetch_offset,
+                    q.broker_epoch,
+                    (),
+                    lr.hw,
+                    (),
+                    lstart,
+                    True,
+                )
+                resps = tuple(sorted((*resps, resp)))
+            out.append(
+                (
+                    (kind, args),
+                    with_kraft(s, k._replace(fetch_requests=reqs, fetch_responses=resps)),
+                )
+            )
+            continue
         if q.last_fetched_epoch > 0:
             cache = k.epoch_cache[l] if k.epoch_cache else epoch_starts(llog, lr.epoch)
             e, end = end_offset(cache, len(llog), q.last_fetched_epoch)
@@ -129,7 +174,7 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             records = () if diverging else tuple(llog[q.fetch_offset :])
             hw = t.replicas[l].hw if fresh_hw else hw_before
             resp = FetchResp(
-                f, l, q.leader_epoch, q.fetch_offset, q.broker_epoch, records, hw, diverging
+                f, l, q.leader_epoch, q.fetch_offset, q.broker_epoch, records, hw, diverging, lstart
             )
             resps = tuple(sorted((*resps, resp)))
         k2 = Kraft(reqs, resps, remote_epoch, *k[3:])
@@ -154,10 +199,20 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
     offset; never past its LEO (an answer with no offset, which a leader that knows its own
     epoch never gives, leaves the log: the fetch offset). The HW and its checkpoint follow the
     truncation (R13).
-    Otherwise the records are appended and HW := min(LEO, the answer's HW) (R4)."""
+    Otherwise the records are appended and HW := min(LEO, the answer's HW) (R4), and the
+    follower takes up the leader's log start offset the answer carries, with its epoch cache
+    truncated from the start (R12, KIP-107: ``ReplicaFetcherThread.processPartitionData`` →
+    ``maybeIncrementLogStartOffset(leaderLogStartOffset)``, after the HW; never past its HW,
+    which Kafka refuses with OFFSET_OUT_OF_RANGE: only when the leader's start passed the
+    leader's HW, KAFKA-5634's bug, where the follower keeps its records and its HW and its
+    fetcher thread dies, not modelled further). An OFFSET_OUT_OF_RANGE answer is
+    FollowerHandleOffsetOutOfRange's."""
     k = s.kraft
     guard = ctx.protocol.response_guard
+    starts = s.faults.log_start
     for p in k.fetch_responses:
+        if p.out_of_range:
+            continue
         f = p.follower
         r = s.replicas[f]
         resps = tuple(x for x in k.fetch_responses if x is not p)
@@ -191,12 +246,14 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
                 t = with_epoch_cache(t, f, cache, sync=ctx.protocol.sync_truncation_ckpt)
         else:
             log2 = log + p.records if p.records else log
-            hw = follower_hw(s.faults.log_start, f, len(log2), p.hw)
+            hw = follower_hw(starts, f, len(log2), p.hw)
             nr = with_log(r, log2, hw, r.hw_ckpt)
             if caches and p.records:  # a batch of a newer epoch is assigned, file written
                 cache2 = assign_records(cache, p.records, len(log))
                 if cache2 != cache:
                     t = with_epoch_cache(t, f, cache2, sync=True)
+            if starts and starts[f] < p.log_start <= hw:  # the leader's log start, taken up
+                t = move_log_start(ctx, t, f, p.log_start)
         out.append(((kind, args), set_replica(t, f, nr) if nr != r else t))
 
 
@@ -232,7 +289,10 @@ def consumer_fetch_during_truncation(ctx: Ctx, s: State, kind: int, out: list) -
             or r.epoch < cepoch
         ):
             continue
-        window = follower_hw(s.faults.log_start, f, len(log), p.hw)
+        starts = s.faults.log_start
+        if starts and pos < starts[f]:
+            continue  # OFFSET_OUT_OF_RANGE at that follower (ConsumerFetch)
+        window = follower_hw(starts, f, len(log), p.hw)
         if window <= r.hw or window <= pos:
             continue
         h = t.history
@@ -247,6 +307,89 @@ def consumer_fetch_during_truncation(ctx: Ctx, s: State, kind: int, out: list) -
                 ),
             )
         )
+
+
+def follower_handle_offset_out_of_range(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """FollowerHandleOffsetOutOfRange(follower, leader): the follower's fetcher takes an
+    OFFSET_OUT_OF_RANGE answer (R12; kraft with --retention or --delete-records). Ignored, as
+    any answer, when the partition left this fetcher or its fetch offset or leader epoch
+    changed while it was in flight (FollowerHandleFetchResponse). Otherwise Kafka's
+    ``AbstractFetcherThread.handleOutOfRangeError`` → ``fetchOffsetAndTruncate`` (4.x; the
+    same since 2.x): the follower asks the leader (ListOffsets at its current leader epoch,
+    ``fetchLatestOffset``, ``fetchEarliestOffset``); if the leader does not answer (down, no
+    longer leading, at another epoch: NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH) the
+    fetch is retried later, nothing changes. Else:
+
+    * the leader's log end is below the follower's (a fetch past its end, after an unclean
+      election): the follower truncates to it (``truncate``: ``UnifiedLog.truncateTo``, which
+      truncates fully when that is below the log start; here the log start follows it down);
+    * the leader's log start is above the follower's log end (retention or DeleteRecords
+      removed what it would fetch while it was away): ``truncateFullyAndStartAt(leader's log
+      start)``: the follower's log is emptied and starts there (its entries are the leader's
+      deleted ones: spec.state.Faults.log_start), its epoch cache cleared and written
+      (``clearAndFlush``), its HW moved to its new log end (KAFKA-9491, Kafka 2.4.1/2.5.0;
+      ``hw_at_log_start_on_reset=False`` keeps the HW below the log start, as before);
+    * otherwise (the leader's log grew past the fetch offset meanwhile) it fetches again from
+      its log end, nothing changes.
+    The two ListOffsets answers and the truncation are one step: the leader's log end and start
+    only grow within its epoch, and nothing but the follower itself reads what it changes."""
+    k = s.kraft
+    proto = ctx.protocol
+    guard = proto.response_guard
+    starts = s.faults.log_start
+    caches = k.epoch_cache
+    for p in k.fetch_responses:
+        if not p.out_of_range:
+            continue
+        f, l = p.follower, p.leader
+        r = s.replicas[f]
+        resps = tuple(x for x in k.fetch_responses if x is not p)
+        t = with_kraft(s, k._replace(fetch_responses=resps))
+        args = (f, l)
+        log = r.log
+        lr = s.replicas[l]
+        if (
+            r.leader != l
+            or p.fetch_offset != len(log)
+            or (guard and p.leader_epoch != r.epoch)
+            or not lr.alive
+            or lr.leader != l
+            or lr.epoch != r.epoch
+        ):
+            out.append(((kind, args), t))  # ignored, or ListOffsets refused: retried later
+            continue
+        leo, lleo = len(log), len(lr.log)
+        if lleo < leo:  # truncate to the leader's log end
+            nr = with_log(r, log[:lleo], min(r.hw, lleo), min(r.hw_ckpt, lleo))
+            if caches:
+                cache = truncate_from_end(caches[f], lleo)
+                t = with_epoch_cache(t, f, cache, sync=proto.sync_truncation_ckpt)
+            out.append(((kind, args), set_replica(t, f, nr)))
+            continue
+        ls = starts[l]
+        if ls <= leo:
+            out.append(((kind, args), t))
+            continue
+        hw = ls if proto.hw_at_log_start_on_reset else r.hw
+        t = raise_log_start(set_replica(t, f, with_log(r, lr.log[:ls], hw, r.hw_ckpt)), f, ls)
+        if caches:
+            t = with_epoch_cache(t, f, (), sync=True)
+        out.append(((kind, args), t))
+
+
+def move_log_start(ctx: Ctx, s: State, i: int, start: int) -> State:
+    """kraft: replica ``i``'s log start offset moved up to ``start`` (R12), as
+    ``UnifiedLog.maybeIncrementLogStartOffset`` does it (Kafka 4.x): the log start (and the
+    recovery point, ``raise_log_start``) and the leader-epoch cache truncated from the start
+    (``truncateFromStartAsyncFlush``: its file written later, by BrokerCheckpointEpochCache,
+    since Kafka 3.8, KAFKA-16541's #15993; with the change before, ``sync_truncation_ckpt``).
+    The caller checks Kafka's OFFSET_OUT_OF_RANGE guard: ``start`` at most the HW."""
+    t = raise_log_start(s, i, start)
+    caches = t.kraft.epoch_cache
+    if caches:
+        cache = truncate_from_start(caches[i], start)
+        t = with_epoch_cache(t, i, cache, sync=ctx.protocol.sync_truncation_ckpt)
+    return t
 
 
 def with_epoch_cache(s: State, i: int, cache: Cache, sync: bool) -> State:

@@ -1,18 +1,23 @@
-"""Log retention and the fetch below the log start offset (R12, --retention only).
+"""Log retention and the fetch below the log start offset (R12, --retention; kraft also
+--delete-records).
 
 Deleted entries keep their values in the log tuple (see spec.state.Faults.log_start): offsets
-stay positions, and nothing reads an entry below the log start offset except the epoch lookups,
-as Kafka's leader-epoch cache keeps the epoch of the first retained entry.
+stay positions, and nothing reads an entry below the log start offset except the properties
+and, up to kip-966, the epoch lookups, as Kafka's leader-epoch cache keeps the epoch of the
+first retained entry.
 
 Not modelled: segments (one record is one segment), retention by size or time (any deletion may
-happen at any moment), the log start offset a follower learns from fetch responses (KIP-107),
-the consumer's own out-of-range handling (auto.offset.reset).
+happen at any moment). Up to kip-966: the log start offset a follower learns from fetch
+responses (KIP-107), the consumer's own out-of-range handling (auto.offset.reset). kraft has
+both (spec/actions/fetch.py, consumer.py), the operator's DeleteRecords (LeaderDeleteRecords)
+and the leader-epoch cache truncated from the start.
 """
 
 from __future__ import annotations
 
 from ..state import State, with_log
 from .common import Ctx, set_replica
+from .fetch import move_log_start
 
 
 def broker_delete_old_segment(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -48,3 +53,23 @@ def follower_reset_to_log_start(ctx: Ctx, s: State, kind: int, out: list) -> Non
         t = set_replica(s, f, nr)
         t = t._replace(faults=t.faults._replace(log_start=start[:f] + (ls,) + start[f + 1 :]))
         out.append(((kind, (f, l)), t))
+
+
+def broker_delete_old_segment_kraft(ctx: Ctx, s: State, kind: int, out: list) -> None:
+    """BrokerDeleteOldSegment(replica), kraft: retention (time or size: any moment) deletes the
+    oldest segment of a live replica, leader or follower (``LogManager.cleanupLogs`` →
+    ``UnifiedLog.deleteOldSegments``; one record is one segment here), and its log start offset
+    moves past it (``deleteSegments`` → ``incrementStartOffset`` →
+    ``maybeIncrementLogStartOffset``), the epoch cache truncated from the start (R12). Kafka
+    4.x's ``deletableSegments`` takes a segment only if the HW is at or past its end
+    (``highWatermark >= upperBoundOffset``, KAFKA-5634, Kafka 0.11.0.1: "to ensure that the log
+    start offset can never exceed it"), the active segment too when the HW reaches the log end
+    (a new one is rolled first). ``retention_below_hw=False``: 0.11.0.0's rule, any segment but
+    an empty active one, so up to the log end."""
+    below_hw = ctx.protocol.retention_below_hw
+    start = s.faults.log_start
+    for i, r in enumerate(s.replicas):
+        if not r.alive:
+            continue
+        if start[i] < (r.hw if below_hw else len(r.log)):
+            out.append(((kind, (i,)), move_log_start(ctx, s, i, start[i] + 1)))

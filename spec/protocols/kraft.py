@@ -53,6 +53,14 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   leader. KAFKA-16540 (4.0): a change of min.insync.replicas (OperatorSetMinIsr, only with
   --min-isr-changes) clears the ELR (``clear_elr_on_min_isr_change``). The join rule's halves
   are flags: the HW (``isr_join_needs_hw``) and the epoch start (``isr_join_needs_epoch_start``).
+* The log start offset (issue 28 item 3), with --retention or --delete-records N (R12): a
+  leader applies an operator's DeleteRecords up to its HW (LeaderDeleteRecords), retention
+  deletes a replica's oldest segment below its HW (BrokerDeleteOldSegment,
+  ``retention_below_hw``: KAFKA-5634), the leader-epoch cache is truncated from the start, a
+  follower takes up the log start its leader's fetch responses carry, and a fetch below the
+  leader's log start (or past its end) is OFFSET_OUT_OF_RANGE, upon which the follower asks the
+  leader for its offsets and truncates fully to its log start (FollowerHandleOffsetOutOfRange,
+  ``hw_at_log_start_on_reset``: KAFKA-9491).
 Not yet: lost fetches, DelayedFetch and the fetch timeout, KAFKA-14275 (a standby controller
 that failed to apply a record taking office with incomplete state: no record fails to apply
 here), the leader's own recovery work after an unclean election (KIP-704 names transaction
@@ -194,6 +202,21 @@ class Kraft(Kip966):
     # min.insync.replicas); False: the ELR kept (trunk before the fix; 3.7's to 3.9's ELR code
     # behind an unreleased metadata version), so a replica elected from it may lack records the
     # lowered min ISR let the leader commit without it. Only with --min-isr-changes
+    retention_below_hw = True  # KAFKA-5634 (Kafka 0.11.0.1 and 1.0.0, "Do not allow segment
+    # deletion beyond high watermark"): retention deletes only segments wholly below
+    # the replica's HW (``UnifiedLog.deletableSegments``: ``highWatermark >= upperBoundOffset``,
+    # "to ensure that the log start offset can never exceed it"); False: up to the log end
+    # (0.11.0.0's ``takeWhile(predicate)``, any segment but an empty active one), so the log
+    # start passes the HW, the leader deletes records not yet committed, and a follower's
+    # ``maybeIncrementLogStartOffset`` of the leader's log start above its own HW throws
+    # OFFSET_OUT_OF_RANGE. Only with --retention
+    hw_at_log_start_on_reset = True  # KAFKA-9491 (Kafka 2.4.1 and 2.5.0, apache/kafka#8037): a
+    # follower that truncates fully and starts at its leader's log start moves its HW there too
+    # (``UnifiedLog.truncateFullyAndStartAt`` → ``updateHighWatermark(logEndOffsetMetadata)``;
+    # ``updateLogStartOffset``); False: only the log start moves (``updateLogEndOffset`` lowers a
+    # HW above the new end, never raises one below), the HW stays below the log start, and a
+    # fast election during a reassignment makes that follower a leader with it (the JIRA: out
+    # of range errors in DelayedFetch). Only with --retention or --delete-records
 
 
 KRAFT = Kraft()

@@ -170,7 +170,8 @@ def test_the_code_path_table_covers_every_action_of_its_era(era):
             retries=1,
             controller_failovers=0 if era == "kraft" else 1,
             session_expiries=0 if era == "kraft" else 1,
-            retention=era != "kraft",
+            retention=True,
+            delete_records=1 if era == "kraft" else 0,
         )
         version = get_protocol(protocol)
         actions |= {a.name for a in ACTIONS if a.exists_in(cfg, version)}

@@ -27,7 +27,8 @@ def spec_properties() -> dict[str, str]:
             protocol=name,
             replicas=2,
             availability=True,
-            retention=not kraft,
+            retention=True,
+            delete_records=1 if kraft else 0,
             controller_failovers=1,  # kraft: PendingAlterPartitionResolvable
         )
         out |= {p.name: p.kind for p in IsrSpec(cfg).properties}

@@ -256,6 +256,8 @@ def _replayed_states(cx: dict) -> list[dict]:
         unclean="--unclean" in opts,
         min_isr=int(opts.get("--min-isr", 1)),
         min_isr_changes=int(opts.get("--min-isr-changes", 0)),
+        retention="--retention" in opts,
+        delete_records=int(opts.get("--delete-records", 0)),
     )
     model = IsrSpec(cfg, _version(cx))
     (state,) = model.init_states()

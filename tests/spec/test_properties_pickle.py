@@ -17,8 +17,8 @@ from isr.spec.protocols import KRAFT, PROTOCOLS
 cloudpickle = pytest.importorskip("pyspark.cloudpickle")
 
 SMALL = {"replicas": 2, "records": 1, "epochs": 2, "crashes": 1}
-# every fault mode and flag the version takes (kraft models neither retention nor session
-# expiry), with Available on: every property a model can state
+# every fault mode and flag the version takes (kraft models no session expiry; its operator's
+# DeleteRecords is kraft's only), with Available on: every property a model can state
 FAULTS = {
     "unclean": True,
     "lose_unflushed": True,
@@ -26,8 +26,10 @@ FAULTS = {
     "idempotence": True,
     "controller_failovers": 1,
     "availability": True,
+    "retention": True,
 }
-ZK_ONLY = {"retention": True, "session_expiries": 1}
+ZK_ONLY = {"session_expiries": 1}
+KRAFT_ONLY = {"delete_records": 1}
 # kraft's guards, each put back to its bug (KRAFT.variant), plus the version as it is
 KRAFT_FLAGS = sorted(
     k for k, v in vars(type(KRAFT)).items() if isinstance(v, bool) and k != "split_fetch"
@@ -38,7 +40,7 @@ def _models() -> list[tuple[str, IsrSpec]]:
     out = []
     for name, proto in PROTOCOLS.items():
         out.append((name, IsrSpec(Config(protocol=name, **SMALL))))
-        extra = {} if proto.split_fetch else ZK_ONLY
+        extra = KRAFT_ONLY if proto.split_fetch else ZK_ONLY
         out.append((f"{name}+faults", IsrSpec(Config(protocol=name, **SMALL, **FAULTS, **extra))))
         out.append((f"{name}+acks1", IsrSpec(Config(protocol=name, **SMALL, acks="1"))))
     for flag in KRAFT_FLAGS:
