@@ -412,13 +412,19 @@ def _marks(fields: list[Field]) -> str:
     return " · ".join(_mark(f) for f in fields)
 
 
+def _entry(e: list) -> str:
+    """A log entry as ``record@epoch``; an idempotent producer's batch also shows its header,
+    ``record@epoch#producer-epoch.sequence``."""
+    return f"{e[0]}@{e[1]}" + (f"#{e[2]}.{e[3]}" if len(e) == 4 else "")
+
+
 def _log_text(state: dict, prev: dict | None, r: str) -> str:
     log, hw = state["log"][r], state["hw"][r]
     plog = prev["log"][r] if prev else log
     out = []
-    for o, (rec, ep) in enumerate(log):
-        e = f"{rec}@{ep}" + ("'" if o < hw else "")
-        if prev is not None and (o >= len(plog) or plog[o] != [rec, ep]):
+    for o, entry in enumerate(log):
+        e = _entry(entry) + ("'" if o < hw else "")
+        if prev is not None and (o >= len(plog) or plog[o] != entry):
             e = f"*{e}*"
         out.append(e)
     trunc = prev is not None and len(log) < len(plog)
@@ -511,17 +517,16 @@ def _log_html(state: dict, prev: dict | None, r: str) -> str:
     log, hw = state["log"][r], state["hw"][r]
     plog = prev["log"][r] if prev else log
     entries = []
-    for o, (rec, ep) in enumerate(log):
+    for o, entry in enumerate(log):
         cls = "e" + (" c" if o < hw else "")
-        if prev is not None and (o >= len(plog) or plog[o] != [rec, ep]):
+        if prev is not None and (o >= len(plog) or plog[o] != entry):
             cls += " new"
-        entries.append(f'<span class="{cls}" title="offset {o}">{_e(rec)}@{_e(ep)}</span>')
+        entries.append(f'<span class="{cls}" title="offset {o}">{_e(_entry(entry))}</span>')
     if prev is not None:  # what a truncation removed, struck through
         for o in range(len(log), len(plog)):
-            rec, ep = plog[o]
             entries.append(
                 f'<span class="e gone" title="offset {o}, removed by this step">'
-                f"{_e(rec)}@{_e(ep)}</span>"
+                f"{_e(_entry(plog[o]))}</span>"
             )
     return '<div class="log">' + ("".join(entries) or '<span class="empty">empty</span>') + "</div>"
 

@@ -31,7 +31,10 @@ def follower_reset_to_log_start(ctx: Ctx, s: State, kind: int, out: list) -> Non
     the leader's log start offset: retention deleted what it would fetch while it was away. The
     answer is OffsetOutOfRange; the follower drops its local log and starts at the leader's log
     start offset (R12), with its HW there too. (The other out-of-range case, a fetch offset past
-    the leader's LEO, is in FollowerFetch.)"""
+    the leader's LEO, is in FollowerFetch.) With --idempotence its producer state starts empty
+    there: Kafka's ``UnifiedLog.truncateFullyAndStartAt`` clears it and deletes every producer
+    snapshot (``ProducerStateManager.truncateFullyAndStartAt``), so the producer's batches below
+    the leader's log start, which the leader still knows (KAFKA-7190), the follower does not."""
     start = s.faults.log_start
     fenced = ctx.fetch_fenced
     for f, r in enumerate(s.replicas):
@@ -46,5 +49,8 @@ def follower_reset_to_log_start(ctx: Ctx, s: State, kind: int, out: list) -> Non
             continue
         nr = with_log(r, lr.log[:ls], ls, min(r.hw_ckpt, ls))
         t = set_replica(s, f, nr)
-        t = t._replace(faults=t.faults._replace(log_start=start[:f] + (ls,) + start[f + 1 :]))
-        out.append(((kind, (f, l)), t))
+        fs = t.faults._replace(log_start=start[:f] + (ls,) + start[f + 1 :])
+        if fs.producer_state_start:  # --idempotence: the producer state starts empty there
+            ps = fs.producer_state_start
+            fs = fs._replace(producer_state_start=ps[:f] + (ls,) + ps[f + 1 :])
+        out.append(((kind, (f, l)), t._replace(faults=fs)))
