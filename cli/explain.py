@@ -384,7 +384,20 @@ CLIENT_FIELDS = (
     ("refused", "refused", lambda xs: ", ".join(f"record {x}" for x in xs) or "none"),
     ("shown to consumers", "shown_to_consumers", _pairs),
     ("no reply yet", "unanswered_records", lambda xs: ", ".join(f"record {x}" for x in xs)),
+    ("idempotent producer", "producer", lambda p: _producer(p)),
 )
+
+
+def _producer(p: dict) -> str:
+    """--idempotence: the producer's epoch and its batches in flight with their answers."""
+    batches = ", ".join(
+        f"record {b['record']} seq {b['sequence']}"
+        + ("" if b["answer"] == "none" else f" ({b['answer'].replace('_', ' ')})")
+        for b in p["in_flight"]
+    )
+    return f"epoch {p['epoch']}, last acked seq {p['last_acked_sequence']}, in flight: " + (
+        batches or "none"
+    )
 
 
 def client_fields(state: dict, prev: dict | None, full: bool = False) -> list[Field]:

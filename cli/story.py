@@ -496,11 +496,27 @@ def _bump_epoch(x: Args, b: State, a: State) -> str:
     seqs = ", ".join(
         f"record {y['record']} sequence {y['sequence']}" for y in p.get("in_flight", [])
     )
-    return (
+    text = (
         f"The producer takes in the OUT_OF_ORDER_SEQUENCE_NUMBER answer for record {record}, the"
         f" batch it expects next, bumps its producer epoch to {p.get('epoch')} and rewrites its"
         f" batches in flight from sequence 0 ({seqs})"
     )
+    before = {y["record"]: y for y in b.get("producer", {}).get("in_flight", [])}
+    lost = [
+        y["record"]
+        for y in p.get("in_flight", [])
+        if y["record"] != record
+        and before.get(y["record"], {}).get("answer") in ("acknowledged", "waiting")
+        and y["answer"] == "none"
+    ]
+    if lost:
+        broker = before[lost[0]].get("broker")
+        text += (
+            f"; broker {broker}'s answers come in order on one connection, so its answer to "
+            + ", ".join(f"record {r}" for r in lost)
+            + ", not taken in before, was lost"
+        )
+    return text
 
 
 def _send(x: Args, b: State, a: State) -> str:

@@ -236,7 +236,8 @@ def _faults_to_json(f: Faults) -> dict[str, Any]:
     if f.elr:
         out["elr"] = _mask_list(f.elr)
     if f.lost_replies or f.retries:
-        out["unanswered_records"] = list(f.lost_replies)
+        if not f.producer:  # (the idempotent producer's batches in flight are its own)
+            out["unanswered_records"] = list(f.lost_replies)
         out["retries"] = f.retries
     if f.ctrl_seen:
         out["controller_epoch"] = f.ctrl_epoch

@@ -388,7 +388,7 @@ def to_wire(s: State) -> tuple:
         tuple(s[1]),
         tuple(map(tuple, s[2])),
         tuple(s[3]),
-        tuple(s[4]),
+        tuple(s[4]) if not s[4].producer else _producer_wire(s[4]),
         tuple(k)
         if k is NO_KRAFT
         else (
@@ -403,6 +403,18 @@ def to_wire(s: State) -> tuple:
 
 
 _NO_FAULTS_WIRE = tuple(NO_FAULTS)
+
+
+def _producer_wire(f: Faults) -> tuple:
+    """The faults of --idempotence as plain tuples: the producer's state (Faults.producer, a
+    Producer) too, which marshal (the disk store) cannot write as a NamedTuple."""
+    return (*f[:12], tuple(f[12]), *f[13:])
+
+
+def _producer_unwire(f: tuple) -> tuple:
+    return (*f[:12], _tuple_new(Producer, f[12]), *f[13:])
+
+
 _NO_KRAFT_WIRE = tuple(NO_KRAFT)
 
 
@@ -420,7 +432,9 @@ def from_wire(w: tuple) -> State:
             new(Coord, w[1]),
             tuple([new(Request, q) for q in w[2]]),
             new(History, w[3]),
-            NO_FAULTS if f == _NO_FAULTS_WIRE else new(Faults, f),
+            NO_FAULTS
+            if f == _NO_FAULTS_WIRE
+            else new(Faults, f if len(f) < 13 or not f[12] else _producer_unwire(f)),
             NO_KRAFT
             if k == _NO_KRAFT_WIRE
             else new(

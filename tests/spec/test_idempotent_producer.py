@@ -9,6 +9,8 @@ say why."""
 
 from __future__ import annotations
 
+import marshal
+
 import pytest
 from isr.checker.bfs import check_bfs
 from isr.spec import Config, ConfigError, IsrSpec
@@ -22,7 +24,8 @@ from isr.spec.producer_state import (
     producer_entry,
 )
 from isr.spec.protocols import KIP_320
-from isr.spec.state import NO_FAULTS, NO_PRODUCER
+from isr.spec.state import NO_FAULTS, NO_PRODUCER, Producer, from_wire, to_wire
+from isr.spec.symmetry import permute
 
 from .helpers import run, step
 
@@ -93,17 +96,33 @@ def test_idempotence_needs_acks_all():
         Config(retries=1, idempotence=True, acks="1").validate()
 
 
-def test_the_producer_state_round_trips_through_json():
-    m = idem(retries=3)
-    s = run(
-        m,
-        ("ControllerShutdownBroker", 0, 1),
-        ("BrokerBecomeLeader", 1, 2),
-        ("ProducerSend", 0, 1),
-        ("ProducerSend", 1, 2),
-        ("ProducerRetry", 1, 1),
-    )
+def test_the_producer_state_round_trips_through_json_and_the_wire():
+    """The state's JSON form and its wire form (marshal, the disk store's: plain tuples only)
+    carry the producer's state; a renaming of the replicas renames the brokers its batches
+    were answered by."""
+    m = idem(retries=3, retention=True)
+    s = run(m, *TWO_LEADERS, ("ProducerRetry", 1, 1))
+    assert s.faults.producer.batches[1][3] == 1  # record 2 answered by broker 1
     assert state_from_json(state_to_json(s)) == s
+    w = to_wire(s)
+    assert marshal.loads(marshal.dumps(w)) == w and hash(w) == hash(s)
+    assert from_wire(w) == s and type(from_wire(w).faults.producer) is Producer
+    swapped = permute(s, [1, 0])
+    assert swapped.faults.producer.batches[1][3] == 0
+    assert permute(swapped, [1, 0]) == s
+
+
+def test_symmetry_keeps_the_verdicts():
+    """The producer's batches name brokers and, with retention, each replica has where its
+    producer state starts: the reduction renames both (same shortest counterexamples)."""
+    for retention in (False, True):
+        m = idem(records=1, epochs=2, retention=retention)
+        on = check_bfs(m, properties=["NoDuplicates", "TypeOK"])
+        off = check_bfs(m, properties=["NoDuplicates", "TypeOK"], symmetry=False)
+        assert [(p.holds, p.counterexample and p.counterexample.length) for p in on.properties] == [
+            (p.holds, p.counterexample and p.counterexample.length) for p in off.properties
+        ]
+        assert on.distinct_states < off.distinct_states
 
 
 # --- counts -----------------------------------------------------------------------------------
