@@ -175,7 +175,10 @@ def _attempt(ctx: Ctx, s: State, i: int, b: int, p: Producer, h2) -> State:
     Kafka's broker reads one request of a connection at a time (``SocketServer`` mutes the
     channel until the response is sent), so a batch waiting in this broker's purgatory blocks
     this request unless the producer gave up on it: its request timed out, the client closed
-    the connection, and its answer is lost."""
+    the connection, and its answer is lost. And the producer takes in one broker's answers in
+    the order they come (``NetworkClient.poll``): an error taken in at once here (refused, or
+    an OUT_OF_ORDER it retries without a bump) comes after every answer of this broker to an
+    earlier request, so those it has not taken in by now were lost."""
     r = s.replicas[i]
     record, seq = p.batches[b][:2]
     p = _lose_answers(p, i, (WAITING,), b)
@@ -189,6 +192,7 @@ def _attempt(ctx: Ctx, s: State, i: int, b: int, p: Producer, h2) -> State:
     f = s.faults
     if r.isr.bit_count() < min_isr(ctx, s):
         h3 = h2._replace(refused=sorted_add(h2.refused, [record]))
+        p = _lose_answers(p, i, (ACKED,), b)  # an error taken in at once (see above)
         return s._replace(history=h3, faults=f._replace(producer=answered(NO_ANSWER)))
     answer, offset = analyze(_producer_entry(ctx, s, i), p.epoch, seq)
     if answer == APPEND:
@@ -209,6 +213,7 @@ def _attempt(ctx: Ctx, s: State, i: int, b: int, p: Producer, h2) -> State:
         return s._replace(history=h2, faults=f2)
     if answer == OUT_OF_ORDER and record > p.reopened and seq == p.last_acked + 1:
         return s._replace(history=h2, faults=f._replace(producer=answered(OUT_OF_ORDER_ANSWER)))
+    p = _lose_answers(p, i, (ACKED,), b)  # an error taken in at once (see above)
     return s._replace(history=h2, faults=f._replace(producer=answered(NO_ANSWER)))
 
 
@@ -246,14 +251,15 @@ def producer_retry_idempotent(ctx: Ctx, s: State, kind: int, out: list) -> None:
     when its sequence is ``firstInFlightSequence`` ("This effectively reduces our in flight
     request count to 1"), so retries go one at a time, in sequence order. Config.retries bounds
     the retries of a behaviour (Kafka's retries has no end by default). A batch retried though
-    it was acknowledged lost that answer with its connection: the answers from that broker the
-    producer has not taken in are lost too."""
+    it was acknowledged lost that answer with its connection, or its request timed out and the
+    client closed the connection: either way that broker's answers the producer has not taken
+    in by now are lost too (those that came before were taken in: ProducerCompleteBatch)."""
     f = s.faults
     p = f.producer
     if not p.batches or f.retries >= ctx.config.retries:
         return
     first = p.batches[0]
-    if first[2] == ACKED:
+    if first[2] in (ACKED, WAITING):  # its answer lost, or its request timed out
         p = _lose_answers(p, first[3], (ACKED, WAITING))
     s2 = s._replace(faults=f._replace(retries=f.retries + 1))
     for i, r in enumerate(s.replicas):
