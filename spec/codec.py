@@ -264,7 +264,6 @@ def _producer_to_json(p: Producer) -> dict[str, Any]:
         "epoch": p.epoch,
         "next_sequence": p.next_seq,
         "last_acked_sequence": p.last_acked,
-        "rewritten_up_to": p.reopened,
         "metadata_leader_epoch": p.leader_epoch,
         "in_flight": [
             {
@@ -286,7 +285,6 @@ def _producer_from_json(d: dict[str, Any] | None) -> Producer | tuple:
         d["epoch"],
         d["next_sequence"],
         d["last_acked_sequence"],
-        d["rewritten_up_to"],
         tuple(
             (
                 b["record"],

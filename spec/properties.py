@@ -213,7 +213,7 @@ class TypeOk:
         reps = s.replicas
         if not all(0 <= x <= len(reps[i].log) for i, x in enumerate(f.producer_state_start)):
             return False
-        if not (0 <= p.epoch <= self.producer_epochs and 0 <= p.reopened <= written):
+        if not 0 <= p.epoch <= self.producer_epochs:
             return False
         if not 0 <= p.leader_epoch <= self.epochs:
             return False

@@ -109,8 +109,6 @@ class Producer(NamedTuple):
     epoch: int  # producerIdAndEpoch.epoch: 0, bumped by the producer itself (KIP-360, 2.5)
     next_seq: int  # TxnPartitionEntry.nextSequence: the sequence of the next new batch
     last_acked: int  # lastAckedSequence: the highest sequence acknowledged in this epoch, -1
-    reopened: int  # the batches of records up to this one were rewritten by the last bump
-    # (ProducerBatch.reopened: ``sequenceHasBeenReset``); 0 before any bump
     batches: tuple[tuple[int, int, int, int, int, int], ...]  # in flight, by sequence:
     # (record, sequence, answer, broker, leader epoch, offset): the latest attempt's answer,
     # not yet taken in, is 0 none (not sent, lost, or an error to retry; broker -1), 1
@@ -121,7 +119,7 @@ class Producer(NamedTuple):
     # KIP-320 on the client, Kafka 2.1), so it sends to no replica at an older epoch; 0 none
 
 
-NO_PRODUCER = Producer(0, 0, -1, 0, (), 0)  # the idempotent producer before its first send
+NO_PRODUCER = Producer(0, 0, -1, (), 0)  # the idempotent producer before its first send
 
 
 class Faults(NamedTuple):

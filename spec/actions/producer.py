@@ -168,9 +168,8 @@ def _attempt(ctx: Ctx, s: State, i: int, b: int, p: Producer, h2) -> State:
     that offset); a batch in sequence is appended with its header and waits in the purgatory;
     OUT_OF_ORDER_SEQUENCE_NUMBER appends nothing. The batch's answer is written into the
     producer's state (``Producer.batches``). OUT_OF_ORDER_SEQUENCE_NUMBER is kept only when it
-    is the batch the producer expects next and no bump has rewritten it (ProducerBumpEpoch then
-    acts on it); any other is retried without a bump (``TransactionManager.canRetry``), which
-    here changes nothing.
+    is the batch the producer expects next (ProducerBumpEpoch then acts on it); any other is
+    retried without a bump (``TransactionManager.canRetry``), which here changes nothing.
 
     Kafka's broker reads one request of a connection at a time (``SocketServer`` mutes the
     channel until the response is sent), so a batch waiting in this broker's purgatory blocks
@@ -211,7 +210,7 @@ def _attempt(ctx: Ctx, s: State, i: int, b: int, p: Producer, h2) -> State:
         if offset not in r.pending:
             s = set_replica(s, i, r._replace(pending=tuple(sorted((*r.pending, offset)))))
         return s._replace(history=h2, faults=f2)
-    if answer == OUT_OF_ORDER and record > p.reopened and seq == p.last_acked + 1:
+    if answer == OUT_OF_ORDER and seq == p.last_acked + 1:
         return s._replace(history=h2, faults=f._replace(producer=answered(OUT_OF_ORDER_ANSWER)))
     p = _lose_answers(p, i, (ACKED,), b)  # an error taken in at once (see above)
     return s._replace(history=h2, faults=f._replace(producer=answered(NO_ANSWER)))
@@ -287,26 +286,27 @@ def producer_complete_batch(ctx: Ctx, s: State, kind: int, out: list) -> None:
 def producer_bump_epoch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """ProducerBumpEpoch(record), --idempotence (R6, R15): the producer takes in the
     OUT_OF_ORDER_SEQUENCE_NUMBER answer to the batch it expects next (its sequence is the last
-    acknowledged one + 1, and no bump rewrote it) and, being idempotent, not transactional,
+    acknowledged one + 1) and, being idempotent, not transactional,
     bumps its epoch and rewrites the sequences of every batch in flight from 0 in order, the
     last acknowledged sequence forgotten; the batch will be retried (Kafka 2.5+, KIP-360,
     KAFKA-8805: ``TransactionManager.canRetry`` -> ``requestEpochBumpForPartition``, then
     ``bumpIdempotentEpochAndResetIdIfNeeded`` -> ``bumpIdempotentProducerEpoch`` ->
     ``TxnPartitionEntry.startSequencesAtBeginning``; 3.9 and trunk of 2024-10). The batches'
     earlier attempts may still be answered, but not by that broker: its answers come in order
-    on one connection, so those the producer has not taken in before this one were lost. A
-    rewritten batch's next OUT_OF_ORDER answer is retried without a bump
-    (``sequenceHasBeenReset``). The rewrite gives a batch whose earlier attempt was appended a
-    new identity (KAFKA-14034, open: its fix, not merged, would wait for the batches in flight
-    first)."""
+    on one connection, so those the producer has not taken in before this one were lost. An
+    OUT_OF_ORDER answer to an attempt made before the bump is taken in after it, for a
+    rewritten batch, and retried without a bump (``sequenceHasBeenReset``, true from the
+    rewrite until the batch is sent again: ``RecordAccumulator.drain`` closes it). The rewrite
+    gives a batch whose earlier attempt was appended a new identity (KAFKA-14034, open: its
+    fix, not merged, would wait for the batches in flight first)."""
     p = s.faults.producer
     for k, batch in enumerate(p.batches):
         if batch[2] != OUT_OF_ORDER_ANSWER or batch[1] != p.last_acked + 1:
             continue
         q = _lose_answers(p, batch[3], (ACKED, WAITING), k)
         batches = tuple(
-            (c[0], j, NO_ANSWER, -1, 0, 0) if j == k else (c[0], j, *c[2:])
+            (c[0], j, NO_ANSWER, -1, 0, 0) if c[2] == OUT_OF_ORDER_ANSWER else (c[0], j, *c[2:])
             for j, c in enumerate(q.batches)
         )
-        p2 = Producer(p.epoch + 1, len(batches), -1, s.history.next_record, batches, p.leader_epoch)
+        p2 = Producer(p.epoch + 1, len(batches), -1, batches, p.leader_epoch)
         out.append(((kind, (batch[0],)), s._replace(faults=s.faults._replace(producer=p2))))
