@@ -266,3 +266,22 @@ def test_a_follower_reset_to_the_log_start_forgets_the_producer():
             "ProducerRetry",
         ],
     )
+
+
+def test_the_partial_order_reduction_finds_the_duplicates_too():
+    """The producer's actions declare their footprints (spec/por.py): the reduced model keeps
+    the verdict (its counterexamples are real, not always shortest)."""
+    for bounds in (dict(retries=3), dict(records=1, retention=True)):
+        m = IsrSpec(
+            Config(
+                idempotence=True,
+                **{
+                    **dict(protocol="kip-320", replicas=2, records=2, epochs=2, crashes=0),
+                    "retries": 1,
+                    **bounds,
+                },
+            ),
+            reduction="por",
+        )
+        res = check_bfs(m, properties=["NoDuplicates"], stop_at_first_violation=True)
+        assert res.properties[0].holds is False
