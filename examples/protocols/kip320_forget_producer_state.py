@@ -11,7 +11,7 @@ record 1 and acknowledges it (the answer is lost), retention deletes it, and the
 retry finds no state for it, so the leader appends record 1 a second time (any sequence is
 accepted from a producer the broker does not know, KAFKA-8710). With the fix (the built-in
 versions, ``retain_producer_state = True``) the leader still knows the batch and answers with
-its offset: every property holds at these bounds. At 2 epochs the fix still fails, in 9
+its offset: NoDuplicates and every other safety property hold at these bounds. At 2 epochs the fix still fails, in 9
 steps: a follower reset to the leader's log start drops its producer state
 (``UnifiedLog.truncateFullyAndStartAt``) and is later elected (docs/findings.md).
 """

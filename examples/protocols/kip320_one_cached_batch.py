@@ -11,8 +11,8 @@ NoDuplicates fails in 5 steps, no fault but a lost answer: the leader appends re
 leader keeps: OUT_OF_ORDER_SEQUENCE_NUMBER. For the producer that is the batch it expects next,
 so it bumps its epoch (KIP-360) and sends record 1 again as sequence 0 of the new epoch, which
 the leader appends. With the fix (the built-in versions, ``cache_five_batches = True``) the
-retry is a duplicate the leader answers with its offset, and every property holds at these
-bounds.
+retry is a duplicate the leader answers with its offset, and NoDuplicates and every other
+safety property hold at these bounds.
 """
 
 from isr.spec.protocols.kip_320 import Kip320
