@@ -385,7 +385,20 @@ CLIENT_FIELDS = (
     ("refused", "refused", lambda xs: ", ".join(f"record {x}" for x in xs) or "none"),
     ("shown to consumers", "shown_to_consumers", _pairs),
     ("no reply yet", "unanswered_records", lambda xs: ", ".join(f"record {x}" for x in xs)),
+    ("idempotent producer", "producer", lambda p: _producer(p)),
 )
+
+
+def _producer(p: dict) -> str:
+    """--idempotence: the producer's epoch and its batches in flight with their answers."""
+    batches = ", ".join(
+        f"record {b['record']} seq {b['sequence']}"
+        + ("" if b["answer"] == "none" else f" ({b['answer'].replace('_', ' ')})")
+        for b in p["in_flight"]
+    )
+    return f"epoch {p['epoch']}, last acked seq {p['last_acked_sequence']}, in flight: " + (
+        batches or "none"
+    )
 
 
 def client_fields(state: dict, prev: dict | None, full: bool = False) -> list[Field]:
@@ -413,13 +426,19 @@ def _marks(fields: list[Field]) -> str:
     return " · ".join(_mark(f) for f in fields)
 
 
+def _entry(e: list) -> str:
+    """A log entry as ``record@epoch``; an idempotent producer's batch also shows its header,
+    ``record@epoch#producer-epoch.sequence``."""
+    return f"{e[0]}@{e[1]}" + (f"#{e[2]}.{e[3]}" if len(e) == 4 else "")
+
+
 def _log_text(state: dict, prev: dict | None, r: str) -> str:
     log, hw = state["log"][r], state["hw"][r]
     plog = prev["log"][r] if prev else log
     out = []
-    for o, (rec, ep) in enumerate(log):
-        e = f"{rec}@{ep}" + ("'" if o < hw else "")
-        if prev is not None and (o >= len(plog) or plog[o] != [rec, ep]):
+    for o, entry in enumerate(log):
+        e = _entry(entry) + ("'" if o < hw else "")
+        if prev is not None and (o >= len(plog) or plog[o] != entry):
             e = f"*{e}*"
         out.append(e)
     trunc = prev is not None and len(log) < len(plog)
@@ -512,17 +531,16 @@ def _log_html(state: dict, prev: dict | None, r: str) -> str:
     log, hw = state["log"][r], state["hw"][r]
     plog = prev["log"][r] if prev else log
     entries = []
-    for o, (rec, ep) in enumerate(log):
+    for o, entry in enumerate(log):
         cls = "e" + (" c" if o < hw else "")
-        if prev is not None and (o >= len(plog) or plog[o] != [rec, ep]):
+        if prev is not None and (o >= len(plog) or plog[o] != entry):
             cls += " new"
-        entries.append(f'<span class="{cls}" title="offset {o}">{_e(rec)}@{_e(ep)}</span>')
+        entries.append(f'<span class="{cls}" title="offset {o}">{_e(_entry(entry))}</span>')
     if prev is not None:  # what a truncation removed, struck through
         for o in range(len(log), len(plog)):
-            rec, ep = plog[o]
             entries.append(
                 f'<span class="e gone" title="offset {o}, removed by this step">'
-                f"{_e(rec)}@{_e(ep)}</span>"
+                f"{_e(_entry(plog[o]))}</span>"
             )
     return '<div class="log">' + ("".join(entries) or '<span class="empty">empty</span>') + "</div>"
 

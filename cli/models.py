@@ -227,7 +227,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     f.add_argument(
         "--idempotence",
         action="store_true",
-        help="idempotent producer: the leader drops a retry of a record it holds (with --retries)",
+        help="idempotent producer (KIP-98, KIP-360): producer epoch and sequences, checked by the"
+        " leader against its producer state (with --retries, acks all)",
     )
     f.add_argument(
         "--retention",

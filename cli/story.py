@@ -446,6 +446,9 @@ def _append(i: int, record: Any, b: State, a: State, again: bool = False, acks: 
         text = f"The producer, without a reply for record {record}, {sends} to {who}"
     else:
         text = f"The producer {sends} to {who}"
+    batch = _batch(a, record)
+    if batch is not None:  # the idempotent producer: the batch's header
+        text += f" (producer epoch {a['producer']['epoch']}, sequence {batch['sequence']})"
     if add:
         held = any(e[0] == record for e in _log(b, i))
         text += f", which appends it at offset {add[0]}" + (" (a duplicate)" if held else "")
@@ -454,8 +457,65 @@ def _append(i: int, record: Any, b: State, a: State, again: bool = False, acks: 
             text += "; it waits until the ISR has it (acks=all)"
     elif record in a.get("refused", []) and record not in b.get("refused", []):
         text += f", whose ISR {_isr(_get(b, 'isr_view', i, []))} is below min.insync.replicas"
+    elif batch is not None and batch["answer"] in ("acknowledged", "waiting"):
+        text += (
+            ", which holds that batch (the same producer epoch and sequence, among the last five"
+            " it keeps) and answers with its offset"
+            + (" once the ISR has it" if batch["answer"] == "waiting" else "")
+        )
+    elif batch is not None:
+        text += ", which answers OUT_OF_ORDER_SEQUENCE_NUMBER: it holds no such batch and expects "
+        text += "another sequence"
+        if batch["answer"] == "out_of_order_sequence":
+            text += "; the producer expects this batch next"
     elif again:
         text += ", which already holds it (idempotence) and answers with its offset"
+    return text
+
+
+def _batch(s: State, record: Any) -> dict | None:
+    """--idempotence: the producer's batch in flight of ``record``, if any."""
+    for x in s.get("producer", {}).get("in_flight", []):
+        if x["record"] == record:
+            return x
+    return None
+
+
+def _complete_batch(x: Args, b: State, a: State) -> str:
+    record = x["record"]
+    seq = (_batch(b, record) or {}).get("sequence")
+    return (
+        f"The producer takes in the acknowledgement of record {record} (sequence {seq}): the"
+        " batch is done"
+    )
+
+
+def _bump_epoch(x: Args, b: State, a: State) -> str:
+    record = x["record"]
+    p = a.get("producer", {})
+    seqs = ", ".join(
+        f"record {y['record']} sequence {y['sequence']}" for y in p.get("in_flight", [])
+    )
+    text = (
+        f"The producer takes in the OUT_OF_ORDER_SEQUENCE_NUMBER answer for record {record}, the"
+        f" batch it expects next, bumps its producer epoch to {p.get('epoch')} and rewrites its"
+        f" batches in flight from sequence 0 ({seqs})"
+    )
+    before = {y["record"]: y for y in b.get("producer", {}).get("in_flight", [])}
+    lost = [
+        y["record"]
+        for y in p.get("in_flight", [])
+        if y["record"] != record
+        and before.get(y["record"], {}).get("answer") in ("acknowledged", "waiting")
+        and y["answer"] == "none"
+    ]
+    if lost:
+        broker = before[lost[0]].get("broker")
+        text += (
+            f"; broker {broker}'s answers come in order on one connection, so its answer to "
+            + ", ".join(f"record {r}" for r in lost)
+            + ", not taken in before, was lost"
+        )
     return text
 
 
@@ -827,6 +887,8 @@ SENTENCES: dict[str, Say] = {
     "ProducerSend": _send,
     "ProducerSendChoosingAcks": _send_acks,
     "ProducerRetry": _retry,
+    "ProducerCompleteBatch": _complete_batch,
+    "ProducerBumpEpoch": _bump_epoch,
     "FollowerFetch": _fetch,
     "FollowerTruncate": _truncate,
     "FollowerSendFetch": _send_fetch,
@@ -873,6 +935,8 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "ProducerSend": ("leader", "record"),
     "ProducerSendChoosingAcks": ("leader", "record", "acks"),
     "ProducerRetry": ("leader", "record"),
+    "ProducerCompleteBatch": ("record",),
+    "ProducerBumpEpoch": ("record",),
     "ConsumerFetch": ("leader",),
     "ConsumerResetOffset": ("leader",),
     "LeaderHandleFetch": ("leader", "follower"),

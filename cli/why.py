@@ -223,7 +223,8 @@ def _no_duplicates(states: list[State]) -> str | None:
     s = states[-1]
     for i in _replicas(s):
         seen: dict[int, int] = {}
-        for o, (rec, _e) in enumerate(_log(s, i)):
+        for o, e in enumerate(_log(s, i)):
+            rec = e[0]
             if rec in seen:
                 return f"replica {i} holds record {rec} twice, at offsets {seen[rec]} and {o}"
             seen[rec] = o

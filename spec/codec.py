@@ -17,6 +17,7 @@ from .state import (
     FetchResp,
     History,
     Kraft,
+    Producer,
     Replica,
     Request,
     State,
@@ -46,6 +47,7 @@ PER_REPLICA_KEYS = (
     "flushed",
     "log_start",
     "controller_epoch_seen",
+    "producer_state_start",
 )
 KRAFT_PER_REPLICA_KEYS = ("remote_broker_epoch", "broker_epoch", "epoch_cache", "epoch_checkpoint")
 # The keys ``state_to_json`` writes only once their mechanism moved them off their constant, with
@@ -250,7 +252,8 @@ def _faults_to_json(f: Faults) -> dict[str, Any]:
     if f.elr:
         out["elr"] = _mask_list(f.elr)
     if f.lost_replies or f.retries:
-        out["unanswered_records"] = list(f.lost_replies)
+        if not f.producer:  # (the idempotent producer's batches in flight are its own)
+            out["unanswered_records"] = list(f.lost_replies)
         out["retries"] = f.retries
     if f.ctrl_seen:
         out["controller_epoch"] = f.ctrl_epoch
@@ -260,7 +263,57 @@ def _faults_to_json(f: Faults) -> dict[str, Any]:
         out["session_expired"] = _mask_list(f.expired)
         out["session_expiries"] = f.expiries
         out["leader_session_renewed"] = f.lead_renewed
+    if f.producer:
+        out["producer"] = _producer_to_json(f.producer)
+    if f.producer_state_start:
+        out["producer_state_start"] = {f"r{i}": x for i, x in enumerate(f.producer_state_start)}
     return out
+
+
+# --idempotence: what a batch in flight was answered (spec.producer_state's codes, by position)
+ANSWERS = ("none", "acknowledged", "out_of_order_sequence", "waiting")
+
+
+def _producer_to_json(p: Producer) -> dict[str, Any]:
+    """The idempotent producer's state (spec.state.Producer)."""
+    return {
+        "epoch": p.epoch,
+        "next_sequence": p.next_seq,
+        "last_acked_sequence": p.last_acked,
+        "metadata_leader_epoch": p.leader_epoch,
+        "in_flight": [
+            {
+                "record": b[0],
+                "sequence": b[1],
+                "answer": ANSWERS[b[2]],
+                **({"broker": b[3]} if b[3] >= 0 else {}),
+                **({"leader_epoch": b[4], "offset": b[5]} if b[2] == 3 else {}),
+            }
+            for b in p.batches
+        ],
+    }
+
+
+def _producer_from_json(d: dict[str, Any] | None) -> Producer | tuple:
+    if not d:
+        return ()
+    return Producer(
+        d["epoch"],
+        d["next_sequence"],
+        d["last_acked_sequence"],
+        tuple(
+            (
+                b["record"],
+                b["sequence"],
+                ANSWERS.index(b["answer"]),
+                b.get("broker", -1),
+                b.get("leader_epoch", 0),
+                b.get("offset", 0),
+            )
+            for b in d["in_flight"]
+        ),
+        d["metadata_leader_epoch"],
+    )
 
 
 def _faults_from_json(d: dict[str, Any], n: int) -> Faults:
@@ -286,6 +339,8 @@ def _faults_from_json(d: dict[str, Any], n: int) -> Faults:
         mask(d.get("session_expired", [])),
         d.get("session_expiries", 0),
         d.get("leader_session_renewed", False),
+        _producer_from_json(d.get("producer")),
+        per("producer_state_start"),
     )
 
 

@@ -65,8 +65,10 @@ class Config:
                           action (BrokerFlush).
     retries               R6/R15: how many producer retries a behaviour may make (0 = none); a
                           retry after a lost reply may duplicate a record.
-    idempotence           the leader drops a retry of a record it already holds (idempotent
-                          producer, KIP-98); a design choice, not a fault.
+    idempotence           the idempotent producer (KIP-98, KIP-360; Kafka's default since
+                          3.0): producer epoch and sequences, checked by the leader against
+                          the producer state it derives from its log; needs acks all. A
+                          design choice, not a fault.
     retention             R12: retention advances a replica's log start offset; a fetch below the
                           leader's log start resets the follower to it. kraft too: retention
                           of any replica, the leader-epoch cache truncated from the start, the
@@ -167,6 +169,11 @@ class Config:
             )
         if self.idempotence and not self.retries:
             raise ConfigError("{idempotence} needs {retries} > 0 (there is nothing to deduplicate)")
+        if self.idempotence and self.acks != "all":
+            raise ConfigError(
+                '{idempotence} needs {acks} all (Kafka: "Must set acks to all in order to use the'
+                ' idempotent producer", ProducerConfig)'
+            )
         return self
 
     @property

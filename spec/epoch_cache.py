@@ -39,7 +39,8 @@ def assign_records(cache: Cache, records, offset: int) -> Cache:
     """A follower appends ``records`` at ``offset``: each batch whose epoch is above the
     cache's latest is assigned at its offset (Kafka: ``maybeAssignEpochStartOffset`` for each
     batch of a newer epoch)."""
-    for _rec, epoch in records:
+    for entry in records:
+        epoch = entry[1]
         if epoch > latest_epoch(cache):
             cache = assign(cache, epoch, offset)
         offset += 1

@@ -31,7 +31,8 @@ def epoch_starts(log: Log, leader_epoch: int | None = None) -> list[tuple[int, i
     if type(log) is tuple:
         starts: list[tuple[int, int]] = []
         prev = None
-        for offset, (_, epoch) in enumerate(log):
+        for offset, entry in enumerate(log):
+            epoch = entry[1]
             if epoch != prev:
                 starts.append((epoch, offset))
                 prev = epoch

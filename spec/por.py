@@ -63,7 +63,7 @@ REPLICA_KINDS = (
     "cache",  # Kraft.epoch_cache[i]
     "be",  # Kraft.broker_epoch[i]
     "ctl",  # the controller's per-broker state: fenced, shutting down, unclean, ELR, session
-    # expired bits, Faults.ctrl_seen[i], Faults.log_start[i]
+    # expired bits, Faults.ctrl_seen[i], Faults.log_start[i], Faults.producer_state_start[i]
     "req",  # the LeaderAndIsr requests in flight to it (State.requests with dest i)
     "alter",  # kraft: its AlterPartition in flight (all fields but ``fresh``)
 )
@@ -71,7 +71,7 @@ REPLICA_KINDS = (
 GLOBAL_KINDS = (
     "coord",  # Coord, Faults.ctrl_epoch, failovers, expiries, lead_renewed; Kraft fields 11 on
     "next",  # History.next_record
-    "acked",  # History.acked, acked1, refused; Faults.lost_replies, retries
+    "acked",  # History.acked, acked1, refused; Faults.lost_replies, retries, producer
     "shown",  # History.shown
     "crashes",  # History.crashes
     "consumer",  # Kraft.consumer_pos, consumer_epoch
@@ -225,8 +225,9 @@ def _faults_changed(C: Cells, a: Any, b: Any) -> int:
     m = _per(C, "ckpt", a.flushed, b.flushed) | _per(C, "ctl", a.log_start, b.log_start)
     m |= _bits(C, "ctl", a.unclean, b.unclean) | _bits(C, "ctl", a.elr, b.elr)
     m |= _bits(C, "ctl", a.expired, b.expired) | _per(C, "ctl", a.ctrl_seen, b.ctrl_seen)
-    if a.lost_replies != b.lost_replies or a.retries != b.retries:
+    if a.lost_replies != b.lost_replies or a.retries != b.retries or a.producer != b.producer:
         m |= C.glob["acked"]
+    m |= _per(C, "ctl", a.producer_state_start, b.producer_state_start)
     if (a.ctrl_epoch, a.failovers, a.expiries, a.lead_renewed) != (
         b.ctrl_epoch,
         b.failovers,
@@ -346,6 +347,11 @@ def _guard_produce(por: Por, s: State, args: tuple) -> int:
     return por.C.r(l, "alive", "view") | por.C.g("next")
 
 
+def _guard_produce_idempotent(por: Por, s: State, args: tuple) -> int:
+    """ProducerSend(l), --idempotence, disabled: as _guard_produce, or five batches in flight."""
+    return _guard_produce(por, s, args) | por.C.g("acked")
+
+
 def _guard_request(por: Por, s: State, args: tuple) -> int:
     """A step that applies a LeaderAndIsr to i (BrokerBecomeLeader/Follower,
     BrokerApplyPartitionChange) disabled: its enabling reads i's requests, whether it runs, its
@@ -358,6 +364,13 @@ def _fp_retry(por: Por, s: State | None, args: tuple) -> tuple[int, int]:
     C = por.C
     (l,) = args
     return C.nofetch, _log_writes(C, l) | C.r(l, "hw", "lead", "cache") | C.g("acked")
+
+
+def _fp_producer_only(por: Por, s: State | None, args: tuple) -> tuple[int, int]:
+    """ProducerCompleteBatch, ProducerBumpEpoch (--idempotence): the producer's own state and
+    the records written (a bump marks the batches written so far as rewritten)."""
+    C = por.C
+    return C.g("acked", "next"), C.g("acked")
 
 
 def _fp_two_replicas(por: Por, s: State | None, args: tuple) -> tuple[int, int]:
@@ -513,6 +526,7 @@ RETIREMENT_ARGUED = {
     _broker.broker_become_follower,
     _producer.producer_send,
     _producer.producer_send_choosing_acks,
+    _producer.producer_send_idempotent,
     _controller.controller_fence_broker,
     _controller.controller_elect_leader,
     _controller.controller_shrink_isr,
@@ -567,6 +581,10 @@ FOOTPRINTS: dict[Callable, Decl] = {
     _producer.producer_send: Decl(_fp_produce, (0,), _guard_produce),
     _producer.producer_send_choosing_acks: Decl(_fp_produce, (0,), _guard_produce),
     _producer.producer_retry: Decl(_fp_retry, (0,)),
+    _producer.producer_send_idempotent: Decl(_fp_produce, (0,), _guard_produce_idempotent),
+    _producer.producer_retry_idempotent: Decl(_fp_retry, (0,)),
+    _producer.producer_complete_batch: Decl(_fp_producer_only, ()),
+    _producer.producer_bump_epoch: Decl(_fp_producer_only, ()),
     _follower.follower_fetch: Decl(_fp_two_replicas, (0, 1)),
     _follower.follower_truncate: Decl(_fp_two_replicas, (0, 1)),
     _retention.follower_reset_to_log_start: Decl(_fp_two_replicas, (0, 1)),

@@ -48,6 +48,10 @@ class TypeOk:
         self.delete_records: int = cfg.delete_records
         # kraft: a broker that is down is fenced (at once), or not yet (at its session timeout)
         self.fence_at_crash: bool = bool(getattr(ctx.protocol, "fence_at_crash", True))
+        # --idempotence: log entries carry the batch header; every bump answers an attempt
+        self.idempotence: bool = cfg.idempotence
+        self.entry_width: int = 4 if cfg.idempotence else 2
+        self.producer_epochs: int = cfg.records + cfg.retries
         self.good_replicas: set = set()
 
     def __getstate__(self) -> dict:
@@ -63,9 +67,12 @@ class TypeOk:
         n, max_len, records, epochs = self.n, self.max_len, self.records, self.epochs
         if len(r.log) > max_len or len(r.remote_leo) != n:
             return False
-        for rec, ep in r.log:
-            if not (1 <= rec <= records and 1 <= ep <= epochs):
+        width = self.entry_width
+        for e in r.log:
+            if not (len(e) == width and 1 <= e[0] <= records and 1 <= e[1] <= epochs):
                 return False
+            if width == 4 and not (0 <= e[2] <= self.producer_epochs and 0 <= e[3] < records):
+                return False  # --idempotence: the batch header (producer epoch, sequence)
         if not (0 <= r.hw <= max_len and 0 <= r.hw_ckpt <= max_len):
             return False
         if not (-1 <= r.leader < n and 0 <= r.epoch <= epochs and 0 <= r.isr <= self.full):
@@ -175,6 +182,8 @@ class TypeOk:
             return False
         if not all(1 <= x <= s.history.next_record for x in f.lost_replies):
             return False
+        if not self.producer_ok(s, f):
+            return False
         if not (0 <= f.retries <= self.retries and 0 <= f.failovers <= self.controller_failovers):
             return False
         if f.ctrl_epoch != (1 if self.split_fetch else 1 + f.failovers):
@@ -188,6 +197,39 @@ class TypeOk:
         if f.lead_renewed and not f.expiries and s.kraft is NO_KRAFT:
             return False  # (kraft: also a leader -1 the controller recorded, see fence_batch)
         return all(1 <= x <= f.ctrl_epoch for x in f.ctrl_seen)
+
+    def producer_ok(self, s: State, f) -> bool:
+        """--idempotence: the producer's state (spec.state.Producer) in range: its epoch within
+        the bumps the attempts allow, sequences below the records written, the batches in
+        flight at most five, of written records, sequenced 0.. in order from the last bump on,
+        each answer one of the four; and where a replica's producer state starts, within its
+        log (with --retention). () for both when idempotence is off."""
+        p = f.producer
+        if not self.idempotence:
+            return p == () and f.producer_state_start == ()
+        written = s.history.next_record
+        if len(f.producer_state_start) != (self.n if self.retention else 0):
+            return False
+        reps = s.replicas
+        if not all(0 <= x <= len(reps[i].log) for i, x in enumerate(f.producer_state_start)):
+            return False
+        if not 0 <= p.epoch <= self.producer_epochs:
+            return False
+        if not 0 <= p.leader_epoch <= self.epochs:
+            return False
+        if not -1 <= p.last_acked < p.next_seq <= written:
+            return False
+        bs = p.batches
+        if len(bs) > 5 or [b[0] for b in bs] != sorted({b[0] for b in bs}):
+            return False
+        n = self.n
+        if any(
+            not (1 <= b[0] <= written and 0 <= b[1] < p.next_seq and 0 <= b[2] <= 3)
+            or not (b[3] == -1 if b[2] == 0 else 0 <= b[3] < n)
+            for b in bs
+        ):
+            return False
+        return all(a[1] < b[1] for a, b in itertools.pairwise(bs))
 
 
 def hw_at_most_leo(s: State) -> bool:
@@ -353,7 +395,7 @@ def no_duplicates(s: State) -> bool:
     if not s.faults.retries:
         return True
     for r in s.replicas:
-        recs = [rec for rec, _ in r.log]
+        recs = [e[0] for e in r.log]
         if len(set(recs)) != len(recs):
             return False
     return True

@@ -26,7 +26,8 @@ NO_LEADER = -1
 NO_EPOCH = 0
 UNKNOWN_LEO = -1
 
-Entry = tuple[int, int]  # (record id, leader epoch that appended it)
+Entry = tuple[int, ...]  # (record id, leader epoch that appended it); with --idempotence
+# also the batch header the producer wrote: (record, leader epoch, producer epoch, sequence)
 # A tuple in the model checker; a SharedLog (same value semantics, O(1) append and prefix) in
 # trace validation, where logs grow long. See spec.shared_log.
 Log = tuple[Entry, ...] | SharedLog
@@ -96,6 +97,31 @@ class History(NamedTuple):
     crashes: int  # crashes so far (bounded by Config.crashes)
 
 
+class Producer(NamedTuple):
+    """--idempotence: the idempotent producer's own state for the one partition (R6, R15), as
+    Kafka 3.9's client keeps it (clients/.../producer/internals/TransactionManager.java,
+    TxnPartitionEntry.java): its producer epoch, the next sequence, the last acknowledged one,
+    and the batches in flight (sent, not yet completed), each a record (one record, one batch)
+    with its sequence in the current epoch and what the latest attempt was answered. The
+    producer id is one and constant, so it is not kept; every batch in flight carries the
+    current epoch (a bump rewrites them all: ``startSequencesAtBeginning``)."""
+
+    epoch: int  # producerIdAndEpoch.epoch: 0, bumped by the producer itself (KIP-360, 2.5)
+    next_seq: int  # TxnPartitionEntry.nextSequence: the sequence of the next new batch
+    last_acked: int  # lastAckedSequence: the highest sequence acknowledged in this epoch, -1
+    batches: tuple[tuple[int, int, int, int, int, int], ...]  # in flight, by sequence:
+    # (record, sequence, answer, broker, leader epoch, offset): the latest attempt's answer,
+    # not yet taken in, is 0 none (not sent, lost, or an error to retry; broker -1), 1
+    # acknowledged, 2 OUT_OF_ORDER_SEQUENCE_NUMBER, or 3 waiting in the purgatory of that
+    # broker, leader at that leader epoch, at that offset (acks=all); ``broker`` answered it
+    leader_epoch: int  # the highest leader epoch of a leader it sent to: its metadata never
+    # goes back to an older one (Metadata.updateLatestMetadata ignores an older leader epoch,
+    # KIP-320 on the client, Kafka 2.1), so it sends to no replica at an older epoch; 0 none
+
+
+NO_PRODUCER = Producer(0, 0, -1, (), 0)  # the idempotent producer before its first send
+
+
 class Faults(NamedTuple):
     """The variables of the fault modes and of the later protocol versions. Each keeps a constant
     value (the one in NO_FAULTS) while its mode is off, so it costs nothing then."""
@@ -124,6 +150,13 @@ class Faults(NamedTuple):
     lead_renewed: bool  # the recorded leader registered a new session after its old one expired
     # and the controller has not elected since: its leadership belongs to the previous
     # incarnation, so it is lost (KIP-380 broker epochs; Kafka's onBrokerStartup)
+    # (the fields below have defaults: each is a constant while its mode is off, so NO_FAULTS,
+    # and every state of a model without the mode, are what they were before it was added)
+    producer: Producer | tuple = ()  # R6/R15 --idempotence: the idempotent producer's client
+    # state (spec/actions/producer.py); () when idempotence is off
+    producer_state_start: tuple[int, ...] = ()  # --idempotence with --retention: per replica,
+    # the offset its producer state is rebuilt from (spec/producer_state.py): 0, or the leader's
+    # log start a follower was reset to (a reset clears Kafka's producer state); () when off
 
     def __reduce__(self):
         return (_faults, tuple(self))
@@ -347,6 +380,7 @@ def _fast_replace(cls: type) -> None:
 
 for _cls in (Replica, Coord, Request, History, Faults, FetchReq, FetchResp, AlterReq, Kraft, State):
     _fast_replace(_cls)
+_fast_replace(Producer)
 
 
 # --- the wire form: a state as plain tuples, for moving it between processes -----------------
@@ -365,7 +399,7 @@ def to_wire(s: State) -> tuple:
         tuple(s[1]),
         tuple(map(tuple, s[2])),
         tuple(s[3]),
-        tuple(s[4]),
+        tuple(s[4]) if not s[4].producer else _producer_wire(s[4]),
         tuple(k)
         if k is NO_KRAFT
         else (
@@ -380,6 +414,18 @@ def to_wire(s: State) -> tuple:
 
 
 _NO_FAULTS_WIRE = tuple(NO_FAULTS)
+
+
+def _producer_wire(f: Faults) -> tuple:
+    """The faults of --idempotence as plain tuples: the producer's state (Faults.producer, a
+    Producer) too, which marshal (the disk store) cannot write as a NamedTuple."""
+    return (*f[:12], tuple(f[12]), *f[13:])
+
+
+def _producer_unwire(f: tuple) -> tuple:
+    return (*f[:12], _tuple_new(Producer, f[12]), *f[13:])
+
+
 _NO_KRAFT_WIRE = tuple(NO_KRAFT)
 
 
@@ -397,7 +443,9 @@ def from_wire(w: tuple) -> State:
             new(Coord, w[1]),
             tuple([new(Request, q) for q in w[2]]),
             new(History, w[3]),
-            NO_FAULTS if f == _NO_FAULTS_WIRE else new(Faults, f),
+            NO_FAULTS
+            if f == _NO_FAULTS_WIRE
+            else new(Faults, f if len(f) < 13 or not f[12] else _producer_unwire(f)),
             NO_KRAFT
             if k == _NO_KRAFT_WIRE
             else new(

@@ -20,6 +20,7 @@ from .state import (
     FetchReq,
     FetchResp,
     Kraft,
+    Producer,
     Replica,
     Request,
     State,
@@ -166,6 +167,7 @@ class ReplicaSymmetry:
                 f.unclean >> i & 1,
                 f.elr >> i & 1,
                 f.expired >> i & 1,
+                f.producer_state_start[i] if f.producer_state_start else 0,
             )
             for i in range(len(reps))
         ]
@@ -268,11 +270,22 @@ def permute(s: State, order: list[int], tables: dict | None = None) -> State:
             table[f.expired],
             f.expiries,
             f.lead_renewed,
+            _permute_producer(f.producer, pos) if f.producer else (),
+            tuple([f.producer_state_start[o] for o in order]) if f.producer_state_start else (),
         )
     k = s.kraft
     if k is not NO_KRAFT and k != NO_KRAFT:
         k = _permute_kraft(k, order, pos)
     return _new(State, (tuple(reps), coord, reqs, s.history, f, k))
+
+
+def _permute_producer(p: Producer, pos: list[int]) -> Producer:
+    """--idempotence: the producer's batches name the broker that answered each."""
+    if not any(b[3] >= 0 for b in p.batches):
+        return p
+    return p._replace(
+        batches=tuple((*b[:3], pos[b[3]] if b[3] >= 0 else -1, *b[4:]) for b in p.batches)
+    )
 
 
 def _kraft_key(k: Kraft, i: int) -> tuple:

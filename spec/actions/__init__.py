@@ -55,7 +55,15 @@ from .fetch import (
 from .follower import follower_fetch, follower_truncate
 from .leader import leader_complete_recovery, leader_expand_isr, leader_shrink_isr
 from .operator import leader_delete_records, operator_set_min_isr
-from .producer import producer_retry, producer_send, producer_send_choosing_acks
+from .producer import (
+    producer_bump_epoch,
+    producer_complete_batch,
+    producer_retry,
+    producer_retry_idempotent,
+    producer_send,
+    producer_send_choosing_acks,
+    producer_send_idempotent,
+)
 from .retention import (
     broker_delete_old_segment,
     broker_delete_old_segment_kraft,
@@ -194,7 +202,14 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("leader", "record"),
         producer_send,
         "R6",
-        when=lambda c, p: c.acks != "mixed",
+        when=lambda c, p: c.acks != "mixed" and not c.idempotence,
+    ),
+    ActionDef(
+        "ProducerSend",
+        ("leader", "record"),
+        producer_send_idempotent,
+        "R6",
+        when=lambda c, p: c.idempotence,
     ),
     ActionDef(
         "ProducerSendChoosingAcks",
@@ -208,7 +223,28 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("leader", "record"),
         producer_retry,
         "R6, R15",
-        when=lambda c, p: c.retries > 0,
+        when=lambda c, p: c.retries > 0 and not c.idempotence,
+    ),
+    ActionDef(
+        "ProducerRetry",
+        ("leader", "record"),
+        producer_retry_idempotent,
+        "R6, R15",
+        when=lambda c, p: c.idempotence,
+    ),
+    ActionDef(
+        "ProducerCompleteBatch",
+        ("record",),
+        producer_complete_batch,
+        "R6",
+        when=lambda c, p: c.idempotence,
+    ),
+    ActionDef(
+        "ProducerBumpEpoch",
+        ("record",),
+        producer_bump_epoch,
+        "R6, R15",
+        when=lambda c, p: c.idempotence,
     ),
     ActionDef(
         "FollowerFetch", ("follower", "leader"), follower_fetch, "R2-R4, R12", when=_atomic_fetch

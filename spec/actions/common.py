@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 from ..config import Config
 from ..log import epoch_start
+from ..producer_state import answer_waiting
 from ..protocols import ProtocolVersion, get_protocol
 from ..state import (
     NO_FAULTS,
     NO_KRAFT,
+    NO_PRODUCER,
     Coord,
     Faults,
     History,
@@ -71,6 +73,10 @@ class Ctx:
             # (kraft: constant, a failover bumps no controller epoch: brokers read the metadata
             # log and fence nothing by it; kept so that every state's JSON has the same keys)
             ctrl_seen=(1,) * n if config.controller_failovers else (),
+            producer=NO_PRODUCER if config.idempotence else (),
+            producer_state_start=(0,) * n
+            if config.idempotence and (config.retention or config.delete_records)
+            else (),
         )
         if faults == NO_FAULTS:
             faults = NO_FAULTS  # the very constant: TypeOK and permute skip it by identity
@@ -201,7 +207,8 @@ _new = tuple.__new__
 
 def clamp_offsets(s: State) -> State:
     """After a step, a fault mode's per-replica offsets that a truncation left past the log end
-    follow it down: the flushed prefix (R14) and the log start offset (R12). No step both
+    follow it down: the flushed prefix (R14), the log start offset (R12) and, with
+    --idempotence, where the producer state is rebuilt from. No step both
     truncates a log and appends to it, so clamping after the step is exact."""
     f = s.faults
     flushed = f.flushed
@@ -218,9 +225,29 @@ def clamp_offsets(s: State) -> State:
         if new != start:
             start = new
             changed = True
+    pstart = f.producer_state_start  # --idempotence: where a producer state rebuild starts
+    if pstart:
+        new = tuple(min(x, len(reps[i].log)) for i, x in enumerate(pstart))
+        if new != pstart:
+            pstart = new
+            changed = True
     if not changed:
         return s
-    return s._replace(faults=f._replace(flushed=flushed, log_start=start))
+    return s._replace(
+        faults=f._replace(flushed=flushed, log_start=start, producer_state_start=pstart)
+    )
+
+
+def forget_producers(s: State, i: int, at: int) -> State:
+    """--idempotence: replica ``i`` keeps no producer state below offset ``at`` (a follower's
+    log emptied and started at its leader's log start: ``UnifiedLog.truncateFullyAndStartAt``
+    clears the producer state and deletes every snapshot, ``ProducerStateManager
+    .truncateFullyAndStartAt``; R6, R12). Unchanged without idempotence."""
+    f = s.faults
+    ps = f.producer_state_start
+    if not ps:
+        return s
+    return s._replace(faults=f._replace(producer_state_start=ps[:i] + (at,) + ps[i + 1 :]))
 
 
 def alive_mask(s: State) -> int:
@@ -416,6 +443,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
     if new_hw <= hw:
         return s
     history = s.history
+    faults = s.faults
     pending = r.pending
     if pending:
         done = [o for o in pending if o < new_hw]
@@ -425,13 +453,18 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
             # acks=all: min ISR against the ISR; kraft with the maximal ISR, against that
             # (Kafka's ``Partition.checkEnoughReplicasReachOffset``: ``curMaximalIsr.size``)
             acks_isr = counted if ctx.split_fetch and ctx.protocol.maximal_isr else isr
-            if acks_isr.bit_count() >= min_isr(ctx, s):
+            ok = acks_isr.bit_count() >= min_isr(ctx, s)
+            if ok:
                 history = history._replace(
                     acked=sorted_add(history.acked, [(o, log[o][0]) for o in done])
                 )
             else:
                 history = history._replace(
                     refused=sorted_add(history.refused, [log[o][0] for o in done])
+                )
+            if faults.producer:  # --idempotence: the producer's batches waiting there
+                faults = faults._replace(
+                    producer=answer_waiting(faults.producer, r.epoch, done, ok)
                 )
     r = _new(Replica, (r[0], new_hw, r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], pending))
     reps = s.replicas
@@ -442,7 +475,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
             s.coord,
             s.requests,
             history,
-            s.faults,
+            faults,
             s.kraft,
         ),
     )

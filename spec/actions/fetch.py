@@ -23,7 +23,15 @@ from ..epoch_cache import (
 )
 from ..log import UNDEFINED, epoch_starts, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
-from .common import Ctx, advance_leader_hw, follower_hw, raise_log_start, set_replica, sorted_add
+from .common import (
+    Ctx,
+    advance_leader_hw,
+    follower_hw,
+    forget_producers,
+    raise_log_start,
+    set_replica,
+    sorted_add,
+)
 
 _new = tuple.__new__
 
@@ -372,6 +380,7 @@ def follower_handle_offset_out_of_range(ctx: Ctx, s: State, kind: int, out: list
             continue
         hw = ls if proto.hw_at_log_start_on_reset else r.hw
         t = raise_log_start(set_replica(t, f, with_log(r, lr.log[:ls], hw, r.hw_ckpt)), f, ls)
+        t = forget_producers(t, f, ls)
         if caches:
             t = with_epoch_cache(t, f, (), sync=True)
         out.append(((kind, args), t))

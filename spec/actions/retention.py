@@ -16,7 +16,7 @@ and the leader-epoch cache truncated from the start.
 from __future__ import annotations
 
 from ..state import State, with_log
-from .common import Ctx, set_replica
+from .common import Ctx, forget_producers, set_replica
 from .fetch import move_log_start
 
 
@@ -36,7 +36,10 @@ def follower_reset_to_log_start(ctx: Ctx, s: State, kind: int, out: list) -> Non
     the leader's log start offset: retention deleted what it would fetch while it was away. The
     answer is OffsetOutOfRange; the follower drops its local log and starts at the leader's log
     start offset (R12), with its HW there too. (The other out-of-range case, a fetch offset past
-    the leader's LEO, is in FollowerFetch.)"""
+    the leader's LEO, is in FollowerFetch.) With --idempotence its producer state starts empty
+    there: Kafka's ``UnifiedLog.truncateFullyAndStartAt`` clears it and deletes every producer
+    snapshot (``ProducerStateManager.truncateFullyAndStartAt``), so the producer's batches below
+    the leader's log start, which the leader still knows (KAFKA-7190), the follower does not."""
     start = s.faults.log_start
     fenced = ctx.fetch_fenced
     for f, r in enumerate(s.replicas):
@@ -52,7 +55,7 @@ def follower_reset_to_log_start(ctx: Ctx, s: State, kind: int, out: list) -> Non
         nr = with_log(r, lr.log[:ls], ls, min(r.hw_ckpt, ls))
         t = set_replica(s, f, nr)
         t = t._replace(faults=t.faults._replace(log_start=start[:f] + (ls,) + start[f + 1 :]))
-        out.append(((kind, (f, l)), t))
+        out.append(((kind, (f, l)), forget_producers(t, f, ls)))
 
 
 def broker_delete_old_segment_kraft(ctx: Ctx, s: State, kind: int, out: list) -> None:

@@ -68,6 +68,17 @@ class ProtocolVersion:
     # is sent nothing (spec/actions/broker.py ``_registered``). Off, the spec sends it the
     # current state with its ISR seat kept, a combination Kafka's controller does not produce
     # (docs/audit.md: set only where the pins have been redone)
+    # --idempotence (R6, R15): the idempotent producer and the brokers' producer state are
+    # Kafka 3.9's in every version (the versions differ in replication, not in KIP-98 and
+    # KIP-360: spec/producer_state.py, spec/actions/producer.py); each flag is a fix a variant
+    # takes back to find the bug it closed (examples/protocols/)
+    retain_producer_state: ClassVar[bool] = True  # KAFKA-7190 (Kafka 2.5, KIP-360): a
+    # producer whose last batch retention deleted stays known (in memory and in the producer
+    # snapshots) until producer.id.expiration.ms; before, ``truncateHead`` forgot it, and its
+    # retry of a deleted batch was appended again
+    cache_five_batches: ClassVar[bool] = True  # KAFKA-5494 (Kafka 1.0): the leader keeps the
+    # last five batches of a producer (ProducerStateEntry.NUM_BATCHES_TO_RETAIN), as many as
+    # the producer has in flight; 0.11 kept only the last, with one request in flight
     replica_symmetric: ClassVar[bool] = True  # no hook reads a replica's id; a version whose
     # rule does (a preferred replica: the lowest id) sets False, and the model then turns off
     # symmetry reduction, which would otherwise merge states the rule tells apart

@@ -301,7 +301,7 @@ def infer_config(trace: CounterexampleTrace, **given: Any) -> dict[str, Any]:
     ``given`` (protocol and any flag)."""
     states = [trace.initial] + [s["state"] for s in trace.steps]
     epochs = max(
-        [e for st in states for log in st["log"].values() for _r, e in log]
+        [e[1] for st in states for log in st["log"].values() for e in log]
         + [st["coordination"]["leader_epoch"] for st in states]
     )
     cfg = {
