@@ -33,16 +33,21 @@ def _protocol_registry_restored():
 
 @pytest.fixture(autouse=True)
 def _signal_handlers_restored():
-    """A test that changes this process's SIGINT or SIGTERM disposition must put it back: a
-    SIGINT left ignored is inherited by every command a later test starts in this pytest
-    worker, which then cannot be stopped by Ctrl-C (tests/viewer/test_explore.py's
-    `test_ctrl_c_stops_it_cleanly` timed out that way once, only in a full run). A test after
-    which a handler changed fails here; the handler is restored for the next one."""
+    """SIGINT and SIGTERM as a test found them, for the next test of this pytest worker. A test
+    that leaves one ignored fails here: an ignored SIGINT is inherited by every command a later
+    test starts in this worker, which then cannot be stopped by Ctrl-C (tests/viewer/
+    test_explore.py's `test_ctrl_c_stops_it_cleanly` timed out that way once, only in a full
+    run). A Python handler left behind (a SparkContext installs one and keeps it) is not
+    inherited by a command: it is put back quietly."""
     import signal
 
     saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     yield
-    changed = [sig.name for sig, h in saved.items() if signal.getsignal(sig) is not h]
+    ignored = [
+        sig.name
+        for sig, h in saved.items()
+        if signal.getsignal(sig) is signal.SIG_IGN and h is not signal.SIG_IGN
+    ]
     for sig, h in saved.items():
         signal.signal(sig, h)
-    assert not changed, f"the test left {changed} with another handler; restore it"
+    assert not ignored, f"the test left {ignored} ignored; restore it"
