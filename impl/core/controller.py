@@ -68,6 +68,8 @@ class Controller:
         # Brokers whose bounce is being handled as a failure, then a startup (``held``): they
         # count as dead until the writes that handling started have landed, then get their state.
         self.held: set[int] = set()
+        self._pending: dict[TP, PartitionState] = {}  # the state each write in flight writes
+        self._rebounce: set[TP] = set()  # writes in flight whose new leader bounced since
         # kraft (KIP-966, Kafka 4.x): brokers back from an unclean shutdown, neither elected
         # cleanly nor put in an ELR until back in the ISR (the coordination service's set, which
         # the runtime hands over: ``MemCoord.unclean``); the last known leader of a partition
@@ -186,6 +188,14 @@ class Controller:
     def mark_bounced(self, broker: int) -> list[TP]:
         tps = sorted(tp for tp, (st, _v) in self.states.items() if st.leader == broker)
         self.bounced.update(tps)
+        if self._kraft:
+            # a write in flight that makes it leader was decided for its previous incarnation:
+            # once it lands the partition is still to be re-elected (``on_cas_results``)
+            self._rebounce.update(
+                tp
+                for tp, st in self._pending.items()
+                if tp in self.in_flight and st.leader == broker
+            )
         return tps
 
     def on_write_committed(self, now: int, res: m.CasResult) -> Effects:
@@ -231,6 +241,9 @@ class Controller:
         stop: dict[int, list[TP]] = {}
         for res in results:
             self.in_flight.discard(res.tp)
+            self._pending.pop(res.tp, None)
+            rebounce = res.tp in self._rebounce
+            self._rebounce.discard(res.tp)
             purpose = self._purpose.pop(res.tp, None)
             old = self.states.get(res.tp)
             if res.state is not None:
@@ -238,6 +251,8 @@ class Controller:
             if res.ok:
                 bounced = res.tp in self.bounced
                 self.bounced.discard(res.tp)
+                if rebounce and res.state is not None and res.state.leader >= 0:
+                    self.bounced.add(res.tp)  # its leader bounced while the write was in flight
                 if purpose is not None and self.requests.get(res.tp) == purpose:
                     del self.requests[res.tp]  # done; a conflict leaves it to be decided again
                 if purpose is not None and purpose[0] == "shutdown" and old is not None:
@@ -552,6 +567,7 @@ class Controller:
             else:
                 self._purpose.pop(tp, None)
             self.in_flight.add(tp)
+            self._pending[tp] = new
             out.append(m.CasWrite(tp, new, cur[1] if cur else -1, purpose))
         return out
 
