@@ -29,7 +29,6 @@ MUTANTS = {**_MUTANTS, **KRAFT_MUTANTS}  # --mutant: every version's
 
 # kraft (issue 18): faults whose mechanisms impl/ does not have for that version (impl/README.md)
 KRAFT_REFUSED = {
-    "power_fail": "a lossy restart needs kip-966's unclean-shutdown registration (ELR)",
     "partition": "the kraft spec has no lost fetches or AlterPartitions yet",
     "partition_coord": "KRaft has no coordination session to partition",
     "loss": "the kraft spec has no lost fetches or AlterPartitions yet",

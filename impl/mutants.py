@@ -521,3 +521,23 @@ KRAFT_MUTANTS["hw-before-truncation"] = Mutant(
     HwBeforeTruncation,
     variant="kraft-hw-before-truncation",
 )
+
+
+class NoBrokerEpochCheck(Controller):
+    """KIP-903 undone (KAFKA-14139, Kafka before 3.5.0): the controller accepts an ISR
+    expansion whatever the broker epoch of the fetch that justified it (the spec's
+    ``broker_epoch_check=False``): a fetch of a follower's previous incarnation, made before it
+    lost unflushed records in a power failure, puts its new, emptier incarnation back in the
+    ISR, from where it may be elected and the committed records are gone."""
+
+    @classmethod
+    def added_epoch_current(cls, w: m.CasWrite, broker_epochs: dict[int, int]) -> bool:
+        return True
+
+
+KRAFT_MUTANTS["no-broker-epoch-check"] = Mutant(
+    "no-broker-epoch-check",
+    "the controller adds a follower on a fetch of its previous incarnation (KIP-903 undone)",
+    controller_cls=NoBrokerEpochCheck,
+    variant="kraft-no-kip-903",
+)

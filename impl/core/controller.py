@@ -68,6 +68,17 @@ class Controller:
         # Brokers whose bounce is being handled as a failure, then a startup (``held``): they
         # count as dead until the writes that handling started have landed, then get their state.
         self.held: set[int] = set()
+        self._pending: dict[TP, PartitionState] = {}  # the state each write in flight writes
+        self._rebounce: set[TP] = set()  # writes in flight whose new leader bounced since
+        # kraft (KIP-966, Kafka 4.x): brokers back from an unclean shutdown, neither elected
+        # cleanly nor put in an ELR until back in the ISR (the coordination service's set, which
+        # the runtime hands over: ``MemCoord.unclean``); the last known leader of a partition
+        # whose ISR is that one barred member and whose ELR is empty is still elected
+        # (``PartitionChangeBuilder.canElectLastKnownLeader``).
+        self.barred: set[int] = set()
+        # kraft: brokers known to be down (the runtime's; fenced at once, ``fence_at_crash``):
+        # never elected, though their session may not have expired yet
+        self.down: set[int] = set()
 
     # ---- events -------------------------------------------------------------------------------
     def activate(
@@ -160,9 +171,31 @@ class Controller:
             out += self._send_state(tps, [b], fresh_only=True)
         return out
 
+    def on_partitions_changed(
+        self, now: int, tps: list[TP], states: dict[TP, tuple[PartitionState, int]]
+    ) -> Effects:
+        """kraft: partition changes written with a broker's registration (its unclean
+        shutdown's ISR removals, ``MemCoord.register_unclean``), already traced as part of the
+        BrokerRegister step: adopt them and tell the live replicas (the leader applies the ISR
+        in its own epoch: BrokerApplyPartitionChange). A partition with a write of this
+        controller in flight learns it when that write fails on the partition epoch."""
+        for tp, sv in states.items():  # (the ELRs it left too: no partition epoch of their own)
+            if tp not in self.in_flight:
+                self.states[tp] = sv
+        done = [tp for tp in tps if tp not in self.in_flight and tp in states]
+        return self._send_state(done, sorted(self.live))
+
     def mark_bounced(self, broker: int) -> list[TP]:
         tps = sorted(tp for tp, (st, _v) in self.states.items() if st.leader == broker)
         self.bounced.update(tps)
+        if self._kraft:
+            # a write in flight that makes it leader was decided for its previous incarnation:
+            # once it lands the partition is still to be re-elected (``on_cas_results``)
+            self._rebounce.update(
+                tp
+                for tp, st in self._pending.items()
+                if tp in self.in_flight and st.leader == broker
+            )
         return tps
 
     def on_write_committed(self, now: int, res: m.CasResult) -> Effects:
@@ -208,6 +241,9 @@ class Controller:
         stop: dict[int, list[TP]] = {}
         for res in results:
             self.in_flight.discard(res.tp)
+            self._pending.pop(res.tp, None)
+            rebounce = res.tp in self._rebounce
+            self._rebounce.discard(res.tp)
             purpose = self._purpose.pop(res.tp, None)
             old = self.states.get(res.tp)
             if res.state is not None:
@@ -215,6 +251,8 @@ class Controller:
             if res.ok:
                 bounced = res.tp in self.bounced
                 self.bounced.discard(res.tp)
+                if rebounce and res.state is not None and res.state.leader >= 0:
+                    self.bounced.add(res.tp)  # its leader bounced while the write was in flight
                 if purpose is not None and self.requests.get(res.tp) == purpose:
                     del self.requests[res.tp]  # done; a conflict leaves it to be decided again
                 if purpose is not None and purpose[0] == "shutdown" and old is not None:
@@ -251,6 +289,47 @@ class Controller:
         # more to do (another dead follower to remove)
         out += self._repair(sorted(set(retry) | set(done)))
         return out + self._release_held()
+
+    # ---- kraft: AlterPartition (the spec's ControllerHandleAlterPartition) ----------------------
+    @classmethod
+    def alter_partition_error(
+        cls,
+        st: PartitionState,
+        w: m.CasWrite,
+        broker_epochs: dict[int, int],
+        sessions: set[int],
+        shutting_down: set[int],
+        down: frozenset[int] = frozenset(),
+    ) -> str:
+        """kraft: the KRaft controller's checks of a leader's AlterPartition made on the current
+        partition epoch (``ReplicationControlManager.alterPartition``): by the recorded leader
+        in its leader epoch (FENCED_LEADER_EPOCH) and current incarnation (STALE_BROKER_EPOCH),
+        no member fenced (KIP-841: a broker with no session; ``down``: crashed, fenced at once
+        by this controller, which learns of a crash from its coordination service: the
+        header's ``fence_at_crash``) nor in controlled shutdown, and the follower it adds
+        justified by a fetch of its registered incarnation (KIP-903, ``added_epoch_current``):
+        INELIGIBLE_REPLICA (``ineligibleReplicasForIsr``). "" when it is accepted. A class method: the World's
+        coordination service decides an AlterPartition whether or not the controller's broker
+        runs (a mutant overrides it as any Controller method)."""
+        if st.leader != w.state.leader or st.leader_epoch != w.state.leader_epoch:
+            return "FENCED_LEADER_EPOCH"
+        if broker_epochs.get(st.leader) != w.leader_broker_epoch:
+            return "STALE_BROKER_EPOCH"
+        if any(b not in sessions or b in shutting_down or b in down for b in w.state.isr):
+            return "INELIGIBLE_REPLICA"
+        if w.added >= 0 and not cls.added_epoch_current(w, broker_epochs):
+            return "INELIGIBLE_REPLICA"  # KIP-903: a previous incarnation's fetch
+        return ""
+
+    @classmethod
+    def added_epoch_current(cls, w: m.CasWrite, broker_epochs: dict[int, int]) -> bool:
+        """KIP-903 (KAFKA-14139, Kafka 3.5.0): the broker epoch of the fetch that justified the
+        expansion (AlterPartition's ``newIsrWithEpochs``) is the added follower's registered
+        one (``ReplicationControlManager.validateAlterPartitionData`` →
+        ``ineligibleReplicasForIsr``: "broker epoch mismatch"). A fetch of a previous
+        incarnation, which may have lost what it had fetched in an unclean shutdown, justifies
+        nothing. The mutation point of ``no-broker-epoch-check`` (impl/mutants.py)."""
+        return broker_epochs.get(w.added) == w.added_broker_epoch
 
     # ---- leadership moves (R9: ControllerMoveLeader, ControllerShutdownBroker) ------------------
     def elect_leader(
@@ -321,6 +400,9 @@ class Controller:
             and want in st.isr
             and want in self.live
             and want not in self.shutting_down
+            and want not in self.barred
+            and want not in self.down
+            and st.leader not in self.barred
             and tp not in self.bounced
         )
 
@@ -329,10 +411,12 @@ class Controller:
         return self.config.protocol == "kraft"
 
     def _eligible(self, cands: tuple[int, ...] | list[int]) -> tuple[int, ...]:
-        """kraft (KIP-841): a broker in controlled shutdown is never elected; other versions
-        prefer another but may elect it (``_pick``)."""
-        if self._kraft:
-            return tuple(r for r in cands if r not in self.shutting_down)
+        """kraft (KIP-841): a broker in controlled shutdown is never elected, nor (KIP-966) one
+        back from an unclean shutdown; other versions prefer another but may elect it
+        (``_pick``)."""
+        if self._kraft:  # (nor, KIP-966, one back from an unclean shutdown, nor one down)
+            out = self.shutting_down | self.barred | self.down
+            return tuple(r for r in cands if r not in out)
         return tuple(cands)
 
     def _pick(self, cands: tuple[int, ...] | list[int]) -> int:
@@ -402,7 +486,8 @@ class Controller:
         if shutdown or (new.leader == old.leader and new.leader_epoch == old.leader_epoch):
             if len(new.isr) >= self.config.min_insync_replicas:
                 return ()
-            return tuple(sorted(set(old.elr) | (set(old.isr) - set(new.isr))))
+            gone = (set(old.elr) | (set(old.isr) - set(new.isr))) - self.barred - set(new.isr)
+            return tuple(sorted(gone))
         if new.leader >= 0 and new.isr == (new.leader,) and new.leader not in old.isr:
             return ()  # unclean election
         return old.elr
@@ -422,8 +507,12 @@ class Controller:
             pick = self._pick(others) if others else (st.leader if back else -1)
             if pick >= 0:
                 return PartitionState(pick, st.leader_epoch + 1, live_isr, self.epoch)
-            self.bounced.discard(tp)
-        if st.leader in self.live:
+            if not (self._kraft and st.leader in self.barred):
+                self.bounced.discard(tp)
+            # (kraft: a leader back from an unclean shutdown stays bounced, told nothing, until
+            # the write below replaces it: from the ELR, as the last known leader, or offline)
+        # kraft (KIP-966): a leader back from an unclean shutdown is replaced, not kept
+        if st.leader in self.live and not (self._kraft and st.leader in self.barred):
             if set(live_isr) != set(st.isr) and st.leader in live_isr:
                 # A dead follower leaves the ISR (R9); the leader epoch is bumped. One write
                 # per dead follower, as Kafka's removeReplicasFromIsr and the spec's
@@ -445,6 +534,14 @@ class Controller:
             self._elr_pick = True
             pick = self._pick(live_elr)
             return PartitionState(pick, st.leader_epoch + 1, (pick,), self.epoch)
+        if self._kraft and not st.elr and len(st.isr) == 1:
+            # kraft (Kafka 4.x's balanced recovery, ``PartitionChangeBuilder.
+            # canElectLastKnownLeader``): ISR and ELR empty but for the last known leader, kept
+            # as the ISR's last member (barred if back from an unclean shutdown): it is elected
+            # once live, unclean shutdown or not
+            last = st.isr[0]
+            if last in self.live and last not in self.shutting_down and last not in self.down:
+                return PartitionState(last, st.leader_epoch + 1, (last,), self.epoch)
         live_reps = tuple(r for r in reps if r in self.live)
         if self.config.unclean_leader_election and live_reps:
             # Unclean election: any live replica, ISR = {it}; committed data may be lost.
@@ -470,6 +567,7 @@ class Controller:
             else:
                 self._purpose.pop(tp, None)
             self.in_flight.add(tp)
+            self._pending[tp] = new
             out.append(m.CasWrite(tp, new, cur[1] if cur else -1, purpose))
         return out
 
@@ -501,7 +599,12 @@ class Controller:
         elif purpose is not None and purpose[0] == "shutdown":
             # the spec's arguments: the broker shutting down, the leader after the write
             acts = [("ControllerShutdownBroker", {"replica": purpose[1], "leader": new.leader})]
-        elif old is not None and old.leader == new.leader and not bounced:
+        elif (
+            old is not None
+            and old.leader == new.leader
+            and not bounced
+            and not (self._kraft and new.leader_epoch != old.leader_epoch)  # (re-elected)
+        ):
             acts = [
                 ("ControllerShrinkIsr", {"replica": r}) for r in sorted(set(old.isr) - set(new.isr))
             ]

@@ -7,6 +7,8 @@ scheduler's; the controller is notified of membership changes by the runtime.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..core.messages import TP, CasResult, CasWrite, PartitionState
 
 
@@ -17,6 +19,19 @@ class MemCoord:
         self.states: dict[TP, tuple[PartitionState, int]] = {}  # .../partitions/[p]/state
         # kraft (KIP-841): brokers in controlled shutdown, until their process stops
         self.shutting_down: set[int] = set()
+        # kraft (Kafka 4.x, KIP-966): brokers back from an unclean shutdown (every new
+        # incarnation's registration is handled as one: ``register_unclean``), never elected
+        # cleanly nor eligible for the ELR until an AlterPartition puts them back in the ISR or
+        # an election of the last known leader picks them (the spec's ``Faults.unclean``). The
+        # active controller reads this set (World gives it the same object).
+        self.unclean: set[int] = set()
+        # kraft: brokers whose process is down; this controller learns of a crash at once from
+        # its coordination service (the trace header's ``fence_at_crash``): fenced, never
+        # elected nor let into an ISR, though their session has not expired yet
+        self.down: set[int] = set()
+        # kraft: each partition's last leader other than -1 (an offline write records leader
+        # -1 and keeps the ISR; Kafka's PartitionRegistration keeps it as lastKnownElr)
+        self.last_leader: dict[TP, int] = {}
         self.controller: int = -1  # /controller
         self.controller_epoch: int = 0  # /controller_epoch
         # A Lamport clock threaded through every interaction (World._coord_sync): what a broker
@@ -29,54 +44,83 @@ class MemCoord:
             if cur is not None:
                 return CasResult(w.tp, False, cur[0], cur[1])
             self.states[w.tp] = (w.state, 0)
+            self._landed(w.tp, None, w.state)
             return CasResult(w.tp, True, w.state, 0)
         if cur is None or cur[1] != w.expected_version:
             return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1)
         self.states[w.tp] = (w.state, cur[1] + 1)
+        self._landed(w.tp, cur[0], w.state)
         return CasResult(w.tp, True, w.state, cur[1] + 1)
+
+    def _landed(self, tp: TP, old: PartitionState | None, new: PartitionState) -> None:
+        """A controller write landed: its leader is the last known one, and a leader elected
+        (a new leader epoch) is no longer barred by an unclean shutdown (kip-966: the spec's
+        elections clear ``Faults.unclean`` of the replica they pick)."""
+        if new.leader < 0:
+            return
+        self.last_leader[tp] = new.leader
+        if old is None or new.leader_epoch != old.leader_epoch:
+            self.unclean.discard(new.leader)
+
+    def register_unclean(self, b: int) -> list[TP]:
+        """kraft (Kafka 4.x, metadata 4.0-IV1+ with ELR: ``ClusterControlManager.registerBroker``
+        → ``ReplicationControlManager.handleBrokerUncleanShutdown``): a new incarnation of broker
+        ``b`` registers, in the same batch as its registration record: it is barred
+        (``unclean``), leaves every ELR, and leaves every ISR of which it is neither the last
+        member nor the recorded leader (one partition change each, the leader epoch kept: the
+        leader is told, KAFKA-15021; a replica removed this way does not join the ELR). The
+        spec's BrokerRegister with ``unclean_shutdown_on_register`` (spec/actions/broker.py
+        ``_register_shutdown``). Returns the partitions whose ISR changed. An ELR change alone
+        is no partition change here (the spec keeps the ELR apart from the partition epoch)."""
+        self.unclean.add(b)
+        changed: list[TP] = []
+        for tp, (st, version) in sorted(self.states.items()):
+            elr = tuple(r for r in st.elr if r != b)
+            leader = st.leader if st.leader >= 0 else self.last_leader.get(tp, -1)
+            isr = st.isr
+            if b in isr and isr != (b,) and leader != b:
+                isr = tuple(r for r in isr if r != b)
+            if isr != st.isr:
+                new = PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch, elr)
+                self.states[tp] = (new, version + 1)
+                changed.append(tp)
+            elif elr != st.elr:
+                self.states[tp] = (PartitionState(st.leader, st.leader_epoch, isr,
+                                                  st.controller_epoch, elr), version)  # fmt: skip
+        return changed
 
     def alter_partition(
         self,
         w: CasWrite,
-        broker_epochs: dict[int, int],
+        error: Callable[[PartitionState, CasWrite], str],
         min_isr: int = 1,
-        down: frozenset[int] = frozenset(),
     ) -> CasResult:
-        """kraft: the controller's checks of a leader's AlterPartition (the spec's
-        ControllerHandleAlterPartition): made with the current partition epoch (the version;
-        INVALID_UPDATE_VERSION), by the recorded leader's current incarnation
-        (STALE_BROKER_EPOCH), no member fenced (KIP-841: a broker with no session is fenced;
-        INELIGIBLE_REPLICA; nor in controlled shutdown), and the added follower's broker epoch its
-        registered one (KIP-903). ``down``: brokers that crashed, fenced at once by this
-        controller (it learns of a crash from the coordination service: the header's
-        ``fence_at_crash``), so ineligible too, whatever their session."""
+        """kraft: a leader's AlterPartition decided (the spec's ControllerHandleAlterPartition):
+        refused with INVALID_UPDATE_VERSION unless made on the current partition epoch (the
+        version), else with what ``error`` (the controller's checks: ``Controller.
+        alter_partition_error``) finds against the recorded state, else written. The follower
+        it adds is no longer barred by an unclean shutdown (kip-966)."""
         cur = self.states.get(w.tp)
         if cur is None or cur[1] != w.expected_version:
             return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1,
                              "INVALID_UPDATE_VERSION")  # fmt: skip
         st, version = cur
-        err = ""
-        if st.leader != w.state.leader or st.leader_epoch != w.state.leader_epoch:
-            err = "FENCED_LEADER_EPOCH"
-        elif broker_epochs.get(st.leader) != w.leader_broker_epoch:
-            err = "STALE_BROKER_EPOCH"
-        elif any(
-            b not in self.sessions or b in self.shutting_down or b in down for b in w.state.isr
-        ):
-            err = "INELIGIBLE_REPLICA"
-        elif w.added >= 0 and broker_epochs.get(w.added) != w.added_broker_epoch:
-            err = "STALE_BROKER_EPOCH"  # KIP-903: a previous incarnation's fetch
+        err = error(st, w)
         if err:
             return CasResult(w.tp, False, st, version, err)
         # KIP-966: members removed while the ISR is below min ISR join the ELR (the spec's
-        # elr_after_shrink); an ISR at or above min ISR clears it
+        # elr_after_shrink), unless back from an unclean shutdown; an ISR at or above min ISR
+        # clears it
         new = w.state
         if len(new.isr) >= min_isr:
             elr: tuple[int, ...] = ()
         else:
-            elr = tuple(sorted(set(st.elr) | (set(st.isr) - set(new.isr))))
+            gone = (set(st.elr) | (set(st.isr) - set(new.isr))) - self.unclean - set(new.isr)
+            elr = tuple(sorted(gone))
         new = PartitionState(new.leader, new.leader_epoch, new.isr, new.controller_epoch, elr)
         self.states[w.tp] = (new, version + 1)
+        if w.added >= 0:
+            self.unclean.discard(w.added)
         return CasResult(w.tp, True, new, version + 1)
 
     def elect_controller(self, running: set[int] | None = None) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.controller import Controller
 from ..core.replica import Broker
 from .world import World, sim_config
 
@@ -186,13 +187,16 @@ def run_random(
 def kraft_divergence_scenario(seed: int = 0, broker_cls: type[Broker] = Broker) -> World:
     """kraft: a follower with a divergent suffix truncates on the leader's DivergingEpoch answer.
 
-    Records are committed at epoch 0 on brokers 0 (leader), 1, 2. Both followers crash (their
-    logs survive); "x" reaches leader 0 before the controller notices (the ISR is still full,
-    so it is appended and waits for acks=all); then 0 crashes. The followers restart, broker 1
-    is elected at epoch 1 and takes "y". Broker 0 restarts as a follower with "x" at the offset
-    where 1 has "y": its fetch (last fetched epoch 0, offset one past "x") is answered with the
-    diverging epoch 0 and its end offset, it truncates "x" and fetches "y". ``broker_cls`` lets
-    a mutant (``count-diverging-fetch``) count that fetch's offset."""
+    Records are committed at epoch 0 on brokers 0 (leader), 1, 2. Both followers pause (a GC
+    pause within their session: they stay in the ISR); "x" reaches leader 0 (the ISR is full,
+    so it is appended and waits for acks=all); then 0 crashes before its answers to their
+    fetches reach them (the connections close: they are dropped). The followers resume, broker
+    1 is elected at epoch 1 when 0's session ends and takes "y". Broker 0 restarts as a
+    follower with "x" at the offset where 1 has "y": its fetch (last fetched epoch 0, offset one
+    past "x") is answered with the diverging epoch 0 and its end offset, it truncates "x" and
+    fetches "y". (Not crashes of the followers: a new incarnation's registration is handled as
+    an unclean shutdown, which takes it out of the ISR, so 0 would stay the only candidate.)
+    ``broker_cls`` lets a mutant (``count-diverging-fetch``) count that fetch's offset."""
     w = World(3, 1, 3, sim_config("kraft"), seed=seed, broker_cls=broker_cls)
     tp = ("t", 0)
     w.run_until(100)
@@ -200,12 +204,10 @@ def kraft_divergence_scenario(seed: int = 0, broker_cls: type[Broker] = Broker) 
         w.produce(tp, f"c{i}")
         w.run_until(w.now + 60)
     t = w.now
-    w.at(t, w.crash, 1)
-    w.at(t, w.crash, 2)
+    w.at(t, w.pause, 1, 150)
+    w.at(t, w.pause, 2, 150)
     w.at(t + 20, w.produce, tp, "x")
     w.at(t + 60, w.crash, 0)
-    w.at(t + 100, w.restart, 1)
-    w.at(t + 100, w.restart, 2)
     w.run_until(t + 1_500)
     w.produce(tp, "y")
     w.run_until(w.now + 300)
@@ -236,12 +238,16 @@ def kraft_stale_fetch_scenario(seed: int = 0, broker_cls: type[Broker] = Broker)
 
 def kraft_elr_scenario(seed: int = 0) -> World:
     """kraft, KIP-966's eligible leader replicas. min.insync.replicas 2 on brokers 0 (leader),
-    1, 2. Broker 2 crashes: the controller removes it (ISR {0, 1}, at min ISR: no ELR). Broker
-    1 crashes: the ISR falls to {0}, below min ISR, so 1 joins the ELR and the HW stops.
-    Leader 0 crashes; broker 2 restarts, but it is not eligible (it left while the ISR was at
-    min ISR and lacks "d"): the partition stays offline. Broker 1 restarts: the controller
-    elects it from the ELR with ISR {1} (it has everything below the HW), and 2 and 0 follow."""
-    w = World(3, 1, 3, sim_config("kraft", replica_lag_time_max_ms=5_000), seed=seed)
+    1, 2. Broker 2 crashes: the controller removes it (ISR {0, 1}, at min ISR: no ELR). Broker 1
+    pauses (a GC pause within its session) while "d" is written: the leader shrinks it out for
+    lagging, the ISR falls to {0}, below min ISR, so 1 joins the ELR and the HW stops. Leader 0
+    crashes; broker 2 restarts, but it is not eligible (it left while the ISR was at min ISR, it
+    lacks "d", and its registration is an unclean shutdown's). When 0's session ends the
+    controller elects 1 from the ELR with ISR {1} (it has everything below the HW, which could
+    not advance without min ISR). 0 restarts and follows. (A restarted broker leaves the ELR:
+    every new incarnation's registration is handled as an unclean shutdown, so the ELR member
+    elected here is one that never restarted.)"""
+    w = World(3, 1, 3, sim_config("kraft"), seed=seed)
     tp = ("t", 0)
     w.run_until(100)
     for i in range(3):
@@ -249,16 +255,50 @@ def kraft_elr_scenario(seed: int = 0) -> World:
         w.run_until(w.now + 60)
     w.crash(2)
     w.run_until(w.now + 1_000)
+    w.pause(1, 560)
+    w.run_until(w.now + 10)
     w.produce(tp, "d")
-    w.run_until(w.now + 100)
-    w.crash(1)
-    w.run_until(w.now + 1_000)
+    w.run_until(w.now + 480)  # 1 lags past replica.lag.time.max.ms: shrunk out, into the ELR
     w.crash(0)
-    w.run_until(w.now + 1_000)
+    w.run_until(w.now + 20)
     w.restart(2)
-    w.run_until(w.now + 1_000)
-    w.restart(1)
-    w.run_until(w.now + 1_000)
+    w.run_until(w.now + 1_500)
     w.restart(0)
     w.run_until(w.now + 1_500)
+    return w
+
+
+def kraft_stale_expansion_scenario(
+    seed: int = 0, controller_cls: type[Controller] = Controller
+) -> World:
+    """kraft, KIP-903's story (KAFKA-14139): a follower re-added to the ISR on a fetch of its
+    previous incarnation. Brokers 0 (leader) and 1, min.insync.replicas 2: "m0" is committed
+    on both. Follower 1's idle fetch (offset 1, broker epoch 1) is parked at leader 0 when 1
+    loses power: it had not fsynced "m0". It restarts at once and registers (broker epoch 2):
+    its registration is an unclean shutdown's, which takes it out of the ISR (ISR {0}); it is
+    held (paused) before it fetches. When the parked fetch's max wait is over, leader 0 handles
+    it (a fetch stuck in the leader's queue) and proposes adding 1 back with broker epoch 1.
+    The controller refuses (KIP-903: INELIGIBLE_REPLICA, broker epoch mismatch); without the
+    check (``no-broker-epoch-check``) it accepts, and a preferred election then makes the
+    empty broker 1 leader: "m0", acknowledged, is gone."""
+    w = World(2, 1, 2, sim_config("kraft", min_insync_replicas=2), seed=seed,
+              session_timeout_ms=2_000, controller_cls=controller_cls)  # fmt: skip
+    tp = ("t", 0)
+    w.run_until(100)
+    w.produce(tp, "m0")
+    w.run_until(300)
+    # the moment 1's next idle fetch is parked at 0 (its max wait, 50 ms, just begun)
+    before = set(w.broker(0)._parked)
+    while not set(w.broker(0)._parked) - before:
+        before = set(w.broker(0)._parked)
+        w.run_until(w.now + 1)
+    w.run_until(w.now + 2)
+    w.crash(1, lose_unflushed=True)
+    w.restart(1)
+    w.pause(1, 1_000)
+    w.run_until(w.now + 200)
+    w.elect_leader(1)
+    w.run_until(w.now + 1_500)
+    w.produce(tp, "m1")
+    w.run_until(w.now + 1_000)
     return w

@@ -87,7 +87,8 @@ class World:
         # kraft: the broker epoch each broker registered with (KIP-380/903): 1, + 1 per restart
         self.kraft = self.config.protocol in KRAFT_PROTOCOLS
         self.broker_epochs: dict[int, int] = {}
-        self._alters: dict[int, tuple[Any, int]] = {}  # kraft: AlterPartitions in flight
+        # kraft: AlterPartitions in flight, by sender and partition (one per leader's partition)
+        self._alters: dict[tuple[int, TP], tuple[Any, int]] = {}
         self._bounced: set[int] = set()  # restarted within their session, for the next controller
         # the time the last LeaderAndIsr on each (controller, broker) channel arrives (R8: FIFO)
         self._channel_free: dict[tuple[Any, Any], int] = {}
@@ -144,8 +145,9 @@ class World:
     # ---- node lifecycle -----------------------------------------------------------------------
     def _boot(self, b: int) -> None:
         node = self.nodes[b]
-        if b in self._alters:  # kraft: its previous incarnation's AlterPartition comes first
-            self._handle_alter(b, *self._alters[b])
+        for key in sorted(k for k in self._alters if k[0] == b):
+            # kraft: its previous incarnation's AlterPartitions come first
+            self._handle_alter(b, *self._alters[key])
         clock0 = node.broker.clock.value if node.broker else 0
         node.broker = self.broker_cls(
             b,
@@ -155,6 +157,7 @@ class World:
             full_log_in_trace=self.full_log,
         )
         node.alive, node.controller = True, None
+        self.coord.down.discard(b)
         if self.kraft:
             self.broker_epochs[b] = self.broker_epochs.get(b, 0) + 1
             node.broker.broker_epoch = self.broker_epochs[b]
@@ -180,7 +183,24 @@ class World:
                         state=br._state(br.partitions[tp]),
                     )
                 )
+            self._register_unclean(b)
         self._register(b, bounced=clock0 > 0)
+
+    def _register_unclean(self, b: int) -> None:
+        """kraft: the registration of broker ``b``'s new incarnation is handled as an unclean
+        shutdown in the same batch (Kafka 4.x: ``registerBroker`` → ``handleBrokerUncleanShutdown``,
+        ``MemCoord.register_unclean``): it is barred from elections, leaves the ELRs and every
+        ISR it is neither the last member nor the recorded leader of. A running controller
+        learns the partition changes now and tells their leaders (BrokerApplyPartitionChange);
+        one that is paused or not yet elected reads them from the coordination service when it
+        resyncs or activates."""
+        self._coord_sync(b)  # the controller's reaction comes after the BrokerRegister events
+        changed = self.coord.register_unclean(b)
+        ctl = self._running_controller()
+        if ctl is not None:
+            c = self.coord.controller
+            self._coord_sync(c)
+            self._apply(c, ctl.on_partitions_changed(self.now, changed, dict(self.coord.states)))
 
     def _coord_sync(self, b: int) -> None:
         """Broker ``b`` interacts with the coordination service (registers, writes, is notified
@@ -229,12 +249,6 @@ class World:
 
     def crash(self, b: int, lose_unflushed: bool = False) -> None:
         node = self.nodes[b]
-        if lose_unflushed:
-            self._refuse_kraft(
-                "power failure",
-                "a lossy restart needs kip-966's unclean-shutdown registration (ELR),"
-                " not built in impl",
-            )
         if not node.alive:
             return
         br = node.broker
@@ -251,6 +265,7 @@ class World:
         )
         self._coord_sync(b)  # its session will end: whoever reacts to that comes after
         node.alive, node.controller = False, None
+        self.coord.down.add(b)
         node.generation += 1
         self.coord.shutting_down.discard(b)  # (kraft) the process stopped: shutdown over
         if self.kraft:  # its connections close: fetchers to it learn it (kraft has no timeout)
@@ -416,6 +431,8 @@ class World:
             )
             if self.kraft:
                 node.controller.shutting_down = set(self.coord.shutting_down)
+                node.controller.barred = self.coord.unclean  # (the quorum's, read as it is)
+                node.controller.down = self.coord.down
             effs = node.controller.activate(
                 self.now,
                 live,
@@ -460,7 +477,7 @@ class World:
                     # spec's ControllerHandleAlterPartition)
                     delay = self.rng.randint(self.net.min_delay_ms, self.net.max_delay_ms)
                     gen = self.nodes[src].generation
-                    self._alters[src] = (e, gen)
+                    self._alters[(src, e.tp)] = (e, gen)
                     self.at(self.now + delay, self._handle_alter, src, e, gen)
                     continue
                 res = self.coord.cas(e)
@@ -496,19 +513,24 @@ class World:
         return 0
 
     def _handle_alter(self, l: int, e: m.CasWrite, gen: int) -> None:
-        """kraft: the controller handles leader ``l``'s AlterPartition (``MemCoord``'s checks)
-        and the leader takes the answer, if its incarnation is the sender (a paused one when it
+        """kraft: the controller handles leader ``l``'s AlterPartition (``MemCoord``'s
+        partition-epoch check, then ``Controller.alter_partition_error``) and the leader takes the answer, if its incarnation is the sender (a paused one when it
         resumes); for a sender that crashed meanwhile the controller's decision is logged on its
         behalf (state: not alive). Handled at the latest before the sender restarts (the
         controller takes requests in order: this one before its registration)."""
-        if self._alters.get(l) != (e, gen):
+        if self._alters.get((l, e.tp)) != (e, gen):
             return
-        del self._alters[l]
+        del self._alters[(l, e.tp)]
         self._coord_sync(l)
         down = frozenset(b for b, n in self.nodes.items() if not n.alive)
-        res = self.coord.alter_partition(
-            e, self.broker_epochs, self.config.min_insync_replicas, down
-        )
+        co = self.coord
+
+        def error(st: m.PartitionState, w: m.CasWrite) -> str:
+            return self.controller_cls.alter_partition_error(
+                st, w, self.broker_epochs, co.sessions, co.shutting_down, down
+            )
+
+        res = co.alter_partition(e, error, self.config.min_insync_replicas)
         node = self.nodes[l]
         br = node.broker
         assert br is not None
@@ -701,18 +723,17 @@ class World:
         validator checks such a trace against kraft with ``epoch_cache`` off. Its controller
         also does what the spec's kraft did before issue 25 read Kafka 4.x: the fence apart from
         the ISR removal and the election (``atomic_fence``), a paused broker restarted rather
-        than unfenced (``unfence_on_heartbeat``), the unclean-shutdown handling only after a
-        power failure (``unclean_shutdown_on_register``), no election of the last known leader
-        (``elect_last_known_leader``); and it learns of a crash at once, from the coordination
-        service, where Kafka's learns of it at the session timeout (``fence_at_crash``)."""
+        than unfenced (``unfence_on_heartbeat``); and it learns of a crash at once, from the
+        coordination service, where Kafka's learns of it at the session timeout
+        (``fence_at_crash``). As Kafka 4.x it handles every new incarnation's registration as
+        an unclean shutdown (``unclean_shutdown_on_register``, ``_register_unclean``) and
+        elects the last known leader (``elect_last_known_leader``), the spec's defaults."""
         if self.config.protocol != "kraft":
             return {}
         return {
             "epoch_cache": False,
             "atomic_fence": False,
             "unfence_on_heartbeat": False,
-            "unclean_shutdown_on_register": False,
-            "elect_last_known_leader": False,
             "fence_at_crash": True,
         }
 

@@ -381,4 +381,5 @@ def test_kraft_separating_stories_at_kafkas_timescale() -> None:
     why = {n: w[0] for n, w in left.items()}
     assert "ControllerMoveLeader" in why["separating:kraft-count-diverging-fetch:StrongIsr"]
     assert "ControllerShutdownBroker" in why["separating:kraft-hw-before-truncation:NoPhantomRead"]
-    assert len(run) + len(left) == 11
+    assert "power failure" in why["separating:kraft-no-kip-903:NoAckedLoss"]
+    assert len(run) + len(left) == 14

@@ -65,7 +65,6 @@ def test_reference_kraft_is_accepted(seed: int) -> None:
         "partition",
         "partition_coord",
         "pause",
-        "power_fail",
     }
 
 

@@ -12,11 +12,13 @@ from collections import Counter
 import pytest
 from isr.impl.cluster.manager import Cluster, ClusterError
 from isr.impl.core.config import Config
+from isr.impl.core.controller import Controller
 from isr.impl.mutants import KRAFT_MUTANTS
 from isr.impl.sim.scenarios import (
     Fault,
     kraft_divergence_scenario,
     kraft_elr_scenario,
+    kraft_stale_expansion_scenario,
     kraft_stale_fetch_scenario,
     random_faults,
     run_random,
@@ -139,19 +141,68 @@ def test_no_stale_fetch_fence_mutant_is_rejected() -> None:
 
 
 def test_eligible_leader_replica_is_elected_and_accepted() -> None:
-    """KIP-966: broker 1 left the ISR while it was below min ISR (ELR {1}); with every ISR
-    member down the partition stays offline although broker 2 is back (not eligible), and
-    broker 1 is elected from the ELR with ISR {1} once it restarts. Nothing acknowledged is
-    lost."""
+    """KIP-966: broker 1 left the ISR while it was below min ISR (ELR {1}, shrunk out by the
+    leader while paused); with every ISR member down broker 2 is back but not eligible, and
+    broker 1 is elected from the ELR with ISR {1}. Nothing acknowledged is lost."""
     w = kraft_elr_scenario()
     elections = [
         (e["args"]["leader"], e["state"]["coord"]["isr"])
         for e in w.trace
         if e["action"] == "ControllerElectLeader"
     ]
-    assert elections == [(0, [0, 1, 2]), (-1, [0]), (1, [1])]
+    assert elections == [(0, [0, 1, 2]), (1, [1])]
+    shrink = next(e for e in w.trace if e["action"] == "LeaderSendAlterPartition")
+    assert shrink["args"]["kind"] == "shrink" and shrink["args"]["isr"] == [0]
     assert w.lost_acked() == []
     accepted(w)
+
+
+def test_a_registration_is_an_unclean_shutdown_and_the_follower_rejoins() -> None:
+    """Kafka 4.x (``registerBroker`` → ``handleBrokerUncleanShutdown``): a follower that
+    restarts within its session leaves the ISR in its registration's batch (the leader applies
+    the change in its epoch), is barred from elections until an AlterPartition puts it back,
+    and rejoins once caught up; the trace validates against the spec's defaults for it."""
+    w = run_random("kraft", [Fault(200, "crash", 1, 0, 0)], seed=3, records=10)
+    names = [e["action"] for e in w.trace]
+    reg = names.index("BrokerRegister")
+    assert names.index("BrokerApplyPartitionChange", reg) > reg
+    assert "unclean_shutdown_on_register" not in w.trace_header()["protocol_flags"]
+    back = [
+        e for e in w.trace
+        if e["action"] == "ControllerHandleAlterPartition" and e["args"]["accepted"]
+    ]  # fmt: skip
+    assert back and back[-1]["state"]["isr"] == [0, 1, 2]
+    assert not w.coord.unclean
+    accepted(w)
+
+
+@pytest.mark.parametrize("mutant", [None, "no-broker-epoch-check"])
+def test_a_fetch_of_a_previous_incarnation_does_not_add_it_back(mutant: str | None) -> None:
+    """KIP-903 (KAFKA-14139): after a power failure and a restart, the leader proposes the
+    follower on its previous incarnation's parked fetch (broker epoch 1); the controller
+    refuses it. Without the check the follower rejoins empty, is elected, and the
+    acknowledged "m0" is lost: the validator rejects the acceptance."""
+    ctl = KRAFT_MUTANTS[mutant].controller_cls if mutant else Controller
+    w = kraft_stale_expansion_scenario(controller_cls=ctl)
+    names = [e["action"] for e in w.trace]
+    reg = names.index("BrokerRegister")
+    k = next(
+        i for i, e in enumerate(w.trace)
+        if i > reg and e["action"] == "LeaderHandleFetch"
+        and (e["args"]["follower"], e["args"]["broker_epoch"]) == (1, 1)
+    )  # fmt: skip
+    assert w.trace[k]["args"]["fetch_offset"] == 1  # the old incarnation had "m0"
+    assert names[k + 1] == "LeaderSendAlterPartition"
+    decided = w.trace[names.index("ControllerHandleAlterPartition", k)]
+    if mutant is None:
+        assert decided["args"] == {"leader": 0, "accepted": False, "error": "INELIGIBLE_REPLICA"}
+        assert w.lost_acked() == []
+        accepted(w)
+        return
+    assert decided["args"]["accepted"]
+    assert [r for r, _tp, _o in w.lost_acked()] == ["m0"]
+    v = verdict(w, False)
+    assert v.verdict == "rejected" and v.event["action"] == "ControllerHandleAlterPartition"
 
 
 def test_controlled_shutdown_marks_the_broker_ineligible_and_is_accepted() -> None:
@@ -204,7 +255,7 @@ def test_the_real_cluster_refuses_kraft(tmp_path) -> None:
     assert not d.exists()
 
 
-@pytest.mark.parametrize("kind", ["power", "loss", "duplicate", "partition"])
+@pytest.mark.parametrize("kind", ["loss", "duplicate", "partition"])
 def test_the_kraft_simulation_refuses_faults_it_cannot_trace(kind: str) -> None:
     with pytest.raises(Unsupported, match="kraft simulation refuses"):
         run_random("kraft", [Fault(50, kind, 1, 2, 50)], seed=0, records=6)
@@ -245,8 +296,6 @@ def test_the_declared_epoch_cache_difference_is_what_lets_the_trace_pass() -> No
         "epoch_cache": False,
         "atomic_fence": False,
         "unfence_on_heartbeat": False,
-        "unclean_shutdown_on_register": False,
-        "elect_last_known_leader": False,
         "fence_at_crash": True,
     }
     events = [dict(e) for e in w.trace]

@@ -123,6 +123,8 @@ KRAFT_KILLS = {
     "hw-ignores-min-isr": "ControllerHandleAlterPartition",  # the HW moves below min ISR
     # the diverging answer's HW taken before the truncation: the read in between shows m0
     "hw-before-truncation": "ConsumerFetch(replica=0, offset=0, records=['m0'])",
+    # the follower added back on its previous incarnation's fetch, after its new registration
+    "no-broker-epoch-check": "ControllerHandleAlterPartition(leader=0, accepted=True)",
 }
 
 
@@ -162,6 +164,39 @@ def test_a_kraft_story_holds_the_replica_it_keeps_apart() -> None:
     assert {"op": "resume", "broker": 1} in sc
 
 
+def test_kip903s_story_is_retold_at_the_followers_crash() -> None:
+    """KIP-903 (15 steps, NoAckedLoss and NoCommittedLoss): the leader proposes follower 1 on a fetch of its previous
+    incarnation (stale_expansions finds the proposal, the crash before it, the restart and
+    registration before the controller's decision); the crash step holds 1 until its next
+    fetch is parked at the leader, then 1 loses power, restarts at once and is held, and its
+    later restart and registration steps are taken there."""
+    from isr.traces.conformance.from_counterexample import stale_expansions
+
+    stories = {s["property"]: s for s in _shipped("kraft", "kraft-no-kip-903")}
+    assert {p: s["steps"] for p, s in stories.items()} == {
+        "NoAckedLoss": 15,  # (NoCommittedLoss's too: one story per path)
+        "NoPhantomRead": 16,
+        "MonotonicReads": 17,
+    }
+    story = stories["NoAckedLoss"]
+    path = story["schedule_path"]
+    ((c, k, f, ld, r, g),) = stale_expansions(path)
+    assert (path[c][0], path[k][0], path[r][0], path[g][0]) == (
+        "BrokerCrash", "LeaderSendAlterPartition", "BrokerRestart", "BrokerRegister",
+    )  # fmt: skip
+    assert (f, ld) == (1, 0) and c < k < r < g
+    sc = KRAFT_STORIES["separating:kraft-no-kip-903:NoAckedLoss"]
+    at = sc.index({"op": "power_fail", "broker": 1})
+    assert sc[at - 2 : at + 3] == [
+        {"op": "pause", "broker": 1, "ms": 80},
+        {"op": "run", "ms": 90},
+        {"op": "power_fail", "broker": 1},
+        {"op": "restart", "broker": 1},
+        {"op": "pause", "broker": 1, "ms": 1500},
+    ]
+    assert {"op": "restart", "broker": 1} not in sc[at + 3 : sc.index({"op": "heal"})]
+
+
 def test_conform_mutants_names_each_kraft_mutants_story(capsys) -> None:
     """`isr conform --protocol kraft --mutants` at its defaults (the reference adapter, 20
     random schedules): the reference passes every scenario, every kraft mutant is killed, and
@@ -190,6 +225,8 @@ def test_conform_mutants_names_each_kraft_mutants_story(capsys) -> None:
         "hw-ignores-min-isr": "directed:reordered-requests",
         "hw-over-proposed-isr": "directed:lagging-follower-rejoins",
         "no-stale-fetch-fence": "spec:ControllerShutdownBroker",
+        # only its fix's stories reach a stale expansion
+        "no-broker-epoch-check": "separating:kraft-no-kip-903",
     }
     for name in KRAFT_KILLS:
         own = [

@@ -384,7 +384,8 @@ class Timing:
     """The timescale a kraft story is told at: the implementation's session timeout (asked
     for in ``start``), how long a hold lasts at most, the run that lets a held replica's
     parked fetch be answered, the wait for an ISR shrink (past replica.lag.time.max.ms) and
-    the run a step of the implementation's own gets. ``REFERENCE``: impl/sim's sim_config
+    the run a step of the implementation's own gets, and how long a leader parks an idle fetch
+    (replica.fetch.wait.max.ms). ``REFERENCE``: impl/sim's sim_config
     (lag 400 ms, fetch wait 50 ms); ``KAFKA``: the Apache Kafka adapter's cluster
     (traces/conformance/apache_kafka/cluster.py Settings: lag 4 s, a session the start's
     ``session_timeout_ms`` may lengthen, replica.fetch.wait.max.ms 500 ms, elections and
@@ -395,11 +396,19 @@ class Timing:
     hold_settle_ms: int = HOLD_SETTLE_MS
     lag_ms: int = LAG_MS
     step_ms: int = 0  # 0: step_ops' own runs as they are
+    fetch_wait_ms: int = 50  # replica.fetch.wait.max.ms: how long an idle fetch is parked
 
 
 REFERENCE = Timing()
 # (Kafka's produce command waits up to its 6 s delivery timeout for an answer: a hold spans it)
-KAFKA = Timing(session_ms=24_000, hold_ms=20_000, hold_settle_ms=1_200, lag_ms=6_000, step_ms=1_500)
+KAFKA = Timing(
+    session_ms=24_000,
+    hold_ms=20_000,
+    hold_settle_ms=1_200,
+    lag_ms=6_000,
+    step_ms=1_500,
+    fetch_wait_ms=500,
+)
 KRAFT_LEADER = 0  # the spec's initial leader, the adapter's preferred replica of partition 0
 
 
@@ -417,6 +426,52 @@ def actor(name: str, args: dict[str, Any]) -> int | None:
         key = "leader"
     v = args.get(key) if key else None
     return int(v) if isinstance(v, int) else None
+
+
+def stale_expansions(path: Path) -> list[tuple[int, int, int, int, int, int]]:
+    """The stale expansions of a kraft story (KIP-903's, KAFKA-14139): a
+    LeaderSendAlterPartition(l, f) at index k adding follower f (the ISR removal of f, a
+    BrokerApplyPartitionChange(l), came after f's crash) on the strength of a fetch f's
+    previous incarnation made before its BrokerCrash(f) at index c (no FollowerSendFetch of f
+    in between), with f's BrokerRestart at r and BrokerRegister at g between the proposal and
+    the controller's ControllerHandleAlterPartition(l). Each as (c, k, f, l, r, g)."""
+    out = []
+    for k, (name, args) in enumerate(path):
+        if name != "LeaderSendAlterPartition":
+            continue
+        f, ld = int(args["follower"]), int(args["leader"])
+        crashes = [
+            i for i, (n, a) in enumerate(path[:k]) if n == "BrokerCrash" and a.get("replica") == f
+        ]
+        if not crashes:
+            continue
+        c = crashes[-1]
+        between = path[c + 1 : k]
+        if any(n == "FollowerSendFetch" and a.get("follower") == f for n, a in between):
+            continue
+        if not any(
+            n == "BrokerApplyPartitionChange" and a.get("replica") == ld for n, a in between
+        ):
+            continue
+        if not any(
+            n == "LeaderHandleFetch" and (a.get("leader"), a.get("follower")) == (ld, f)
+            for n, a in path[:c]
+        ):
+            continue
+        h = next(
+            (
+                j
+                for j in range(k + 1, len(path))
+                if path[j][0] == "ControllerHandleAlterPartition" and path[j][1].get("leader") == ld
+            ),
+            None,
+        )
+        if h is None:
+            continue
+        mine = {n: j for j in range(k + 1, h) for n, a in [path[j]] if a.get("replica") == f}
+        if "BrokerRestart" in mine and "BrokerRegister" in mine:
+            out.append((c, k, f, ld, mine["BrokerRestart"], mine["BrokerRegister"]))
+    return out
 
 
 def schedule(
@@ -456,8 +511,11 @@ def schedule(
     else:
         # every replica but the initial leader (which hosts the reference's controller) is held
         # until its first step: it neither fetches nor answers what the story keeps from it
+        # (one whose first step is the story's first has nothing to be kept from: not held, as
+        # a resumed replica takes what its hold kept only when the hold would have ended)
         start["session_timeout_ms"] = timing.session_ms
-        held = {r for r in range(n) if r != KRAFT_LEADER}
+        first = actor(*path[0]) if path else None
+        held = {r for r in range(n) if r not in (KRAFT_LEADER, first)}
         if held:
             ops += [{"op": "pause", "broker": r, "ms": timing.hold_ms} for r in sorted(held)]
             ops.append({"op": "run", "ms": timing.hold_settle_ms})
@@ -468,6 +526,10 @@ def schedule(
     windows = {} if zk else {i: ld for i, _k, _f, ld in window_steps(path)}
     answers = {} if zk else {k - 1: (f, ld) for _i, k, f, ld in window_steps(path)}
     reads = set() if zk else {k for _i, k, _f, _ld in window_steps(path)}
+    # kraft: KIP-903's stale expansions (stale_expansions): the follower's crash step takes its
+    # restart and registration too; ``taken`` the later steps it took, by index: the step
+    stale = {} if zk else {c: (f, ld) for c, _k, f, ld, _r, _g in stale_expansions(path)}
+    taken = {} if zk else {j: c for c, _k, _f, _l, r, g in stale_expansions(path) for j in (r, g)}
     since: int | None = None
     for k, (name, args) in enumerate(path, start=1):
         where = f"step {k} ({name})"
@@ -478,7 +540,38 @@ def schedule(
             raise StoryError(f"{where}: no adapter command: {why}") from None
         own = all(c["op"] == "run" for c in cmds)
         how = ""
-        if not zk:
+        if not zk and k - 1 in taken:
+            # the follower's restart and registration, taken with its crash (below)
+            cmds, own = [], False
+            how = f"taken with step {taken[k - 1] + 1}"
+            if name == "BrokerRestart":
+                down.discard(int(args["replica"]))
+        elif not zk and k - 1 in stale:
+            # KIP-903's story: the leader proposes the follower on a fetch of its previous
+            # incarnation, and the controller decides after the follower's new registration.
+            # The leader proposes only from a fetch it handles, so that fetch must wait at the
+            # leader across the follower's crash and registration: the follower is held a
+            # moment (the leader's answer waits for it), then takes the answer and fetches
+            # again (an idle fetch, which the leader parks for replica.fetch.wait.max.ms); it
+            # loses power while that fetch is parked, restarts at once (its registration is an
+            # unclean shutdown's, which takes it out of the ISR, as the story's fence did) and
+            # is held before it fetches, so that the parked fetch is the one the leader handles
+            f, ld = stale[k - 1]
+            cmds = [
+                {"op": "pause", "broker": f, "ms": timing.hold_settle_ms},
+                {"op": "run", "ms": timing.hold_settle_ms + timing.fetch_wait_ms // 5},
+                *cmds,
+                {"op": "restart", "broker": f},
+                {"op": "pause", "broker": f, "ms": timing.hold_ms},
+            ]
+            held.add(f)
+            down.add(f)  # (the story's fence of f comes as its own step, after the crash)
+            how = (
+                f"retold for KIP-903: {f} held until its next fetch is parked at {ld}, then "
+                f"{cmds[2]['op']}, restart and held (steps of its restart and registration "
+                "taken here)"
+            )
+        elif not zk:
             ms = timing.lag_ms if name in KRAFT_WAITS else timing.step_ms
             if ms:
                 cmds = [{**c, "ms": ms} if c["op"] == "run" else c for c in cmds]
@@ -568,6 +661,9 @@ def schedule(
             story.own += 1
             run = how or f"run {next((c['ms'] for c in cmds if c['op'] == 'run'), 0)} ms"
             story.notes.append(f"{k}. {name}({shown}): the implementation's own step, {run}")
+        elif not cmds:  # (kraft: taken by an earlier step's commands)
+            story.caused += 1
+            story.notes.append(f"{k}. {name}({shown}): {how}")
         else:
             story.caused += 1
             story.notes.append(f"{k}. {name}({shown}): " + ", ".join(c["op"] for c in cmds))
