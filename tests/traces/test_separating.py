@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from isr.impl.adapter import Session
+from isr.spec.protocols import PROTOCOLS
 from isr.traces.conformance import separating as sep
 from isr.traces.conformance.runner import InProcess, default_scenarios, run_scenario_full
 
@@ -48,12 +49,24 @@ def test_only_stories_of_weaker_versions_the_claimed_one_survives() -> None:
 
 
 def test_truncation_branches_follow_the_spec_rule() -> None:
-    # leader [a1 b1] at epoch 3; follower [a1 c2]: common epoch 1 ends at 1 on the follower
-    assert sep.truncation_branches(((1, 1), (3, 2)), ((1, 1), (2, 1)), 3) == {"cap-by-own-end"}
-    # follower [c2] never had epoch 1: it walks back past it
-    assert sep.truncation_branches(((2, 2),), ((1, 1),), 3) == {"walk-back"}
-    # the leader has nothing as old as epoch 1
-    assert sep.truncation_branches(((1, 1),), ((2, 2),), 3) == {"no-common-epoch"}
+    k279, k320 = PROTOCOLS["kip-279"], PROTOCOLS["kip-320"]
+    # leader [a1 b1 x3] at epoch 3; follower [a1 c2]: common epoch 1 ends at 1 on the follower
+    lead = ((1, 1), (2, 1), (9, 3))
+    for proto in (k279, k320):
+        assert sep.truncation_branches(proto, ((1, 1), (3, 2)), lead, 3) == {"cap-by-own-end"}
+    # the leader has not written in epoch 3: 2.0's leader has no epoch above 2 (UNDEFINED),
+    # 2.1's has epoch 3 from becoming leader (KAFKA-7415)
+    lead = ((1, 1), (2, 1))
+    assert sep.truncation_branches(k279, ((1, 1), (3, 2)), lead, 3) == {"no-common-epoch"}
+    assert sep.truncation_branches(k320, ((1, 1), (3, 2)), lead, 3) == {"cap-by-own-end"}
+    # follower [a1 c3] never had epoch 2: it walks back past it
+    lead = ((1, 1), (2, 2), (9, 4))
+    for proto in (k279, k320):
+        assert sep.truncation_branches(proto, ((1, 1), (3, 3)), lead, 4) == {"walk-back"}
+    # the leader has nothing as old as epoch 1; the follower nothing as old as epoch 1
+    for proto in (k279, k320):
+        assert sep.truncation_branches(proto, ((1, 1),), ((2, 2),), 3) == {"no-common-epoch"}
+        assert sep.truncation_branches(proto, ((2, 2),), ((1, 1), (9, 3)), 3) == {"no-common-epoch"}
 
 
 def test_the_kit_runs_them_by_default() -> None:
@@ -108,7 +121,7 @@ def test_coverage_names_the_truncation_branches_taken() -> None:
     for name in ("separating:kip-101:StrongIsr:cap-by-own-end", "separating:kip-101:StrongIsr"):
         v, out = run_scenario_full(InProcess(Session(None)), scs[name], "s", 0, "kip-279")
         assert v.verdict == "accepted", v.reason
-        got[name] = sep.branches_in_trace(out.events)
+        got[name] = sep.branches_in_trace(PROTOCOLS["kip-279"], out.events)
     assert "cap-by-own-end" in got["separating:kip-101:StrongIsr:cap-by-own-end"]
     assert got["separating:kip-101:StrongIsr"] == {"walk-back"}
 

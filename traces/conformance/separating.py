@@ -226,46 +226,49 @@ def _branch_stories(claimed: str, weak: str, wv: Any = None) -> list[dict[str, A
 
 
 # ---- stories through a branch of the claimed version's truncation rule ------------------------
-def truncation_branches(flog: Any, llog: Any, lepoch: int) -> set[str]:
-    """The branches KIP-279's truncation rule takes (spec/protocols/kip_279.py
-    ``truncation_offset``, whose loop this follows round by round) for a follower with log
-    ``flog`` asking a leader with log ``llog`` at epoch ``lepoch``:
+def truncation_branches(proto: Any, flog: Any, llog: Any, lepoch: int) -> set[str]:
+    """The branches a walking-back version's truncation rule takes (``proto``: kip-279, Kafka
+    2.0, or kip-320, 2.1; its ``truncation_rounds``, which ``truncation_offset`` ends with) for
+    a follower with log ``flog`` asking a leader with log ``llog`` at epoch ``lepoch``:
 
-    * ``no-common-epoch``: the leader has no epoch as old as the asked one (UNDEFINED);
+    * ``no-common-epoch``: in some round the two have no epoch in common as old as the asked
+      one: the leader cannot answer (UNDEFINED: 2.0's leader knows no epoch <= the asked one,
+      or none above it) or answers with the asked epoch at its first entry (2.1), or the
+      follower has no epoch as old as the leader's answer;
     * ``walk-back``: the leader names an older epoch the follower never had, and the
       follower cuts to the end of its own largest epoch below it and asks again;
     * ``cap-by-own-end``: the leader names an older epoch the follower has too (the common
       epoch), and the follower's own end of that epoch is below the leader's: the cut is
       capped there (KIP-101's divergence without the cap)."""
-    from isr.spec.log import UNDEFINED, end_offset_kip279
+    from isr.spec.log import UNDEFINED, epoch_starts
 
     out: set[str] = set()
+    leader = proto.leader_epochs(llog, lepoch)
     t = len(flog)
-    while t > 0:
-        requested = flog[t - 1][1]
-        epoch, end = end_offset_kip279(llog, lepoch, requested)
-        if epoch == UNDEFINED:
+    for requested, answer, cut, done in proto.truncation_rounds(flog, 0, llog, lepoch):
+        if answer is None:
+            break
+        epoch, end = answer
+        own = epoch_starts(flog[:t])
+        if end == UNDEFINED or not leader or leader[0][0] > requested or own[0][0] > epoch:
             out.add("no-common-epoch")
-            return out
-        own_epoch, own_end = end_offset_kip279(flog[:t], None, epoch)
-        if epoch == requested:
-            return out
-        if own_epoch == epoch and own_end < min(t, end):
-            out.add("cap-by-own-end")
-        elif own_epoch != epoch:
+        elif not done:
             out.add("walk-back")
-        t = min(t, end, own_end)
+        elif epoch != requested and proto.end_offset_for(own, t, epoch)[1] < min(t, end):
+            out.add("cap-by-own-end")
+        t = cut
     return out
 
 
 BRANCHES = ("walk-back", "cap-by-own-end", "no-common-epoch")
 
 
-def branches_in_trace(events: list[dict[str, Any]]) -> set[str]:
-    """The branches of KIP-279's truncation rule (``truncation_branches``) an implementation's
-    trace took (issue 27, item 3: coverage in the spec's terms): for each FollowerTruncate, the
-    follower's log before it and the leader's log and epoch then, rebuilt from the events'
-    deltas (traces/format.py ``logs``). Trace epochs start at 0, the spec's at 1."""
+def branches_in_trace(proto: Any, events: list[dict[str, Any]]) -> set[str]:
+    """The branches of ``proto``'s truncation rule (KIP-279's walk back as that release
+    answers: ``truncation_branches``) an implementation's trace took (issue 27, item 3:
+    coverage in the spec's terms): for each FollowerTruncate, the follower's log before it and
+    the leader's log and epoch then, rebuilt from the events' deltas (traces/format.py
+    ``logs``). Trace epochs start at 0, the spec's at 1."""
     from .. import format as tformat
 
     logs: dict[tuple[Any, Any, Any], list[list[Any]]] = {}
@@ -282,7 +285,7 @@ def branches_in_trace(events: list[dict[str, Any]]) -> set[str]:
             if lkey in logs and lkey in epochs:
                 flog = tuple((r, int(e) + 1) for r, e in before)
                 llog = tuple((r, int(e) + 1) for r, e in logs[lkey])
-                out |= truncation_branches(flog, llog, epochs[lkey] + 1)
+                out |= truncation_branches(proto, flog, llog, epochs[lkey] + 1)
         logs[key] = log
         ep = (ev.get("state") or {}).get("leader_epoch")
         if isinstance(ep, int):
@@ -338,7 +341,7 @@ def branch_stories(claimed: str, weak: str) -> list[dict[str, Any]]:
         r, lr = s.replicas[f], s.replicas[ld]
         if cp.truncation_offset(r.log, r.hw, lr.log, lr.epoch) == len(t.replicas[f].log):
             return  # the weaker version cut where the claimed one would: no separation here
-        for b in truncation_branches(r.log, lr.log, lr.epoch):
+        for b in truncation_branches(cp, r.log, lr.log, lr.epoch):
             if len(found.setdefault(b, [])) < BRANCH_CANDIDATES:
                 found[b].append((u, act, t))
 
