@@ -201,13 +201,15 @@ class NoEpochWalkBack(Broker):
         super().__init__(*a, **kw)
         inner = self.strat
 
-        def follower_offset(log: Any, answer_epoch: int, answer_offset: int) -> tuple[int, bool]:
+        def follower_offset(
+            log: Any, answer_epoch: int, answer_offset: int, fetch_offset: int
+        ) -> tuple[int, bool]:
             own_epoch, _end = (
                 log.end_offset_for_epoch(answer_epoch) if answer_epoch >= 0 else (0, 0)
             )
             if answer_epoch >= 0 and own_epoch != answer_epoch:
                 return min(answer_offset, log.leo), True
-            return inner.follower_offset(log, answer_epoch, answer_offset)
+            return inner.follower_offset(log, answer_epoch, answer_offset, fetch_offset)
 
         self.strat = _Strategy(inner, follower_offset=follower_offset)
 
@@ -225,12 +227,14 @@ class Kip279UncappedTruncation(Broker):
         super().__init__(*a, **kw)
         inner = self.strat
 
-        def follower_offset(log: Any, answer_epoch: int, answer_offset: int) -> tuple[int, bool]:
+        def follower_offset(
+            log: Any, answer_epoch: int, answer_offset: int, fetch_offset: int
+        ) -> tuple[int, bool]:
             if answer_epoch >= 0:
                 own_epoch, _own_end = log.end_offset_for_epoch(answer_epoch)
                 if own_epoch == answer_epoch:  # the common epoch: the cap by own_end is gone
                     return min(answer_offset, log.leo), True
-            return inner.follower_offset(log, answer_epoch, answer_offset)
+            return inner.follower_offset(log, answer_epoch, answer_offset, fetch_offset)
 
         self.strat = _Strategy(inner, follower_offset=follower_offset)
 

@@ -1,13 +1,21 @@
-"""kraft: the leader-epoch cache as its own state, Kafka's LeaderEpochFileCache (KIP-101, KIP-279;
-issue 18 item 4, docs/design/kraft.md §4). Pure functions over a cache: a tuple of
-(epoch, start offset) entries, epochs and start offsets increasing.
+"""The leader-epoch cache, Kafka's LeaderEpochFileCache (KIP-101, KIP-279; issue 18 item 4,
+docs/design/kraft.md §4): pure functions over a cache, a tuple (or list) of (epoch, start
+offset) entries, epochs and start offsets increasing.
 
-Unlike spec/log.py's ``epoch_starts``, which derives the cache from the log, this cache keeps
-epochs without records (a leader's epoch from the moment it became leader, even if it wrote
-nothing and then lost leadership), is truncated with the log, and has a checkpoint file of its
-own (``Kraft.epoch_ckpt``) from which a restarted broker rebuilds it (R13), and is truncated
-from the start when the log start offset moves (``truncate_from_start``: retention,
-DeleteRecords, a follower taking up its leader's log start; R12). Not modelled: log recovery's
+Two things live here. The OffsetsForLeaderEpoch lookups, release by release (KAFKA-7415):
+``end_offset_kip101`` (Kafka 0.11-1.1), ``end_offset_kip279`` (2.0) and ``end_offset`` (2.1+),
+and the follower's use of an answer, ``truncation_state`` (``AbstractFetcherThread.
+getOffsetTruncationState``, 2.0+). Every version that asks the leader calls them, on whichever
+cache it keeps: the ZooKeeper-era versions derive it from the log (spec/log.py
+``epoch_starts``: the epochs of the batches appended, and, from 2.1, the leader's current epoch
+at the LEO it had when it became leader); ``kraft`` keeps it as its own state.
+
+And the cache as state (``kraft`` with ``epoch_cache``): unlike the derived one it keeps epochs
+without records (a leader's epoch from the moment it became leader, even if it wrote nothing
+and then lost leadership), is truncated with the log, and has a checkpoint file of its own
+(``Kraft.epoch_ckpt``) from which a restarted broker rebuilds it (R13), and is truncated from
+the start when the log start offset moves (``truncate_from_start``: retention, DeleteRecords,
+a follower taking up its leader's log start; R12). Not modelled: log recovery's
 re-assignment of epochs from the batches above the recovery point (here every surviving
 record is below it: the checkpoint alone rebuilds the cache, the case where a stale file
 matters)."""
@@ -70,9 +78,48 @@ def truncate_from_start(cache: Cache, start: int) -> Cache:
     return ((cache[k - 1][0], start), *cache[k:])
 
 
+def end_offset_kip101(cache: Cache, leo: int, requested: int) -> int:
+    """OffsetsForLeaderEpoch as Kafka 0.11 to 1.1 answer it (KIP-101; core/.../server/epoch/
+    LeaderEpochFileCache.scala ``endOffsetFor`` at 0.11.0.0 and 1.1.0): the end offset alone.
+
+    * ``requested`` is the cache's latest epoch: the LEO;
+    * no epoch above it, or ``requested`` below every entry: UNDEFINED (the follower falls
+      back to its high watermark);
+    * else the start of the first epoch above it.
+    An empty cache's latest epoch is UNDEFINED, so it answers UNDEFINED to every epoch >= 0."""
+    if cache and requested == cache[-1][0]:
+        return leo
+    if not cache or requested < cache[0][0]:
+        return UNDEFINED
+    for epoch, start in cache:
+        if epoch > requested:
+            return start
+    return UNDEFINED
+
+
+def end_offset_kip279(cache: Cache, leo: int, requested: int) -> tuple[int, int]:
+    """OffsetsForLeaderEpoch as Kafka 2.0 answers it (KIP-279, KAFKA-6361; LeaderEpochFileCache.
+    scala ``endOffsetFor`` at 2.0.0), on the leader and on the follower's own cache alike:
+
+    * ``requested`` is the cache's latest epoch: (requested, the LEO);
+    * no epoch above it, or ``requested`` below every entry (an empty cache too): (UNDEFINED,
+      UNDEFINED);
+    * else (the largest epoch <= requested, the start of the first epoch above it)."""
+    if cache and requested == cache[-1][0]:
+        return requested, leo
+    if not cache or requested < cache[0][0] or requested > cache[-1][0]:
+        return UNDEFINED, UNDEFINED
+    floor = 0
+    for i, (epoch, _) in enumerate(cache):
+        if epoch <= requested:
+            floor = i
+    return cache[floor][0], cache[floor + 1][1]
+
+
 def end_offset(cache: Cache, leo: int, requested: int) -> tuple[int, int]:
     """OffsetsForLeaderEpoch on a cache, as ``LeaderEpochFileCache.endOffsetFor`` answers it
-    since Kafka 2.1 (KAFKA-7415; storage/.../epoch/LeaderEpochFileCache.java in 4.x):
+    since Kafka 2.1 (KAFKA-7415, apache/kafka f2dd6aa2698; storage/.../epoch/
+    LeaderEpochFileCache.java in 4.x):
 
     * ``requested`` is the latest epoch: (requested, the LEO);
     * below it: (the largest epoch <= requested, the start of the next entry);
@@ -80,9 +127,9 @@ def end_offset(cache: Cache, leo: int, requested: int) -> tuple[int, int]:
       removed from the log" and the asker should replicate from the leader's first epoch, so a
       follower whose epochs the leader never had truncates to where the leader's begin;
     * an empty cache, or an epoch above the latest: (UNDEFINED, UNDEFINED).
-    (Kafka 2.0, KIP-279's first release, answered UNDEFINED below every entry too: spec/log.py's
-    ``end_offset_kip279``, which kip-279 keeps.) Any list of (epoch, start) entries will do:
-    the kraft variant without a cache passes ``spec.log.epoch_starts``."""
+    (Kafka 2.0 answered UNDEFINED below every entry: ``end_offset_kip279``.) Any list of
+    (epoch, start) entries will do: the versions without a cache of their own pass
+    ``spec.log.epoch_starts``."""
     if not cache or requested > cache[-1][0]:
         return UNDEFINED, UNDEFINED
     if requested == cache[-1][0]:
@@ -94,6 +141,32 @@ def end_offset(cache: Cache, leo: int, requested: int) -> tuple[int, int]:
     if floor < 0:
         return requested, cache[0][1]
     return cache[floor][0], cache[floor + 1][1]
+
+
+def truncation_state(
+    end_offset_for, cache: Cache, leo: int, fetch_offset: int, epoch: int, end: int
+) -> tuple[int, bool]:
+    """Where a follower truncates on the leader's answer (``epoch``, ``end``), and whether it is
+    done: Kafka's ``AbstractFetcherThread.getOffsetTruncationState`` (2.0+; the same cases in
+    2.0.0, 2.1.0 and 4.x), with the follower's own lookup ``end_offset_for`` on its ``cache``
+    (its log end ``leo``): ``end_offset_kip279`` in 2.0, ``end_offset`` from 2.1.
+
+    * the answer has no offset (UNDEFINED): to the fetch offset (the HW a new follower's
+      fetcher starts from, or the point of the previous round), done;
+    * the follower knows no epoch <= ``epoch`` (its lookup is UNDEFINED, which 2.1's lookup
+      gives only on an empty cache): to the leader's end offset, done;
+    * its largest epoch <= ``epoch`` is below it: to that epoch's end, not done (it asks again
+      with its new latest epoch: KIP-279's walk back);
+    * else to the smaller of the two end offsets, done.
+    Never past its LEO (``Log.truncateTo`` ignores an offset at or past it)."""
+    if end == UNDEFINED:
+        return min(fetch_offset, leo), True
+    own_epoch, own_end = end_offset_for(cache, leo, epoch)
+    if own_end == UNDEFINED:
+        return min(end, leo), True
+    if own_epoch != epoch:
+        return min(own_end, leo), False
+    return min(own_end, end, leo), True
 
 
 def epoch_start(cache: Cache, epoch: int, leo: int) -> int:

@@ -1,13 +1,17 @@
-"""Pure functions over a replica's log: leader-epoch cache lookups (KIP-101, KIP-279).
+"""Pure functions over a replica's log: the leader-epoch cache derived from it (KIP-101, KIP-279).
 
-The leader-epoch cache is derived from the log itself: an epoch's start offset is the offset of
-its first entry. A leader also holds its own current epoch from the moment it became leader, at
-the LEO of that moment (Kafka's ``makeLeader`` assigns it before any record is written); since a
-leader never truncates, that offset is where its current-epoch entries start, or its LEO if it has
-written none. Epochs that a replica led without writing and later lost are forgotten here, where
-Kafka's cache file would keep them; the difference only affects the UNDEFINED answers below.
-The ``kraft`` version keeps the cache as its own state with its checkpoint file instead
-(spec/epoch_cache.py), unless its ``epoch_cache`` flag is off.
+An epoch's start offset is the offset of its first entry: what Kafka's LeaderEpochFileCache
+holds once every batch appended assigned its epoch (``Log.append``; Kafka 0.11 to 2.0 assign
+an epoch nowhere else). From Kafka 2.1 (KAFKA-7415) a leader also assigns its current epoch
+when it becomes leader, at its LEO of that moment (``Partition.makeLeader``), before any record
+is written: ``epoch_starts(log, leader_epoch)``. A leader never truncates, so that offset is
+where its current-epoch entries start, or its LEO if it has written none. The derived cache
+forgets an epoch a replica led without writing and then lost, which Kafka's file keeps until
+the next record or truncation replaces it; only a follower's question can tell (it asks with
+its cache's latest epoch: docs/design/kraft.md, "The answer for an epoch the leader never
+had"). The OffsetsForLeaderEpoch lookups on such a list are in spec/epoch_cache.py. The
+``kraft`` version keeps the cache as its own state with its checkpoint file instead, unless
+its ``epoch_cache`` flag is off.
 """
 
 from __future__ import annotations
@@ -50,28 +54,3 @@ def epoch_start(log: Log, epoch: int) -> int:
         if e == epoch:
             return start
     return len(log)
-
-
-def end_offset_kip101(log: Log, leader_epoch: int, requested: int) -> int:
-    """KIP-101 OffsetsForLeaderEpoch on the leader: the end offset of ``requested`` = the start
-    offset of the first epoch above it, or the LEO if ``requested`` is the leader's current epoch;
-    UNDEFINED when the leader knows no epoch above it."""
-    if requested == leader_epoch:
-        return len(log)
-    for epoch, start in epoch_starts(log, leader_epoch):
-        if epoch > requested:
-            return start
-    return UNDEFINED
-
-
-def end_offset_kip279(log: Log, leader_epoch: int | None, requested: int) -> tuple[int, int]:
-    """KIP-279 OffsetsForLeaderEpoch: (the largest epoch <= requested that this log knows, its end
-    offset). (UNDEFINED, UNDEFINED) when every known epoch is above ``requested``."""
-    starts = epoch_starts(log, leader_epoch)
-    found = UNDEFINED
-    end = UNDEFINED
-    for i, (epoch, _) in enumerate(starts):
-        if epoch <= requested:
-            found = epoch
-            end = starts[i + 1][1] if i + 1 < len(starts) else len(log)
-    return found, end

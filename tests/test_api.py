@@ -33,7 +33,7 @@ def test_check_finds_the_kip101_hole_with_its_shortest_counterexample():
     )
     assert r.holds("StrongIsr") is False
     (violated,) = r.violated
-    assert violated.counterexample is not None and violated.counterexample.length == 10
+    assert violated.counterexample is not None and violated.counterexample.length == 11
     assert r.exit_code() == 1
 
 

@@ -147,6 +147,7 @@ class BecomeRole:
         # kraft: no truncation phase, the leader's DivergingEpoch answer truncates (Kafka 2.7+)
         truncating = self.strat.asks_leader and not self.strat.diverging_epoch_fetch
         p.fetch_state = TRUNCATING if truncating else FETCHING
+        p.truncation_fetch_offset = p.log.hw  # the fetcher's initial offset (makeFollowers)
         self._trace(
             out,
             "BrokerBecomeFollower",

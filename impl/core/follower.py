@@ -45,7 +45,9 @@ class FollowerRole:
                     )
                 )
                 continue
-            offset, done = self.strat.follower_offset(p.log, a.leader_epoch, a.end_offset)
+            offset, done = self.strat.follower_offset(
+                p.log, a.leader_epoch, a.end_offset, p.truncation_fetch_offset
+            )
             self._truncate(out, p, offset)
             self._trace(
                 out,
@@ -63,6 +65,7 @@ class FollowerRole:
                 p.fetch_state = FETCHING
                 self._start_fetching(out, p, now)
             else:
+                p.truncation_fetch_offset = offset  # the next round's fetch offset
                 self._send_epoch_query(out, p)
         return out
 

@@ -91,7 +91,8 @@ class PartitionLog:
         """KIP-279 answer: (largest epoch <= ``epoch`` present here, the end offset of it).
 
         The end offset of an epoch is the start offset of the next epoch, or LEO for the latest.
-        If no such epoch exists, (-1, log_start). The KIP-101 answer is derived from it.
+        If no such epoch exists, (-1, log_start). (The answers per release are
+        impl/core/truncation.py's.)
         """
         cache = self.epochs()
         best = -1
@@ -101,13 +102,6 @@ class PartitionLog:
                 best = ep
                 end = cache[i + 1][1] if i + 1 < len(cache) else self.leo
         return best, end
-
-    def end_offset_kip101(self, epoch: int) -> int:
-        """KIP-101 answer: the start offset of the first epoch > ``epoch``, else LEO."""
-        for ep, start in self.epochs():
-            if ep > epoch:
-                return start
-        return self.leo
 
     def view(self) -> list[list[object]]:
         """The trace's view of the log: [record_id, epoch] pairs."""

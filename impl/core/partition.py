@@ -69,6 +69,10 @@ class Partition:
     fetch_state: str = FETCHING
     resume_state: str = FETCHING  # the fetch state a STOPPED follower resumes in
     epoch_query_corr: int = -1
+    # the fetch offset while truncating (Kafka's PartitionFetchState): the HW when the fetcher
+    # starts (makeFollowers), then where each OffsetsForLeaderEpoch round cut; an UNDEFINED
+    # answer truncates to it (AbstractFetcherThread.getOffsetTruncationState)
+    truncation_fetch_offset: int = 0
     # trace bookkeeping: log delta since the last traced event of this partition
     trace_mark: int = 0
     trace_cut: int | None = None

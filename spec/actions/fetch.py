@@ -20,8 +20,9 @@ from ..epoch_cache import (
     latest_epoch,
     truncate_from_end,
     truncate_from_start,
+    truncation_state,
 )
-from ..log import UNDEFINED, epoch_starts, last_epoch
+from ..log import epoch_starts, last_epoch
 from ..state import FetchReq, FetchResp, Kraft, State, with_log
 from .common import (
     Ctx,
@@ -200,13 +201,13 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
     does not start at its LEO (records carry their offsets; the tuple log cannot hold a gap).
 
     A diverging answer (epoch e, end offset) truncates by KIP-279's rule as Kafka's
-    ``AbstractFetcherThread.getOffsetTruncationState`` applies it: the follower looks up e in its
-    own cache (``end_offset``); if it knows e, to the smaller of the two end offsets; if its
-    largest epoch <= e is below e, to that epoch's end (the next fetch asks again: the walk
-    back of kip-279, one round per step); if it knows no epoch <= e, to the leader's end
-    offset; never past its LEO (an answer with no offset, which a leader that knows its own
-    epoch never gives, leaves the log: the fetch offset). The HW and its checkpoint follow the
-    truncation (R13).
+    ``AbstractFetcherThread.getOffsetTruncationState`` applies it (``spec.epoch_cache.
+    truncation_state``, kip-320's too): the follower looks up e in its own cache by 2.1+'s
+    ``end_offset``; if it knows e (or e is below all it has), to the smaller of the two end
+    offsets; if its largest epoch <= e is below e, to that epoch's end (the next fetch asks
+    again: the walk back of kip-279, one round per step); if it knows no epoch at all, to the
+    leader's end offset; never past its LEO. The HW and its checkpoint follow the truncation
+    (R13).
     Otherwise the records are appended and HW := min(LEO, the answer's HW) (R4), and the
     follower takes up the leader's log start offset the answer carries, with its epoch cache
     truncated from the start (R12, KIP-107: ``ReplicaFetcherThread.processPartitionData`` →
@@ -236,18 +237,10 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
             continue
         caches = k.epoch_cache
         cache = caches[f] if caches else ()
-        if p.diverging:
-            e, end = p.diverging
-            if e == UNDEFINED:  # (a leader always knows its own epoch: not reached)
-                tr = len(log)
-            else:
-                fe, fend = end_offset(cache if caches else epoch_starts(log), len(log), e)
-                if fend == UNDEFINED:  # the follower knows no epoch <= e: the leader's end
-                    tr = min(len(log), end)
-                elif fe != e:  # it does not know e: to the end of its largest epoch below
-                    tr = min(len(log), fend)
-                else:
-                    tr = min(len(log), end, fend)
+        if p.diverging:  # (an UNDEFINED answer, which a leader that knows its own epoch
+            # never gives, would leave the log: the fetch offset is its LEO)
+            own = cache if caches else epoch_starts(log)
+            tr, _done = truncation_state(end_offset, own, len(log), len(log), *p.diverging)
             nr = with_log(r, log[:tr], min(r.hw, tr), min(r.hw_ckpt, tr))
             if caches:  # the cache is truncated with the log; its file now or later
                 cache = truncate_from_end(cache, tr)

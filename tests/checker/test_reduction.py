@@ -22,8 +22,11 @@ MODELS = [
     (dict(protocol="kafka-0.10", replicas=2, records=1, epochs=2, crashes=1), None, None),
     (
         dict(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=1, lose_unflushed=True),
-        9_091,
-        3_503,
+        # 9,091 and 3,503 before kip-320's answers were Kafka 2.1's (KAFKA-7415): a follower
+        # asking below every epoch of a leader that lost its unflushed records cuts to the
+        # leader's first offset, not its HW
+        9_067,
+        3_497,
     ),
     (
         dict(protocol="kip-320", replicas=2, records=1, epochs=2, crashes=1, unclean=True),

@@ -36,8 +36,17 @@ def test_epoch_cache_answers():
     assert log.end_offset_for_epoch(1) == (0, 2)  # kip-279: largest epoch <= 1 is 0, ends at 2
     assert log.end_offset_for_epoch(5) == (5, 5)
     assert log.end_offset_for_epoch(-1) == (-1, 0)
-    assert log.end_offset_kip101(1) == 2  # kip-101: start of the first epoch > 1
-    assert log.end_offset_kip101(9) == 5
+    # OffsetsForLeaderEpoch per release (the leader at epoch 9, nothing written in it yet)
+    k101, k279, k320 = strategy("kip-101"), strategy("kip-279"), strategy("kip-320")
+    assert k101.answer(log, 1, 9) == (1, 2)  # 0.11-1.1: the start of the first epoch > 1
+    assert k101.answer(log, 5, 9) == (5, 5)  # the latest cached epoch: the LEO
+    assert k101.answer(log, 6, 9) == (6, -1)  # none above 6 in the cache: UNDEFINED
+    assert k279.answer(log, 1, 9) == (0, 2)  # 2.0: the largest epoch <= 1 and its end
+    assert k279.answer(log, 6, 9) == (-1, -1)  # 2.0: epoch 9 is not cached before its first write
+    assert k320.answer(log, 6, 9) == (5, 5)  # 2.1 (KAFKA-7415): epoch 9 cached at the LEO
+    one = log_of(2, 5)
+    assert k279.answer(one, 1, 9) == (-1, -1)  # 2.0: below every cached epoch: UNDEFINED
+    assert k320.answer(one, 1, 9) == (1, 0)  # 2.1: the asked epoch, the first entry's start
 
 
 def test_truncation_rules_per_version():
@@ -51,19 +60,20 @@ def test_truncation_rules_per_version():
 
 def test_kip279_walks_back_epoch_by_epoch_where_kip101_stops_early():
     # Leader: epoch 0 ends at 3, then epoch 1. Follower: epoch 0 up to 5, then its own epoch 2.
-    leader = log_of(0, 0, 0, 1, 1, 1, 1)
+    # Then epoch 3 (a later leader's): before 2.1 a leader's cache knows only epochs it wrote.
+    leader = log_of(0, 0, 0, 1, 1, 1, 1, 3)
     follower = log_of(0, 0, 0, 0, 0, 2)
     k101 = strategy("kip-101")
     ep, end = k101.answer(leader, follower.latest_epoch())
-    assert k101.follower_offset(follower, ep, end) == (6, True)  # keeps the divergent tail
+    assert k101.follower_offset(follower, ep, end, 0) == (6, True)  # keeps the divergent tail
     k279 = strategy("kip-279")
     ep, end = k279.answer(leader, follower.latest_epoch())
     assert (ep, end) == (1, 7)
-    off, done = k279.follower_offset(follower, ep, end)
+    off, done = k279.follower_offset(follower, ep, end, 0)
     assert (off, done) == (5, False)
     follower.truncate_to(off)
     ep, end = k279.answer(leader, follower.latest_epoch())
-    assert k279.follower_offset(follower, ep, end) == (3, True)  # the true divergence point
+    assert k279.follower_offset(follower, ep, end, off) == (3, True)  # the true divergence point
 
 
 def test_fetcher_pool_hash_assignment_and_idle_fetchers_stop():

@@ -40,13 +40,16 @@ def test_strategy_agrees_with_the_spec_on_its_rules(name):
 
 
 def _impl_truncation(s, flog: PartitionLog, llog: PartitionLog, lepoch: int) -> int:
-    """The implementation's OffsetsForLeaderEpoch rounds until its strategy says done."""
+    """The implementation's OffsetsForLeaderEpoch rounds until its strategy says done: the
+    fetch offset is the HW in the first round, then where the previous round cut."""
+    fetch_offset = flog.hw
     for _ in range(50):
         ep, end = s.answer(llog, flog.latest_epoch(), lepoch)
-        offset, done = s.follower_offset(flog, ep, end)
+        offset, done = s.follower_offset(flog, ep, end, fetch_offset)
         flog.truncate_to(offset)
         if done or flog.leo == 0:
             return flog.leo
+        fetch_offset = offset
     raise AssertionError("no end")
 
 

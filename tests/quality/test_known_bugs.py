@@ -100,11 +100,18 @@ def test_kip_101_lets_logs_diverge():
     # follows broker 1 at epoch 2 (its fetcher has not truncated yet) and then leads epoch 3
     assert v["LogMatching"].counterexample.length == 11
     assert v["StrongIsr"].holds is False
-    assert v["StrongIsr"].counterexample.length == 10
+    # 10 steps while the leader's cache held its epoch before its first write (Kafka 2.1's
+    # KAFKA-7415, not 0.11's): now the new leader must write in epoch 3 before the follower
+    # asks, or it cannot answer (UNDEFINED) and the follower cuts to its HW
+    assert v["StrongIsr"].counterexample.length == 11
     # the hole KIP-279 closes: a follower whose last epoch the new leader never had
     actions = [s.action for s in v["LogMatching"].counterexample.steps]
     assert actions.count("ControllerMoveLeader") == 2 and "FollowerTruncate" in actions
     assert "BrokerCrash" not in actions
+    steps = [(st.action, st.args) for st in v["LogMatching"].counterexample.steps]
+    led = steps.index(("BrokerBecomeLeader", {"replica": 0, "epoch": 3}))
+    asked = actions.index("FollowerTruncate")
+    assert ("ProducerSend", {"leader": 0, "record": 3}) in steps[led:asked]
 
 
 @pytest.mark.parametrize("protocol", ["kip-101", "kip-279", "kip-320"])

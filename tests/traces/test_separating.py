@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from isr.impl.adapter import Session
+from isr.spec.protocols import PROTOCOLS
 from isr.traces.conformance import separating as sep
 from isr.traces.conformance.runner import InProcess, default_scenarios, run_scenario_full
 
@@ -23,7 +24,7 @@ def _key(s: dict) -> tuple:
 
 def test_the_cheap_stories_are_what_the_checker_derives() -> None:
     """kraft without the maximal ISR (two small complete searches) and kip-101's stories
-    through each branch of KIP-279's truncation rule (a sub-model's graph, under a second)."""
+    through the branches of KIP-279's truncation rule (a sub-model's graph, a few seconds)."""
     got = sep.derive("kraft", only="kraft-no-maximal-isr")
     assert [_key(s) for s in got] == [_key(s) for s in _shipped("kraft", "kraft-no-maximal-isr")], (
         REGENERATE
@@ -33,7 +34,10 @@ def test_the_cheap_stories_are_what_the_checker_derives() -> None:
     shipped = [s for s in _shipped("kip-320", "kip-101") if s.get("branch")]
     assert [_key(s) for s in branches] == [_key(s) for s in shipped], REGENERATE
     assert [s["schedule_path"] for s in branches] == [s["schedule_path"] for s in shipped]
-    assert {s["branch"] for s in branches} == {"walk-back", "cap-by-own-end", "no-common-epoch"}
+    # no-common-epoch has no story since kip-320 answers as Kafka 2.1 (KAFKA-7415): its cut
+    # differs from kip-101's (to the HW) only when the follower's HW covers records the leader
+    # lacks, a state no fenced run reaches; the branch is still counted in coverage
+    assert {s["branch"] for s in branches} == {"walk-back", "cap-by-own-end"}
 
 
 def test_only_stories_of_weaker_versions_the_claimed_one_survives() -> None:
@@ -48,12 +52,29 @@ def test_only_stories_of_weaker_versions_the_claimed_one_survives() -> None:
 
 
 def test_truncation_branches_follow_the_spec_rule() -> None:
-    # leader [a1 b1] at epoch 3; follower [a1 c2]: common epoch 1 ends at 1 on the follower
-    assert sep.truncation_branches(((1, 1), (3, 2)), ((1, 1), (2, 1)), 3) == {"cap-by-own-end"}
-    # follower [c2] never had epoch 1: it walks back past it
-    assert sep.truncation_branches(((2, 2),), ((1, 1),), 3) == {"walk-back"}
+    k279, k320 = PROTOCOLS["kip-279"], PROTOCOLS["kip-320"]
+    # leader [a1 b1 x3] at epoch 3; follower [a1 c2]: common epoch 1 ends at 1 on the follower
+    lead = ((1, 1), (2, 1), (9, 3))
+    for proto in (k279, k320):
+        assert sep.truncation_branches(proto, ((1, 1), (3, 2)), lead, 3) == {"cap-by-own-end"}
+    # the leader has not written in epoch 3: 2.0's leader has no epoch above 2 (UNDEFINED),
+    # 2.1's has epoch 3 from becoming leader (KAFKA-7415)
+    lead = ((1, 1), (2, 1))
+    assert sep.truncation_branches(k279, ((1, 1), (3, 2)), lead, 3) == {"no-common-epoch"}
+    assert sep.truncation_branches(k320, ((1, 1), (3, 2)), lead, 3) == {"cap-by-own-end"}
+    # follower [a1 c3] never had epoch 2: it walks back past it
+    lead = ((1, 1), (2, 2), (9, 4))
+    for proto in (k279, k320):
+        assert sep.truncation_branches(proto, ((1, 1), (3, 3)), lead, 4) == {"walk-back"}
+    # follower [c2] never had epoch 1 nor anything older: it walks back past it (2.0 to the
+    # leader's end of epoch 1, keeping c2; 2.1 to its first entry)
+    for proto in (k279, k320):
+        assert sep.truncation_branches(proto, ((2, 2),), ((1, 1), (9, 3)), 3) == {"walk-back"}
+    assert k279.truncation_offset(((2, 2),), 0, ((1, 1), (9, 3)), 3) == 1
+    assert k320.truncation_offset(((2, 2),), 0, ((1, 1), (9, 3)), 3) == 0
     # the leader has nothing as old as epoch 1
-    assert sep.truncation_branches(((1, 1),), ((2, 2),), 3) == {"no-common-epoch"}
+    for proto in (k279, k320):
+        assert sep.truncation_branches(proto, ((1, 1),), ((2, 2),), 3) == {"no-common-epoch"}
 
 
 def test_the_kit_runs_them_by_default() -> None:
@@ -66,12 +87,17 @@ def test_the_kit_runs_them_by_default() -> None:
 @pytest.mark.parametrize(
     ("mutant", "verdict"), [(None, "accepted"), ("no-epoch-walk-back", "rejected")]
 )
-def test_kip101s_story_separates_kip279_from_kip101(mutant: str | None, verdict: str) -> None:
-    """KIP-101's divergence (three elections, no crash), reordered for an adapter and run with
-    the replica link cut until the truncation: the reference kip-279 survives it, a kip-279
-    follower that does not walk back cuts where the spec's kip-279 never does."""
-    sc = sep.separating_scenarios("kip-279")["separating:kip-101:StrongIsr"]
-    v, _out = run_scenario_full(InProcess(Session(mutant)), sc, "s", 0, "kip-279")
+def test_kip101s_walk_back_story_separates_kip320_from_kip101(
+    mutant: str | None, verdict: str
+) -> None:
+    """KIP-101's divergence through KIP-279's walk back (three elections, no crash), reordered
+    for an adapter and run with the replica link cut until the truncation: the reference
+    kip-320 survives it, a follower that does not walk back cuts where the spec never does.
+    (kip-279 has no such story since it answers as Kafka 2.0: at two replicas and three epochs
+    a follower lacking the leader's answered epoch has none older, and 2.0 then cuts to the
+    leader's end offset as the mutant does; kip-101's divergence breaks kip-279 too.)"""
+    sc = sep.separating_scenarios("kip-320")["separating:kip-101:StrongIsr:walk-back"]
+    v, _out = run_scenario_full(InProcess(Session(mutant)), sc, "s", 0, "kip-320")
     assert v.verdict == verdict, v.reason
     if mutant:
         assert "FollowerTruncate" in v.reason
@@ -79,11 +105,10 @@ def test_kip101s_story_separates_kip279_from_kip101(mutant: str | None, verdict:
 
 def test_the_kip279_mutant_dies_on_the_cap_story_only() -> None:
     """Issue 27's bug: a KIP-279 follower that truncates to the leader's end of the common
-    epoch without capping it by its own end. kip-101's shortest story only walks back; the
-    story through KIP-279's cap-by-own-end branch is the one it fails, and the reference
-    survives it."""
-    scs = sep.separating_scenarios("kip-279")
-    sc = scs["separating:kip-101:StrongIsr:cap-by-own-end"]
+    epoch without capping it by its own end. The story through KIP-279's cap-by-own-end branch
+    is the one it fails, and the reference survives it; the walk-back story never reaches the
+    cap."""
+    sc = sep.separating_scenarios("kip-279")["separating:kip-101:StrongIsr:cap-by-own-end"]
     ref, _ = run_scenario_full(InProcess(Session(None)), sc, "s", 0, "kip-279")
     assert ref.verdict == "accepted", ref.reason
     mu, _ = run_scenario_full(
@@ -92,25 +117,28 @@ def test_the_kip279_mutant_dies_on_the_cap_story_only() -> None:
     assert mu.verdict == "rejected" and "FollowerTruncate" in mu.reason, mu.reason
     walk, _ = run_scenario_full(
         InProcess(Session("kip279-uncapped-truncation")),
-        scs["separating:kip-101:StrongIsr"],
+        sep.separating_scenarios("kip-320")["separating:kip-101:StrongIsr:walk-back"],
         "s",
         0,
-        "kip-279",
+        "kip-320",
     )
-    assert walk.verdict == "accepted", walk.reason  # the shortest story never reaches the cap
+    assert walk.verdict == "accepted", walk.reason  # the walk-back story never reaches the cap
 
 
 def test_coverage_names_the_truncation_branches_taken() -> None:
     """Coverage in the spec's terms (issue 27, item 3): the cap story's trace takes KIP-279's
-    cap-by-own-end branch, the shortest kip-101 story's only walks back."""
-    scs = sep.separating_scenarios("kip-279")
+    cap-by-own-end branch, the walk-back story's only walks back."""
     got = {}
-    for name in ("separating:kip-101:StrongIsr:cap-by-own-end", "separating:kip-101:StrongIsr"):
-        v, out = run_scenario_full(InProcess(Session(None)), scs[name], "s", 0, "kip-279")
+    for claimed, name in (
+        ("kip-279", "separating:kip-101:StrongIsr:cap-by-own-end"),
+        ("kip-320", "separating:kip-101:StrongIsr:walk-back"),
+    ):
+        sc = sep.separating_scenarios(claimed)[name]
+        v, out = run_scenario_full(InProcess(Session(None)), sc, "s", 0, claimed)
         assert v.verdict == "accepted", v.reason
-        got[name] = sep.branches_in_trace(out.events)
-    assert "cap-by-own-end" in got["separating:kip-101:StrongIsr:cap-by-own-end"]
-    assert got["separating:kip-101:StrongIsr"] == {"walk-back"}
+        got[claimed] = sep.branches_in_trace(PROTOCOLS[claimed], out.events)
+    assert "cap-by-own-end" in got["kip-279"]
+    assert got["kip-320"] == {"walk-back"}
 
 
 # ---- kraft: each flag's mutant dies on its fix's story (issue 27, done-when) -----------------

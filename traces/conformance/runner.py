@@ -465,7 +465,7 @@ def conform(
             rep.actions |= v.fired
             rep.transitions |= v.transitions
             if walks_back and out.events:  # KIP-279's truncation branches (issue 27)
-                rep.branches |= branches_in_trace(out.events)
+                rep.branches |= branches_in_trace(spec_p, out.events)
         if v.verdict in FAILED or v.verdict == INCOMPLETE:
             rep.outcomes[name] = out
         if out.unsupported:

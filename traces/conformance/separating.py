@@ -240,46 +240,49 @@ def _branch_stories(claimed: str, weak: str, wv: Any = None) -> list[dict[str, A
 
 
 # ---- stories through a branch of the claimed version's truncation rule ------------------------
-def truncation_branches(flog: Any, llog: Any, lepoch: int) -> set[str]:
-    """The branches KIP-279's truncation rule takes (spec/protocols/kip_279.py
-    ``truncation_offset``, whose loop this follows round by round) for a follower with log
-    ``flog`` asking a leader with log ``llog`` at epoch ``lepoch``:
+def truncation_branches(proto: Any, flog: Any, llog: Any, lepoch: int) -> set[str]:
+    """The branches a walking-back version's truncation rule takes (``proto``: kip-279, Kafka
+    2.0, or kip-320, 2.1; its ``truncation_rounds``, which ``truncation_offset`` ends with) for
+    a follower with log ``flog`` asking a leader with log ``llog`` at epoch ``lepoch``:
 
-    * ``no-common-epoch``: the leader has no epoch as old as the asked one (UNDEFINED);
-    * ``walk-back``: the leader names an older epoch the follower never had, and the
-      follower cuts to the end of its own largest epoch below it and asks again;
+    * ``no-common-epoch``: the leader cannot place the asked epoch: it answers UNDEFINED (2.0:
+      it caches no epoch <= the asked one, or none above it) or has no epoch that old (2.1
+      answers with the asked epoch at its first entry's start);
+    * ``walk-back``: the leader names an older epoch the follower never had: the follower cuts
+      to the end of its own largest epoch below it and asks again, or, holding none that old,
+      to the leader's end (2.0) or its own first entry (2.1);
     * ``cap-by-own-end``: the leader names an older epoch the follower has too (the common
       epoch), and the follower's own end of that epoch is below the leader's: the cut is
       capped there (KIP-101's divergence without the cap)."""
-    from isr.spec.log import UNDEFINED, end_offset_kip279
+    from isr.spec.log import UNDEFINED, epoch_starts
 
     out: set[str] = set()
+    leader = proto.leader_epochs(llog, lepoch)
     t = len(flog)
-    while t > 0:
-        requested = flog[t - 1][1]
-        epoch, end = end_offset_kip279(llog, lepoch, requested)
-        if epoch == UNDEFINED:
+    for requested, answer, cut, _done in proto.truncation_rounds(flog, 0, llog, lepoch):
+        if answer is None:
+            break
+        epoch, end = answer
+        own = epoch_starts(flog[:t])
+        if end == UNDEFINED or not leader or leader[0][0] > requested:
             out.add("no-common-epoch")
-            return out
-        own_epoch, own_end = end_offset_kip279(flog[:t], None, epoch)
-        if epoch == requested:
-            return out
-        if own_epoch == epoch and own_end < min(t, end):
-            out.add("cap-by-own-end")
-        elif own_epoch != epoch:
+        elif epoch not in {e for e, _start in own}:
             out.add("walk-back")
-        t = min(t, end, own_end)
+        elif epoch != requested and proto.end_offset_for(own, t, epoch)[1] < min(t, end):
+            out.add("cap-by-own-end")
+        t = cut
     return out
 
 
 BRANCHES = ("walk-back", "cap-by-own-end", "no-common-epoch")
 
 
-def branches_in_trace(events: list[dict[str, Any]]) -> set[str]:
-    """The branches of KIP-279's truncation rule (``truncation_branches``) an implementation's
-    trace took (issue 27, item 3: coverage in the spec's terms): for each FollowerTruncate, the
-    follower's log before it and the leader's log and epoch then, rebuilt from the events'
-    deltas (traces/format.py ``logs``). Trace epochs start at 0, the spec's at 1."""
+def branches_in_trace(proto: Any, events: list[dict[str, Any]]) -> set[str]:
+    """The branches of ``proto``'s truncation rule (KIP-279's walk back as that release
+    answers: ``truncation_branches``) an implementation's trace took (issue 27, item 3:
+    coverage in the spec's terms): for each FollowerTruncate, the follower's log before it and
+    the leader's log and epoch then, rebuilt from the events' deltas (traces/format.py
+    ``logs``). Trace epochs start at 0, the spec's at 1."""
     from .. import format as tformat
 
     logs: dict[tuple[Any, Any, Any], list[list[Any]]] = {}
@@ -296,7 +299,7 @@ def branches_in_trace(events: list[dict[str, Any]]) -> set[str]:
             if lkey in logs and lkey in epochs:
                 flog = tuple((r, int(e) + 1) for r, e in before)
                 llog = tuple((r, int(e) + 1) for r, e in logs[lkey])
-                out |= truncation_branches(flog, llog, epochs[lkey] + 1)
+                out |= truncation_branches(proto, flog, llog, epochs[lkey] + 1)
         logs[key] = log
         ep = (ev.get("state") or {}).get("leader_epoch")
         if isinstance(ep, int):
@@ -304,9 +307,12 @@ def branches_in_trace(events: list[dict[str, Any]]) -> set[str]:
     return out
 
 
-# Bounds of the branch search: three records, so that a common epoch can end at different
-# offsets on leader and follower and a later epoch follow it on the follower.
-BRANCH_BOUNDS: dict[str, Any] = {"replicas": 2, "records": 3, "epochs": 3, "crashes": 0}
+# Bounds of the branch search: four records, so that a common epoch can end at different
+# offsets on leader and follower, a later epoch follow it on the follower, and the leader write
+# in its own epoch (before Kafka 2.1 a leader answers only from epochs it wrote: kip-101's cut
+# differs from KIP-279's cap only then; three records sufficed while the spec cached a new
+# leader's epoch at makeLeader, KAFKA-7415's 2.1 rule, in every version).
+BRANCH_BOUNDS: dict[str, Any] = {"replicas": 2, "records": 4, "epochs": 3, "crashes": 0}
 BRANCH_MAX_STATES = 400_000  # the search stops expanding there (a partial graph is fine)
 BRANCH_CANDIDATES = 64  # truncations per branch tried, shortest first, for a continuation
 BRANCH_TAIL_STATES = 20_000  # states searched from each for a broken property
@@ -352,7 +358,7 @@ def branch_stories(claimed: str, weak: str) -> list[dict[str, Any]]:
         r, lr = s.replicas[f], s.replicas[ld]
         if cp.truncation_offset(r.log, r.hw, lr.log, lr.epoch) == len(t.replicas[f].log):
             return  # the weaker version cut where the claimed one would: no separation here
-        for b in truncation_branches(r.log, lr.log, lr.epoch):
+        for b in truncation_branches(cp, r.log, lr.log, lr.epoch):
             if len(found.setdefault(b, [])) < BRANCH_CANDIDATES:
                 found[b].append((u, act, t))
 
@@ -363,8 +369,13 @@ def branch_stories(claimed: str, weak: str) -> list[dict[str, Any]]:
     sg = build_graph(sub, truncate_at=BRANCH_MAX_STATES, on_transition=look, edges=False)
     props = [p for p in spec.properties if p.kind == "always"]
     out = []
+    cfg = Config(protocol=weak, **BRANCH_BOUNDS).validate().to_json()
     for branch, cands in sorted(found.items()):
-        for u, act, t in cands:  # the first truncation (BFS order) with a separating run
+        # the first truncation (BFS order) with a separating run that an adapter can cause as
+        # told (every write at the coordination's leader, no environment step with a request
+        # in flight, once reordered: ``_schedule_path``); failing that, the first separating one
+        first = None
+        for u, act, t in cands:
             tail = _to_violation(spec, t, props, limit=BRANCH_TAIL_STATES)
             if tail is None:
                 continue
@@ -374,18 +385,36 @@ def branch_stories(claimed: str, weak: str) -> list[dict[str, Any]]:
             init = sg.states[sg.root_of(u)]
             if _breaks_too(mine, init, steps, prop):
                 continue
-            out.append(
-                {
-                    "weaker": weak,
-                    "property": prop,
-                    "branch": branch,
-                    "steps": len(steps),
-                    "path": [[d["action"], d["args"]] for d in steps],
-                    "initial": spec.state_to_json(init),
-                }
-            )
-            break
+            story = {
+                "weaker": weak,
+                "property": prop,
+                "branch": branch,
+                "steps": len(steps),
+                "path": [[d["action"], d["args"]] for d in steps],
+                "initial": spec.state_to_json(init),
+            }
+            first = first or story
+            if _exact(claimed, cfg, story):
+                first = story
+                break
+        if first is not None:
+            out.append(first)
     return out
+
+
+def _exact(claimed: str, cfg: dict[str, Any], story: dict[str, Any]) -> bool:
+    """Whether an adapter can cause every environment step of ``story`` as its schedule
+    (``_schedule_path``) tells it (from_counterexample ``_awkward``: no write at a replica the
+    coordination does not name leader, no environment step while a request is in flight)."""
+    from .from_counterexample import _awkward
+
+    path = _schedule_path(claimed, cfg, story["initial"], story["property"], story["path"])
+    rp = Replayer(cfg, story["initial"], story["property"])
+    states = rp.run([(n, a) for n, a in path])
+    if states is None:
+        return False
+    js = [rp.model.state_to_json(st) for st in states]
+    return not any(_awkward(n, js[k], a) for k, (n, a) in enumerate(path))
 
 
 def _breaks_too(model: Any, init: Any, steps: list[dict[str, Any]], prop: str) -> bool:
