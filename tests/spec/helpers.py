@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from isr.checker.bfs import check_bfs
 from isr.spec import Config, IsrSpec
 from isr.spec.state import State
 
@@ -27,3 +28,21 @@ def run(m: IsrSpec, *script) -> State:
     for name, *args in script:
         s = step(m, s, name, *args)
     return s
+
+
+def kraft(variant=None, **bounds) -> IsrSpec:
+    """The kraft model at ``bounds``, or a variant of it (a flag taken back)."""
+    return IsrSpec(Config(protocol="kraft", **bounds), protocol=variant)
+
+
+def safety(m: IsrSpec) -> list[str]:
+    """The model's safety properties (invariants and action properties) by name."""
+    return [p.name for p in m.properties if p.kind in ("always", "action")]
+
+
+def first_violation(m: IsrSpec, prop: str):
+    """The shortest counterexample to ``prop`` (the test fails if it holds)."""
+    res = check_bfs(m, properties=[prop], stop_at_first_violation=True)
+    (p,) = res.properties
+    assert p.holds is False, (prop, res.distinct_states)
+    return p.counterexample

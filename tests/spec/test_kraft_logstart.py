@@ -20,7 +20,7 @@ from isr.spec.properties import TypeOk
 from isr.spec.protocols import KRAFT
 from isr.spec.state import NO_KRAFT, FetchResp
 
-from .helpers import moves, run, step
+from .helpers import first_violation, kraft, moves, run, safety, step
 
 # the two fixes, each put back (examples/protocols/kraft_retention_beyond_hw.py,
 # examples/protocols/kraft_hw_below_log_start_after_reset.py)
@@ -29,21 +29,6 @@ HW_LEFT = KRAFT.variant(hw_at_log_start_on_reset=False)  # before KAFKA-9491
 
 # leader epoch 1 only: the stories need no leader change, and the searches stay small
 SMALL = dict(replicas=2, records=1, epochs=1, crashes=0)
-
-
-def kraft(variant=None, **bounds) -> IsrSpec:
-    return IsrSpec(Config(protocol="kraft", **bounds), protocol=variant)
-
-
-def safety(m: IsrSpec) -> list[str]:
-    return [p.name for p in m.properties if p.kind in ("always", "action")]
-
-
-def first_violation(m: IsrSpec, prop: str):
-    res = check_bfs(m, properties=[prop], stop_at_first_violation=True)
-    (p,) = res.properties
-    assert p.holds is False, (prop, res.distinct_states)
-    return p.counterexample
 
 
 def steps(cx) -> list[tuple]:

@@ -19,7 +19,7 @@ from isr.spec.protocols import KRAFT
 from isr.spec.state import NO_KRAFT
 from isr.spec.symmetry import permute
 
-from .helpers import moves, run, step
+from .helpers import first_violation, kraft, moves, run, safety, step
 
 # KIP-704's variants: Kafka's release (the leader recovers at once), the KIP's own design (a
 # recovery step of its own), and that design without the controller's check
@@ -34,21 +34,6 @@ ELR_KEPT = KRAFT.variant(clear_elr_on_min_isr_change=False)
 # the ELR's story needs no crash
 UNCLEAN = dict(replicas=2, records=0, epochs=2, crashes=1, unclean=True)
 MIN_ISR = dict(replicas=2, records=1, epochs=2, crashes=0, min_isr=2, min_isr_changes=1)
-
-
-def kraft(variant=None, **bounds) -> IsrSpec:
-    return IsrSpec(Config(protocol="kraft", **bounds), protocol=variant)
-
-
-def safety(m: IsrSpec) -> list[str]:
-    return [p.name for p in m.properties if p.kind in ("always", "action")]
-
-
-def first_violation(m: IsrSpec, prop: str):
-    res = check_bfs(m, properties=[prop], stop_at_first_violation=True)
-    (p,) = res.properties
-    assert p.holds is False, (prop, res.distinct_states)
-    return p.counterexample
 
 
 # --- off by default -----------------------------------------------------------------------------
