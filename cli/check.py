@@ -191,7 +191,6 @@ def run(args: argparse.Namespace) -> int:
         checkpoint=args.checkpoint,
         resume=args.resume,
         config=model.config.to_json(),
-        master=args.spark_master,
     )
     try:
         res = run_engine(args, "check", model, options)

@@ -181,6 +181,7 @@ def run_engine(args: argparse.Namespace, command: str, model, options: engines.O
     the one call a command makes into this module. Returns the result, or the exit code of an
     engine failure."""
     engine = choose_engine(args, command, model, options.limits.max_seconds)
+    options.master = getattr(args, "spark_master", None)  # after `--master`, the old spelling
     if command == "check":
         options.workers = args.workers
     if engine.name == "spark" and options.progress is not None:
