@@ -45,8 +45,13 @@ class Broker(BecomeRole, FollowerRole, LeaderRole, KraftFetchRole, ProduceRole, 
         *,
         clock_start: int = 0,
         full_log_in_trace: bool = False,
+        corr_start: int = 0,
     ) -> None:
-        """``restored``: tp -> (entries, log start, HW checkpoint) read back from disk (R13)."""
+        """``restored``: tp -> (entries, log start, HW checkpoint) read back from disk (R13).
+        ``corr_start``: where this incarnation's correlation ids begin. An answer to a request
+        of a previous incarnation travels on a connection that closed with that process, so it
+        must never match a request of this one; a runtime whose messages are not carried on
+        real connections (impl/sim) gives each incarnation its own range instead."""
         self.id = broker_id
         self.config = config
         self.strat = strategy(config.protocol)
@@ -60,7 +65,7 @@ class Broker(BecomeRole, FollowerRole, LeaderRole, KraftFetchRole, ProduceRole, 
         # kraft: this incarnation's broker epoch, given by the controller at registration
         # (KIP-380/903; the simulation sets it: 1, then + 1 per restart)
         self.broker_epoch = 1
-        self._corr = 0
+        self._corr = corr_start
         self._parked: dict[tuple[int, int], m.FetchRequest] = {}  # (replica, corr) -> request
         self._flush_count: dict[TP, int] = {}
         self.metrics: dict[str, int] = {

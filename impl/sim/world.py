@@ -155,6 +155,9 @@ class World:
             node.store.restored(),
             clock_start=clock0,
             full_log_in_trace=self.full_log,
+            # a previous incarnation's answers (a leader answering a fetch of it, KAFKA-15221)
+            # are for a connection that died with it: never taken by this one's fetchers
+            corr_start=node.generation << 32,
         )
         node.alive, node.controller = True, None
         self.coord.down.discard(b)
