@@ -12,8 +12,10 @@ from ..log import epoch_start
 from ..producer_state import answer_waiting
 from ..protocols import ProtocolVersion, get_protocol
 from ..state import (
+    NO_EPOCH,
     NO_FAULTS,
     NO_KRAFT,
+    NO_LEADER,
     NO_PRODUCER,
     Coord,
     Faults,
@@ -375,9 +377,28 @@ def partition_change(ctx: Ctx, s: State, new_isr: int, live: int) -> State:
     c = s.coord
     if not ctx.split_fetch:
         return controller_write(s, Coord(c.leader, c.epoch + 1, new_isr), live)
-    # (with leader -1 recorded, ``Faults.lead_renewed``, there is no leader to tell)
-    tell = 0 if s.faults.lead_renewed else live & (1 << c.leader)
+    # (with leader -1 recorded, ``Faults.lead_renewed``, there is no leader to tell; nor when
+    # the recorded leader is a new incarnation, restarted since, that was never elected: it is
+    # lost (``leader_lost``) and must be elected first, at a new leader epoch. A partition
+    # change in the old epoch would hand it that epoch: without ``atomic_fence`` its fence
+    # wrote no leader -1, but in Kafka its fence's batch did, and its unfencing elects it with
+    # another new epoch (``handleBrokerUnfenced``); found by the kit's random kraft schedules,
+    # docs/conformance.md)
+    tell = 0 if s.faults.lead_renewed or _renewed_unelected(s) else live & (1 << c.leader)
     return controller_write(s, Coord(c.leader, c.epoch, new_isr), tell)
+
+
+def _renewed_unelected(s: State) -> bool:
+    """kraft: the recorded leader is a live incarnation restarted since it was elected, which
+    has applied nothing yet (no leader, no epoch: a restart's state) and has no request of the
+    recorded epoch in flight to it (as ``leader_lost``). (Not merely a leader that has not yet
+    applied its election: a batch that elects and changes the ISR, such as a controlled
+    shutdown's, composes its writes in turn.)"""
+    c = s.coord
+    r = s.replicas[c.leader]
+    if not r.alive or r.epoch != NO_EPOCH or r.leader != NO_LEADER:
+        return False
+    return not any(q.dest == c.leader and q.epoch == c.epoch for q in s.requests)
 
 
 def stale_alters(k: Kraft) -> Kraft:
