@@ -32,7 +32,7 @@ from .errors import write_output
 PLOT_W = 1100  # the time axis, pixels
 LEFT = 120  # the lanes' labels
 ROW_H, BAR_H, LANE_GAP, TOP = 12, 9, 10, 34
-DOWN = re.compile(r"^(kill|shutdown|pause) (\d+)")
+DOWN = re.compile(r"^(kill|power|shutdown|pause) (\d+)")
 UP = re.compile(r"^(restart|resume) (\d+)")
 MARKED = ("phantom_reads", "aborted_reads", "above_hw_reads", "reorders", "gaps", "non_monotonic")
 
@@ -188,7 +188,7 @@ def render_html(history: History, result: HistoryResult) -> str:
     """The timeline page of ``history`` as the checker judged it (``result``)."""
     all_bars = bars(history)
     lost = set(result.lost_ops.get("lost", []))
-    lost1 = set(result.lost_ops.get("acks1_lost", []))
+    lost1 = set(result.lost_ops.get("acks1_lost", [])) | set(result.lost_ops.get("lost_power", []))
     flagged: dict[int, list[str]] = {}
     for k in MARKED:
         for ex in result.anomalies[k].examples:

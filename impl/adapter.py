@@ -61,6 +61,9 @@ class HistoryRecorder:
         self.w = w
         self.acks = acks
         self.ops: list[dict[str, Any]] = []
+        # the kit's faults on the ops' clock (the header's ``faults``): a lost write acknowledged
+        # before a power failure is within Kafka's contract (R14; traces/history.py lost_power)
+        self.faults: list[dict[str, Any]] = []
         self.maybe_appended: dict[int, bool] = {}  # producer correlation id -> some attempt may
         self.polls: dict[Any, tuple[int, int]] = {}  # tp -> (correlation id, from offset) open
         prod, cons = w.producer, w.consumer
@@ -139,7 +142,10 @@ class HistoryRecorder:
             "acks": self.acks,
             "idempotent": self.w.producer.producer_id >= 0,
             "source": "isr.impl.adapter",
-        }
+        } | ({"faults": list(self.faults)} if self.faults else {})
+
+    def fault(self, event: str) -> None:
+        self.faults.append({"time": self.w.now / 1000, "event": event})
 
 
 class Session:
@@ -255,14 +261,21 @@ class Session:
         w.run_until(w.now + 10)
 
     def op_crash(self, c: dict[str, Any]) -> None:
+        self._fault(f"kill {int(c['broker'])}")
         self.world.crash(int(c["broker"]))
 
     def op_restart(self, c: dict[str, Any]) -> None:
+        self._fault(f"restart {int(c['broker'])}")
         self.world.restart(int(c["broker"]))
 
     def op_power_fail(self, c: dict[str, Any]) -> None:
         """R14: the broker dies and loses what it had not fsynced."""
+        self._fault(f"power {int(c['broker'])}")
         self.world.crash(int(c["broker"]), lose_unflushed=True)
+
+    def _fault(self, event: str) -> None:
+        if self.history is not None:
+            self.history.fault(event)
 
     def op_pause(self, c: dict[str, Any]) -> None:
         """A stop-the-world pause (GC, SIGSTOP) of ``ms``; past the session timeout its session

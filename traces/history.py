@@ -50,6 +50,9 @@ CLASSES: dict[str, str] = {
     "lost": "acks=all send acknowledged at offset o, polls begun after the ack read o or "
     "beyond, and no poll ever returned that record at o (R6, R17)",
     "acks1_lost": "the same for an acks=1 send: allowed when a leader fails (R6), not a violation",
+    "lost_power": "the same for an acks=all send acknowledged before a power failure (a header "
+    "fault `power B`): Kafka acknowledges before the log is fsynced, so the tail a power failure "
+    "takes may hold it (R14); reported, not a violation",
     "duplicates": "one record id read at two or more (partition, offset) positions (R6, R15); "
     "a violation only when the header declares idempotent",
     "inconsistent_offsets": "one (partition, offset) read with two or more different records (R5)",
@@ -266,7 +269,9 @@ class HistoryResult:
     seconds: float = 0.0
     # every lost write's op index (its ok completion), per class (lost, acks1_lost): the
     # examples keep the first few only; the timeline (cli/timeline.py) marks them all
-    lost_ops: dict[str, list[int]] = field(default_factory=lambda: {"lost": [], "acks1_lost": []})
+    lost_ops: dict[str, list[int]] = field(
+        default_factory=lambda: {"lost": [], "acks1_lost": [], "lost_power": []}
+    )
 
     @property
     def violations(self) -> dict[str, int]:
@@ -337,6 +342,24 @@ def _acks(op: dict[str, Any], header: dict[str, Any]) -> str:
     return str(op.get("acks", header.get("acks", "all")))
 
 
+def _power_failures_after(head: dict[str, Any]) -> Any:
+    """``f(t)``: whether the header's faults have a power failure (``power B``: the broker died
+    with what it had not fsynced, R14) after time ``t`` (a lost write acknowledged before it
+    may have been in that unflushed tail, ``lost_power``). Without fault times, never."""
+    times = sorted(
+        float(f["time"])
+        for f in head.get("faults") or []
+        if isinstance(f, dict)
+        and str(f.get("event", "")).split(" ")[0] == "power"
+        and isinstance(f.get("time"), int | float)
+    )
+
+    def after(t: Any) -> bool:
+        return isinstance(t, int | float) and bool(times) and times[-1] >= t
+
+    return after
+
+
 def check(history: History) -> HistoryResult:
     """Every check of CLASSES on ``history`` (see the module docstring and FORMAT.md)."""
     t0 = time.perf_counter()
@@ -347,6 +370,7 @@ def check(history: History) -> HistoryResult:
         monotonic_reads=bool(head.get("monotonic_reads", False)),
     )
     A = res.anomalies
+    power_after = _power_failures_after(head)
 
     # sends: per record id, the outcome of each send op; polls: (invoke index, op index)
     invoked: set[str] = set()
@@ -473,6 +497,8 @@ def check(history: History) -> HistoryResult:
             ex["read_at"] = [list(x) for x in elsewhere]
         ex["highest_read_after"] = reached
         kind = "lost" if _acks(o, head) in ("all", "-1") else "acks1_lost"
+        if kind == "lost" and power_after(o.get("time")):
+            kind = "lost_power"
         A[kind].add(ex)
         res.lost_ops[kind].append(i)
     st["acked_unseen"] = unseen
