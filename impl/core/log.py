@@ -2,8 +2,11 @@
 
 This is in-memory state; durability is the runtime's job (effects ``Append``/``Truncate``, the
 ``impl.storage`` log). Every entry carries the leader epoch it was written in (KIP-101). Log start
-offset is kept for R12 even though retention is deliberately not modelled (it stays 0 unless a
-follower resets to a leader's start offset).
+offset (R12) moves up with the kraft version's DeleteRecords and retention (``delete_before``,
+impl/core/logstart.py) and a follower's reset to its leader's (``reset_to``); entries below it
+are gone, and the leader-epoch cache derived from the log (``epochs``) starts at it, as Kafka's
+``LeaderEpochFileCache.truncateFromStart`` leaves the cache (an epoch with no retained record
+is not kept: the derived cache has no epoch without a record).
 """
 
 from __future__ import annotations
@@ -65,6 +68,22 @@ class PartitionLog:
                     self._seqs.pop((e[3], e[4]), None)  # type: ignore[misc]
             del self.entries[offset - self.log_start :]
         self.hw = min(self.hw, self.leo)
+
+    def delete_before(self, offset: int) -> int:
+        """R12: the log start offset moves up to ``offset`` (at most the LEO), deleting every
+        entry below it (Kafka's ``UnifiedLog.maybeIncrementLogStartOffset`` for DeleteRecords
+        and a follower taking up its leader's log start, ``deleteOldSegments`` for retention).
+        The HW is the caller's to keep at or above it. Returns how many entries went."""
+        offset = min(offset, self.leo)
+        n = offset - self.log_start
+        if n <= 0:
+            return 0
+        for e in self.entries[:n]:
+            if len(e) == 5:
+                self._seqs.pop((e[3], e[4]), None)  # type: ignore[misc]
+        del self.entries[:n]
+        self.log_start = offset
+        return n
 
     def reset_to(self, start: int) -> None:
         """R12: the leader no longer has our offsets; drop everything and start at ``start``."""

@@ -254,6 +254,15 @@ class DeleteLog:
 
 
 @dataclass(frozen=True)
+class DeleteBefore:
+    """R12: the log start offset moved up to ``offset``: the durable log drops what is below it
+    (DeleteRecords, retention, a follower taking up its leader's log start; kraft)."""
+
+    tp: TP
+    offset: int
+
+
+@dataclass(frozen=True)
 class CasWrite:
     """Compare-and-set of a partition state in the coordination service (R9, R18).
 
