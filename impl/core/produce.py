@@ -73,7 +73,9 @@ class ProduceRole:
             self._acked(out, p, rids, base, "1", m.NONE, now)
             reply(m.NONE, base)
         elif req.acks == -1:
-            d = DelayedProduce(client, req.correlation_id, base, base + len(entries))
+            d = DelayedProduce(
+                client, req.correlation_id, base, base + len(entries), rids=tuple(rids)
+            )
             if p.log.hw >= d.required:
                 out.append(self._produce_reply(p, d, self._after_append_error(p), now=now, out=out))
             else:
@@ -140,7 +142,8 @@ class ProduceRole:
         out: Effects | None = None,
     ) -> m.Send:
         if err == m.NONE and out is not None and not d.duplicate:
-            rids = [p.log.entry(o)[1] for o in range(d.base_offset, d.required)]
+            # (the ids kept with the request: DeleteRecords may have removed the records since)
+            rids = list(d.rids) or [p.log.entry(o)[1] for o in range(d.base_offset, d.required)]
             self._acked(out, p, rids, d.base_offset, "all", err, now)
         resp = m.ProduceResponse(self.id, d.correlation_id, p.tp[0], p.tp[1], err, d.base_offset)
         return m.Send(d.client, resp)

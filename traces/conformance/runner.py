@@ -38,6 +38,7 @@ from .scenarios import (
     Scenario,
     probe_ops,
     schedule_strategy,
+    logstart_scenarios,
     spec_scenarios,
 )
 
@@ -502,7 +503,8 @@ def default_scenarios(protocol: Any) -> dict[str, Scenario]:
     from .separating import separating_scenarios
 
     name = getattr(protocol, "name", protocol)
-    return {**spec_scenarios(3, protocol), **separating_scenarios(name)}
+    extra = logstart_scenarios() if name == "kraft" else {}  # (R12: kraft's operator commands)
+    return {**spec_scenarios(3, protocol), **extra, **separating_scenarios(name)}
 
 
 def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) -> list[str]:

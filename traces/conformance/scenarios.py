@@ -135,6 +135,12 @@ def step_ops(name: str, args: dict[str, Any], *, lose_unflushed: bool = False) -
         return [{"op": "controller_failover"}]
     if name == "CoordinationExpireSession":  # a live broker's session expires: a long pause
         return [{"op": "pause", "broker": args["replica"], "ms": 900}]
+    if name == "LeaderDeleteRecords":  # the operator's DeleteRecords (kraft, R12)
+        return [
+            {"op": "delete_records", "broker": args["leader"], "offset": args["offset"]},
+        ]
+    if name == "BrokerDeleteOldSegment":  # retention's time has come (R12)
+        return [{"op": "retention", "broker": args["replica"]}]
     if name == "NetworkLoseLeaderAndIsr":
         return [
             {"op": "partition", "a": 0, "b": args["replica"]},
@@ -438,6 +444,70 @@ def rare() -> dict[str, Scenario]:
         "epoch-walk-back": walk,
     }
     return {k: [*sc, *settle(size.get(k, 3))] for k, sc in out.items()}
+
+
+def logstart_scenarios() -> dict[str, Scenario]:
+    """kraft's log start offset (R4, R12; issue 28 item 3), by the operator commands
+    ``delete_records`` and ``retention`` (ADAPTER.md): DeleteRecords up to the HW and past it
+    (refused), retention on leader and followers, a follower that was down while its leader
+    deleted what it would fetch (OFFSET_OUT_OF_RANGE, FollowerHandleOffsetOutOfRange: reset to
+    the leader's log start), retention while the HW lags the log end (a dead ISR member holds
+    it: only segments below the HW may go, KAFKA-5634), and DeleteRecords sent to a leader
+    that an election deposed (the request carries no leader epoch: it applies it)."""
+    busy = [{"op": "produce", "count": 3}, {"op": "run", "ms": 200}]
+    out = {
+        "delete-records": [
+            *busy,
+            *busy,
+            {"op": "delete_records", "offset": -1},
+            {"op": "run", "ms": 300},
+            {"op": "delete_records", "offset": 1000},  # above the HW: OFFSET_OUT_OF_RANGE
+            *busy,
+            {"op": "consume"},
+        ],
+        "retention-everywhere": [
+            *busy,
+            *busy,
+            *({"op": "retention", "broker": b} for b in range(3)),
+            {"op": "run", "ms": 300},
+            *busy,
+            *({"op": "retention", "broker": b} for b in range(3)),
+        ],
+        "follower-reset-to-log-start": [
+            *busy,
+            {"op": "crash", "broker": 2},
+            {"op": "run", "ms": 900},
+            *busy,
+            *busy,
+            {"op": "delete_records", "offset": -1},
+            {"op": "retention", "broker": 0},
+            {"op": "retention", "broker": 1},
+            {"op": "restart", "broker": 2},
+            {"op": "run", "ms": 900},
+            *busy,
+        ],
+        "retention-while-hw-lags": [
+            *busy,
+            {"op": "crash", "broker": 2},
+            {"op": "produce", "count": 3},
+            {"op": "retention", "broker": 0},
+            {"op": "retention", "broker": 1},
+            {"op": "run", "ms": 900},
+            {"op": "produce", "count": 2},
+            {"op": "retention", "broker": 0},
+            {"op": "restart", "broker": 2},
+            {"op": "run", "ms": 900},
+        ],
+        "delete-records-at-deposed-leader": [
+            *busy,
+            {"op": "elect_leader", "broker": 1},
+            {"op": "delete_records", "offset": -1, "broker": 0},
+            {"op": "run", "ms": 300},
+            *busy,
+            {"op": "delete_records", "offset": -1},
+        ],
+    }
+    return {f"logstart:{k}": [*sc, *settle()] for k, sc in out.items()}
 
 
 def spec_scenarios(
