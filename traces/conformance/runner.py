@@ -36,9 +36,9 @@ from .scenarios import (
     FAULT_KINDS,
     START_PROBE,
     Scenario,
+    logstart_scenarios,
     probe_ops,
     schedule_strategy,
-    logstart_scenarios,
     spec_scenarios,
 )
 
