@@ -803,6 +803,8 @@ class World:
         for rid, (tp, off) in sorted(self.producer.acked.items()):
             leader = self.leader_of(tp)
             log = self.broker(leader).partitions[tp].log if leader >= 0 else None
+            if log is not None and off < log.log_start:
+                continue  # deleted (kraft's DeleteRecords or retention, R12), not lost
             if log is None or off >= log.leo or log.entry(off)[1] != rid:
                 lost.append((rid, tp, off))
         return lost
