@@ -201,3 +201,25 @@ def test_adapter_commands_and_their_spec_steps() -> None:
     assert got == [{"op": "retention", "broker": 1}]
     with pytest.raises(NoAdapterCommand):  # the ZooKeeper-era adapters have no retention
         step_ops("BrokerDeleteOldSegment", {"replica": 1})
+
+
+def test_the_specs_derived_cache_is_the_implementations_after_deletes() -> None:
+    """With ``epoch_cache=False`` the spec derives the cache from the retained records
+    (spec/actions/fetch.py ``derived_cache``), as the implementation's PartitionLog.epochs:
+    compared on random logs and log starts, with the leader's current epoch appended as both
+    do (impl/core/truncation.py ``_end_offset_for``)."""
+    from isr.impl.core.log import PartitionLog
+    from isr.spec.actions.fetch import derived_cache
+
+    rng = random.Random(7)
+    for _ in range(500):
+        epochs = sorted(rng.choices(range(1, 5), k=rng.randint(0, 8)))
+        start = rng.randint(0, len(epochs))
+        log = PartitionLog([(e, f"r{i}", "") for i, e in enumerate(epochs)])
+        log.delete_before(start)
+        spec_log = tuple((i + 1, e) for i, e in enumerate(epochs))  # (record, epoch) entries
+        current = rng.choice([None, 4, 5])
+        mine = log.epochs()
+        if current is not None and (not mine or mine[-1][0] < current):
+            mine.append((current, log.leo))
+        assert derived_cache(spec_log, start, current) == mine, (epochs, start, current)
