@@ -223,3 +223,30 @@ def test_the_specs_derived_cache_is_the_implementations_after_deletes() -> None:
         if current is not None and (not mine or mine[-1][0] < current):
             mine.append((current, log.leo))
         assert derived_cache(spec_log, start, current) == mine, (epochs, start, current)
+
+
+def test_at_rest_checks_read_each_replica_from_its_log_start() -> None:
+    """Grey-box at rest (R12): Kafka's segment files keep records below the log start (a
+    segment goes once wholly below it) while the epoch checkpoint is truncated from the start,
+    and a follower's files may start later than the leader's: neither is a violation from the
+    log start on; a differing record above it still is."""
+    from isr.traces.validator.at_rest import check_at_rest
+
+    def rest(b: int, log: list, ckpt: list, start: int) -> dict:
+        return {"kind": "at_rest", "broker": b, "partition": 0, "log": log,
+                "log_end": log[-1][0] + 1 if log else 0, "leader_epoch_checkpoint": ckpt,
+                "hw_checkpoint": 3, "log_start": start}  # fmt: skip
+
+    isr = {"kind": "metadata", "record": "PartitionChange", "partition": 0, "isr": [0, 1]}
+    hw = {"kind": "observe", "partition": 0, "hw": 3}
+    lead = [[0, 0, "a"], [1, 0, "b"], [2, 1, "c"]]
+    follower = [[2, 1, "c"]]  # reset to the leader's log start 2
+    ok = check_at_rest([isr, hw, rest(0, lead, [[1, 2]], 2), rest(1, follower, [[1, 2]], 2)])
+    assert ok.ok, ok.violations
+    bad = check_at_rest([isr, hw, rest(0, lead, [[1, 2]], 0), rest(1, follower, [[1, 2]], 0)])
+    assert bad.violations and bad.violations[0].startswith("EpochCheckpointMatchesLog")
+    other = [[2, 1, "X"]]
+    bad = check_at_rest([isr, hw, rest(0, lead, [[1, 2]], 2), rest(1, other, [[1, 2]], 2)])
+    assert bad.violations == [
+        "AgreeBelowHw: partition 0 offset 2 (HW 3) differs across the ISR: {0: 'c', 1: 'X'}"
+    ]
