@@ -34,6 +34,7 @@ from ..validator.validate import (
 )
 from .scenarios import (
     FAULT_KINDS,
+    KRAFT_FAULT_KINDS,
     START_PROBE,
     Scenario,
     logstart_scenarios,
@@ -512,7 +513,7 @@ def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) 
     report, and random schedules leave it out. What the scenarios so far did not tell is tried
     once on a fresh cluster (a start per kind: few, on a real cluster)."""
     out = []
-    for kind in FAULT_KINDS:
+    for kind in FAULT_KINDS + (KRAFT_FAULT_KINDS if protocol == "kraft" else ()):
         probe = probe_ops(kind)
         ops = {op["op"] for op in probe}
         if ops & set(rep.gaps):

@@ -543,6 +543,9 @@ FAULT_KINDS = (
     "elect_leader",
     "controlled_shutdown",
 )
+# kraft's operator commands of the log start offset (R12, ADAPTER.md): probed, and drawn into
+# random schedules, for kraft only (the ZooKeeper-era versions have no DeleteRecords)
+KRAFT_FAULT_KINDS = ("delete_records", "retention")
 START_PROBE = {"brokers": 3, "replication": 3}
 
 
@@ -559,6 +562,8 @@ def probe_ops(kind: str) -> Scenario:
         "controller_failover": [{"op": "controller_failover"}],
         "elect_leader": [{"op": "elect_leader", "broker": 1}],
         "controlled_shutdown": [{"op": "controlled_shutdown", "broker": 2}],
+        "delete_records": [{"op": "delete_records", "offset": -1}],
+        "retention": [{"op": "retention", "broker": 1}],
     }.get(kind, [])
 
 
@@ -587,6 +592,14 @@ def _kind_ops(kind: str, b: Any) -> Any:
         "controller_failover": st.just({"op": "controller_failover"}),
         "elect_leader": st.builds(lambda x: {"op": "elect_leader", "broker": x}, b),
         "controlled_shutdown": st.builds(lambda x: {"op": "controlled_shutdown", "broker": x}, b),
+        # R12 (kraft): DeleteRecords to the HW, to an offset (maybe past the HW: refused), or
+        # sent to any broker (a deposed leader applies it); a broker's retention runs now
+        "delete_records": st.builds(
+            lambda o, x: {"op": "delete_records", "offset": o, **({"broker": x} if x >= 0 else {})},
+            st.sampled_from([-1, -1, 1, 3, 6]),
+            st.one_of(st.just(-1), b),
+        ),
+        "retention": st.builds(lambda x: {"op": "retention", "broker": x}, b),
     }[kind]
 
 
