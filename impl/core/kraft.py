@@ -139,7 +139,8 @@ class KraftFetchRole:
             args["diverging"] = list(div)
         hw = p.log.hw if self._fresh_hw_in_response else hw_before
         args["hw"] = hw
-        args["log_start"] = p.log.log_start
+        if p.log.log_start:  # R12: the leader's log start the answer carries (when it moved)
+            args["log_start"] = p.log.log_start
         self._trace(out, "LeaderHandleFetch", args, now, p)
         # the HW this fetch moved commits produces and wakes parked fetches, after its event
         if p.log.hw != hw_before:
