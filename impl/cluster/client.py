@@ -17,6 +17,10 @@ from ..core.messages import TP
 from . import wire, zkcoord
 
 RETRIABLE = {
+    # idempotence (impl/core/producer_state.py): not appended; retried under a new epoch
+    # (OUT_OF_ORDER, KIP-360's bump) or with a sequence of the current one
+    m.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    m.INVALID_PRODUCER_EPOCH,
     m.NOT_LEADER,
     m.NOT_ENOUGH_REPLICAS,
     m.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
@@ -24,7 +28,12 @@ RETRIABLE = {
     "DISCONNECTED",
 }
 # answers proving the leader appended nothing (any other failed attempt may have appended)
-NOT_APPENDED = {m.NOT_LEADER, m.NOT_ENOUGH_REPLICAS}
+NOT_APPENDED = {
+    m.NOT_LEADER,
+    m.NOT_ENOUGH_REPLICAS,
+    m.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    m.INVALID_PRODUCER_EPOCH,
+}
 _ids = itertools.count()
 
 
@@ -82,6 +91,7 @@ class ClusterClient:
         # The id is drawn at random (Kafka's InitProducerId asks the cluster for one).
         self.producer_id = int.from_bytes(os.urandom(7), "big") if idempotent else -1
         self.sequences: dict[TP, int] = {}
+        self.producer_epoch = 0  # KIP-360: bumped after OUT_OF_ORDER_SEQUENCE_NUMBER
         self.timeout = request_timeout_s
         self.conns: dict[int, _Conn] = {}
         self.leaders: dict[TP, int] = {}
@@ -155,6 +165,7 @@ class ClusterClient:
                     tuple(records),
                     self.producer_id if seq >= 0 else -1,
                     seq,
+                    self.producer_epoch,
                 )
                 try:
                     if acks == 0:
@@ -168,6 +179,16 @@ class ClusterClient:
                         return ProduceResult(
                             err, resp.base_offset, attempt, time.perf_counter() - t0
                         )
+                    if err == m.OUT_OF_ORDER_SEQUENCE_NUMBER and seq >= 0:
+                        # a batch before this one is gone from the log (or was never
+                        # appended): a new epoch, every partition's sequences from 0 (KIP-360)
+                        self.producer_epoch += 1
+                        self.sequences = {tp: len(records)}
+                        seq = 0
+                    elif err == m.INVALID_PRODUCER_EPOCH and seq >= 0:
+                        # sent before another send's bump: a sequence of the current epoch
+                        seq = self.sequences.get(tp, 0)
+                        self.sequences[tp] = seq + len(records)
                 except (TimeoutError, ConnectionError, OSError):
                     err = "DISCONNECTED"
                 maybe = maybe or err not in NOT_APPENDED
