@@ -250,3 +250,26 @@ def test_at_rest_checks_read_each_replica_from_its_log_start() -> None:
     assert bad.violations == [
         "AgreeBelowHw: partition 0 offset 2 (HW 3) differs across the ISR: {0: 'c', 1: 'X'}"
     ]
+
+
+def test_a_log_start_story_replays_on_the_reference_and_kills_its_mutant(tmp_path) -> None:
+    """The checker's counterexample of kraft without KAFKA-5634 (examples/protocols/
+    kraft_retention_beyond_hw.py: retention deletes the leader's record before it is
+    committed, DeletedOnlyCommitted) as an adapter schedule (``retention``, by ``step_ops``):
+    the reference accepts it, the mutant that brings the bug back is rejected."""
+    import sys
+
+    from isr.cli.main import main
+
+    cx = tmp_path / "cx.ndjson"
+    code = main(
+        ["check", "--protocol-file", "examples/protocols/kraft_retention_beyond_hw.py",
+         "--replicas", "2", "--records", "1", "--epochs", "2", "--crashes", "0",
+         "--retention", "--invariant", "DeletedOnlyCommitted", "--quiet", "--workers", "1",
+         "--trace-out", str(cx)]
+    )  # fmt: skip
+    assert code == 1 and "BrokerDeleteOldSegment" in cx.read_text()
+    base = ["conform", "--protocol", "kraft", "--from-counterexample", str(cx)]
+    assert main(base) == 0
+    mutant = f"{sys.executable} -m isr.impl.adapter --mutant retention-beyond-hw"
+    assert main([*base, "--adapter", mutant]) == 1
