@@ -163,6 +163,7 @@ def test_a_reset_keeping_the_hw_below_the_log_start_is_rejected() -> None:
     evs[k]["state"]["hw"] = 0
     v = _verdict(w, evs)
     assert v.verdict == "rejected" and v.event["action"] == "FollowerHandleOffsetOutOfRange"
+    assert any("LogStartAtMostHw" in x for x in v.mismatches), v.mismatches
 
 
 def test_kit_logstart_scenarios_accept_the_reference_and_kill_the_mutants() -> None:

@@ -210,7 +210,10 @@ def observe_mismatch(
     if "log_start" in st and st["log_start"] != log_start:
         return f"log start={st['log_start']} but the spec has {log_start}"
     if "hw" in st and st["hw"] != r.hw:
-        return f"HW={st['hw']} but the spec has HW={r.hw}"
+        why = ""
+        if isinstance(st.get("log_start"), int) and st["hw"] < st["log_start"]:
+            why = " (LogStartAtMostHw: the HW below the log start, R12; KAFKA-9491's bug)"
+        return f"HW={st['hw']} but the spec has HW={r.hw}{why}"
     if "hw_checkpoint" in st and st["hw_checkpoint"] != r.hw_ckpt:
         return f"HW checkpoint={st['hw_checkpoint']} but the spec has {r.hw_ckpt}"
     if "leader_epoch" in st and pm.epoch(st["leader_epoch"]) != r.epoch:
