@@ -165,6 +165,16 @@ class ConsumerClient:
     def on_response(self, resp: m.ConsumeResponse) -> int:
         """Returns how many new records arrived."""
         tp = (resp.topic, resp.partition)
+        if (
+            resp.error == m.OFFSET_OUT_OF_RANGE
+            and resp.base_offset == self.positions.get(tp, 0) < resp.log_start
+            and resp.broker_id == self.metadata.get(tp, -1)
+        ):
+            # R12 (kraft): the leader deleted what it would read (DeleteRecords, retention):
+            # auto.offset.reset=latest, Kafka's default: its HW (the spec's ConsumerResetOffset;
+            # at a follower it goes back to the leader instead)
+            self.positions[tp] = resp.high_watermark
+            return 0
         if resp.error != m.NONE or resp.base_offset != self.positions.get(tp, 0):
             return 0
         for i, e in enumerate(resp.entries):

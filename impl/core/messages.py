@@ -211,6 +211,7 @@ class ConsumeResponse:
     high_watermark: int
     base_offset: int
     entries: tuple[Entry, ...]
+    log_start: int = 0  # R12 (kraft): the replica's log start (OFFSET_OUT_OF_RANGE below it)
 
 
 # ---- effects -----------------------------------------------------------------------------------

@@ -160,3 +160,32 @@ def test_mutant_hw_below_log_start_on_reset() -> None:
     w.run_until(w.now + 60)
     (oor,) = _actions(w, "FollowerHandleOffsetOutOfRange")
     assert oor["state"]["log_start"] == 8 > oor["state"]["hw"]  # KAFKA-9491's bug
+
+
+def test_a_consumer_below_the_log_start_resets_to_the_hw() -> None:
+    """R12: a consumer position the leader deleted is OFFSET_OUT_OF_RANGE there, and the
+    consumer resets to the leader's HW (auto.offset.reset=latest: the spec's
+    ConsumerResetOffset), then reads on; the run validates."""
+    from isr.traces.validator.validate import validate_events
+
+    w = _world()
+    _produce(w, 4)
+    w.run_until(w.now + 300)
+    w._refresh_metadata()
+    w._apply("consumer", w.consumer.poll(TP))
+    w.run_until(w.now + 50)
+    assert w.consumer.positions[TP] == 4
+    _produce(w, 4, 4)
+    w.run_until(w.now + 300)
+    assert w.delete_records(TP, 6) == "NONE"
+    w._apply("consumer", w.consumer.poll(TP))
+    w.run_until(w.now + 50)
+    assert w.consumer.positions[TP] == 8  # reset to the HW, nothing read below the log start
+    _produce(w, 2, 8)
+    w.run_until(w.now + 300)
+    w._apply("consumer", w.consumer.poll(TP))
+    w.run_until(w.now + 50)
+    assert [w.consumer.seen[(TP, o)] for o in (8, 9)] == ["m8", "m9"]
+    assert (TP, 5) not in w.consumer.seen
+    v = validate_events(w.trace_header(), list(w.trace))
+    assert v.verdict == "accepted", v.reason
