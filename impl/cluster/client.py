@@ -147,6 +147,7 @@ class ClusterClient:
         err = m.NOT_LEADER
         maybe = False
         seq = -1
+        epoch = self.producer_epoch  # the producer epoch this batch's sequence belongs to
         if self.producer_id >= 0 and acks != 0:
             seq = self.sequences.get(tp, 0)
             self.sequences[tp] = seq + len(records)
@@ -165,7 +166,7 @@ class ClusterClient:
                     tuple(records),
                     self.producer_id if seq >= 0 else -1,
                     seq,
-                    self.producer_epoch,
+                    epoch,
                 )
                 try:
                     if acks == 0:
@@ -179,14 +180,20 @@ class ClusterClient:
                         return ProduceResult(
                             err, resp.base_offset, attempt, time.perf_counter() - t0
                         )
-                    if err == m.OUT_OF_ORDER_SEQUENCE_NUMBER and seq >= 0:
-                        # a batch before this one is gone from the log (or was never
-                        # appended): a new epoch, every partition's sequences from 0 (KIP-360)
-                        self.producer_epoch += 1
-                        self.sequences = {tp: len(records)}
-                        seq = 0
-                    elif err == m.INVALID_PRODUCER_EPOCH and seq >= 0:
-                        # sent before another send's bump: a sequence of the current epoch
+                    if (
+                        err in (m.OUT_OF_ORDER_SEQUENCE_NUMBER, m.INVALID_PRODUCER_EPOCH)
+                        and seq >= 0
+                    ):
+                        if err == m.OUT_OF_ORDER_SEQUENCE_NUMBER and epoch == self.producer_epoch:
+                            # a batch before this one is gone from the log (or was never
+                            # appended): a new epoch, every partition's sequences from 0
+                            # (KIP-360); once per epoch: a concurrent send's answer of the
+                            # same epoch takes the new one as it is
+                            self.producer_epoch += 1
+                            self.sequences = {}
+                        # (a batch's identity is its (epoch, sequence): a new one, of the
+                        # current epoch, never one another send of that epoch holds)
+                        epoch = self.producer_epoch
                         seq = self.sequences.get(tp, 0)
                         self.sequences[tp] = seq + len(records)
                 except (TimeoutError, ConnectionError, OSError):
