@@ -356,6 +356,37 @@ class Session:
         self.world.run_until(self.world.now + 10)
         return None
 
+    def op_delete_records(self, c: dict[str, Any]) -> dict[str, Any]:
+        """The operator's DeleteRecords (kraft, R12; spec LeaderDeleteRecords): every partition,
+        or ``partition``, up to ``offset`` (-1: its HW), sent to its leader or to ``broker``
+        (a deposed leader not yet told applies it too). ``results``: the error per partition
+        (``NONE``, ``OFFSET_OUT_OF_RANGE`` above the HW, ``NOT_LEADER_FOR_PARTITION``,
+        ``NOT_AVAILABLE`` for a broker that is down)."""
+        w = self.world
+        if not w.kraft:
+            return _unsupported("delete_records: the log start moves in the kraft version only")
+        part = c.get("partition")
+        b = c.get("broker")
+        results = {}
+        for tp in sorted(w.coord.assignments):
+            if part is not None and tp[1] != int(part):
+                continue
+            err = w.delete_records(tp, int(c.get("offset", -1)), None if b is None else int(b))
+            results[f"{tp[0]}-{tp[1]}"] = err
+        w.run_until(w.now + 10)
+        return {"ok": True, "results": results}
+
+    def op_retention(self, c: dict[str, Any]) -> dict[str, Any] | None:
+        """Retention runs now on ``broker`` with every segment past retention.ms: it deletes
+        the deletable ones, oldest first, those wholly below the HW (kraft, R12; spec
+        BrokerDeleteOldSegment)."""
+        w = self.world
+        if not w.kraft:
+            return _unsupported("retention: the log start moves in the kraft version only")
+        w.delete_old_segments(int(c["broker"]))
+        w.run_until(w.now + 10)
+        return None
+
     def op_jitter(self, c: dict[str, Any]) -> None:
         self.world.net.max_delay_ms = max(1, int(c.get("max_ms", 200)))
 

@@ -545,3 +545,39 @@ KRAFT_MUTANTS["no-broker-epoch-check"] = Mutant(
     controller_cls=NoBrokerEpochCheck,
     variant="kraft-no-kip-903",
 )
+
+
+# ---- the log start offset (kraft, R12; issue 28 item 3) -------------------------------------
+class RetentionBeyondHw(Broker):
+    """KAFKA-5634 undone (Kafka 0.11.0.0): retention deletes any segment but an empty active
+    one, up to the log end, not only those wholly below the HW (the spec's
+    ``retention_below_hw=False``, examples/protocols/kraft_retention_beyond_hw.py): the log
+    start passes the HW and records are deleted before they are committed (LogStartAtMostHw,
+    DeletedOnlyCommitted)."""
+
+    def _segment_deletable(self, p: Partition, upper: int) -> bool:
+        return True
+
+
+KRAFT_MUTANTS["retention-beyond-hw"] = Mutant(
+    "retention-beyond-hw",
+    "retention deletes segments beyond the HW (KAFKA-5634 undone)",
+    RetentionBeyondHw,
+)
+
+
+class HwBelowLogStartOnReset(Broker):
+    """KAFKA-9491 undone (Kafka before 2.4.1): a follower reset to its leader's log start
+    (``truncateFullyAndStartAt``) keeps its HW below the new log start (the spec's
+    ``hw_at_log_start_on_reset=False``, examples/protocols/
+    kraft_hw_below_log_start_after_reset.py: LogStartAtMostHw)."""
+
+    def _hw_at_log_start_on_reset(self) -> bool:
+        return False
+
+
+KRAFT_MUTANTS["hw-below-log-start-on-reset"] = Mutant(
+    "hw-below-log-start-on-reset",
+    "a follower reset to its leader's log start keeps its HW below it (KAFKA-9491 undone)",
+    HwBelowLogStartOnReset,
+)

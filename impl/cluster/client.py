@@ -17,6 +17,10 @@ from ..core.messages import TP
 from . import wire, zkcoord
 
 RETRIABLE = {
+    # idempotence (impl/core/producer_state.py): not appended; retried under a new epoch
+    # (OUT_OF_ORDER, KIP-360's bump) or with a sequence of the current one
+    m.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    m.INVALID_PRODUCER_EPOCH,
     m.NOT_LEADER,
     m.NOT_ENOUGH_REPLICAS,
     m.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
@@ -24,7 +28,12 @@ RETRIABLE = {
     "DISCONNECTED",
 }
 # answers proving the leader appended nothing (any other failed attempt may have appended)
-NOT_APPENDED = {m.NOT_LEADER, m.NOT_ENOUGH_REPLICAS}
+NOT_APPENDED = {
+    m.NOT_LEADER,
+    m.NOT_ENOUGH_REPLICAS,
+    m.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    m.INVALID_PRODUCER_EPOCH,
+}
 _ids = itertools.count()
 
 
@@ -82,6 +91,7 @@ class ClusterClient:
         # The id is drawn at random (Kafka's InitProducerId asks the cluster for one).
         self.producer_id = int.from_bytes(os.urandom(7), "big") if idempotent else -1
         self.sequences: dict[TP, int] = {}
+        self.producer_epoch = 0  # KIP-360: bumped after OUT_OF_ORDER_SEQUENCE_NUMBER
         self.timeout = request_timeout_s
         self.conns: dict[int, _Conn] = {}
         self.leaders: dict[TP, int] = {}
@@ -137,6 +147,7 @@ class ClusterClient:
         err = m.NOT_LEADER
         maybe = False
         seq = -1
+        epoch = self.producer_epoch  # the producer epoch this batch's sequence belongs to
         if self.producer_id >= 0 and acks != 0:
             seq = self.sequences.get(tp, 0)
             self.sequences[tp] = seq + len(records)
@@ -155,6 +166,7 @@ class ClusterClient:
                     tuple(records),
                     self.producer_id if seq >= 0 else -1,
                     seq,
+                    epoch,
                 )
                 try:
                     if acks == 0:
@@ -168,6 +180,22 @@ class ClusterClient:
                         return ProduceResult(
                             err, resp.base_offset, attempt, time.perf_counter() - t0
                         )
+                    if (
+                        err in (m.OUT_OF_ORDER_SEQUENCE_NUMBER, m.INVALID_PRODUCER_EPOCH)
+                        and seq >= 0
+                    ):
+                        if err == m.OUT_OF_ORDER_SEQUENCE_NUMBER and epoch == self.producer_epoch:
+                            # a batch before this one is gone from the log (or was never
+                            # appended): a new epoch, every partition's sequences from 0
+                            # (KIP-360); once per epoch: a concurrent send's answer of the
+                            # same epoch takes the new one as it is
+                            self.producer_epoch += 1
+                            self.sequences = {}
+                        # (a batch's identity is its (epoch, sequence): a new one, of the
+                        # current epoch, never one another send of that epoch holds)
+                        epoch = self.producer_epoch
+                        seq = self.sequences.get(tp, 0)
+                        self.sequences[tp] = seq + len(records)
                 except (TimeoutError, ConnectionError, OSError):
                     err = "DISCONNECTED"
                 maybe = maybe or err not in NOT_APPENDED

@@ -15,6 +15,7 @@ from . import messages as m
 from .messages import TP
 
 RETRIABLE = {
+    m.OUT_OF_ORDER_SEQUENCE_NUMBER,  # after ProducerBumpEpoch (KIP-360), or a later batch's
     m.NOT_LEADER,
     m.NOT_ENOUGH_REPLICAS,
     m.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
@@ -47,6 +48,7 @@ class ProducerClient:
     # default, whose traces and sweeps model retries that may duplicate, R15).
     producer_id: int = -1
     sequences: dict[TP, int] = field(default_factory=dict)
+    producer_epoch: int = 0  # KIP-360: bumped after OUT_OF_ORDER_SEQUENCE_NUMBER (``_bump``)
     _corr: int = 0
 
     def send(self, tp: TP, records: list[tuple[str, str]]) -> list[Any]:
@@ -65,8 +67,9 @@ class ProducerClient:
         if leader >= 0:
             pid = self.producer_id if p.base_sequence >= 0 else -1
             req = m.ProduceRequest(
-                self.client_id, corr, p.tp[0], p.tp[1], self.acks, p.records, pid, p.base_sequence
-            )
+                self.client_id, corr, p.tp[0], p.tp[1], self.acks, p.records, pid,
+                p.base_sequence, self.producer_epoch,
+            )  # fmt: skip
             out.append(m.Send(leader, req))
         if self.acks == 0:  # no answer will come: done as soon as sent
             self.pending.pop(corr)
@@ -97,8 +100,34 @@ class ProducerClient:
             return self._transmit(corr)
         return []
 
+    def _bump(self, corr: int) -> None:
+        """ProducerBumpEpoch (KIP-360; Kafka's idempotent ``TransactionManager.
+        bumpIdempotentEpochAndResetIdIfNeeded``): the leader answered the batch it expects next
+        (the lowest sequence in flight for its partition) OUT_OF_ORDER_SEQUENCE_NUMBER, so the
+        batches before it are gone from the log: the producer takes a new epoch and its
+        sequences start again at 0, its batches in flight rewritten in order (the spec's
+        ProducerBumpEpoch; the epoch is the producer's, so every partition's sequences
+        restart). An OUT_OF_ORDER answer to a later batch is retried as it is."""
+        p = self.pending[corr]
+        mine = sorted(
+            (q.base_sequence, c)
+            for c, q in self.pending.items()
+            if q.tp == p.tp and q.base_sequence >= 0
+        )
+        if not mine or mine[0][1] != corr:
+            return
+        self.producer_epoch += 1
+        self.sequences = {}
+        for c in sorted(self.pending, key=lambda c: self.pending[c].base_sequence):
+            q = self.pending[c]
+            if q.base_sequence >= 0:
+                q.base_sequence = self.sequences.get(q.tp, 0)
+                self.sequences[q.tp] = q.base_sequence + len(q.records)
+
     def _retry(self, corr: int, err: str) -> list[Any]:
         p = self.pending[corr]
+        if err == m.OUT_OF_ORDER_SEQUENCE_NUMBER:
+            self._bump(corr)
         if err not in RETRIABLE or p.attempts > self.max_retries:
             del self.pending[corr]
             for rid, _v in p.records:
@@ -136,6 +165,16 @@ class ConsumerClient:
     def on_response(self, resp: m.ConsumeResponse) -> int:
         """Returns how many new records arrived."""
         tp = (resp.topic, resp.partition)
+        if (
+            resp.error == m.OFFSET_OUT_OF_RANGE
+            and resp.base_offset == self.positions.get(tp, 0) < resp.log_start
+            and resp.broker_id == self.metadata.get(tp, -1)
+        ):
+            # R12 (kraft): the leader deleted what it would read (DeleteRecords, retention):
+            # auto.offset.reset=latest, Kafka's default: its HW (the spec's ConsumerResetOffset;
+            # at a follower it goes back to the leader instead)
+            self.positions[tp] = resp.high_watermark
+            return 0
         if resp.error != m.NONE or resp.base_offset != self.positions.get(tp, 0):
             return 0
         for i, e in enumerate(resp.entries):

@@ -43,6 +43,9 @@ class Config:
     flush_interval_batches: int = 0  # 0: never ask for fsync (rely on the OS, R14)
     message_send_max_retries: int = 3  # R6
     controller_resync_ms: int = 2_000  # controller re-sends partition state (lost requests)
+    # R12 (kraft): records per log segment, the unit retention deletes (segments based at
+    # multiples of it; Kafka's segment.bytes); impl/core/logstart.py
+    log_segment_records: int = 2
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:

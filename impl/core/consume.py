@@ -58,10 +58,13 @@ class ConsumeRole:
                 now,
                 p,
             )
-        err = m.OFFSET_OUT_OF_RANGE if req.offset > end else m.NONE
+        # (R12: below the log start too, DeleteRecords or retention removed it: ``UnifiedLog.
+        # read``; the consumer resets, ConsumerResetOffset, impl/core/clients.py)
+        out_of_range = req.offset > end or req.offset < p.log.log_start
+        err = m.OFFSET_OUT_OF_RANGE if out_of_range else m.NONE
         resp = m.ConsumeResponse(
             self.id, req.correlation_id, req.topic, req.partition, err, p.log.hw, req.offset,
-            entries,
+            entries, p.log.log_start,
         )  # fmt: skip
         out.append(m.Send(src, resp))
         return out

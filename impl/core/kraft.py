@@ -108,9 +108,18 @@ class KraftFetchRole:
             err = m.UNKNOWN_LEADER_EPOCH
         elif fp.broker_epoch < p.remote.setdefault(f, RemoteReplica()).broker_epoch:
             err = m.STALE_BROKER_EPOCH  # a previous incarnation's fetch (KAFKA-15221)
+        elif self._kraft_out_of_range(p, fp):
+            err = m.OFFSET_OUT_OF_RANGE  # R12 (impl/core/logstart.py): not counted
+            args["log_start"] = p.log.log_start
         if err != m.NONE:
             args["error"] = err
             self._trace_tp(out, "LeaderHandleFetch", args, now, tp, p)
+            if err == m.OFFSET_OUT_OF_RANGE:
+                assert p is not None
+                return m.FetchPartitionData(
+                    fp.topic, fp.partition, err, p.log.hw, p.log.leo, p.log.log_start,
+                    fp.fetch_offset, (), (), fp.current_leader_epoch,
+                )  # fmt: skip
             return m.FetchPartitionData(
                 fp.topic, fp.partition, err, 0, 0, 0, fp.fetch_offset, (), (),
                 fp.current_leader_epoch,
@@ -130,6 +139,8 @@ class KraftFetchRole:
             args["diverging"] = list(div)
         hw = p.log.hw if self._fresh_hw_in_response else hw_before
         args["hw"] = hw
+        if p.log.log_start:  # R12: the leader's log start the answer carries (when it moved)
+            args["log_start"] = p.log.log_start
         self._trace(out, "LeaderHandleFetch", args, now, p)
         # the HW this fetch moved commits produces and wakes parked fetches, after its event
         if p.log.hw != hw_before:
@@ -179,6 +190,9 @@ class KraftFetchRole:
         for d in resp.partitions:
             tp = (d.topic, d.partition)
             p = self.partitions.get(tp)
+            if d.error == m.OFFSET_OUT_OF_RANGE:  # R12 (impl/core/logstart.py)
+                self._kraft_offset_out_of_range(out, resp.leader_id, d, p, now)
+                continue
             if d.error != m.NONE:
                 # no spec message: the leader's error answer is delivered at once there
                 self.fetchers.backoff(tp, now + self.config.replica_fetch_backoff_ms)
@@ -197,7 +211,7 @@ class KraftFetchRole:
             if d.entries:
                 self._append(out, p, d.entries)
                 self.metrics["fetched_records"] += len(d.entries)
-            p.log.hw = min(p.log.leo, d.high_watermark)
+            self._kraft_take_hw(out, p, d)  # and the leader's log start (logstart.py)
             args["count"] = len(d.entries)
             args["hw"] = d.high_watermark
             self._trace(out, "FollowerHandleFetchResponse", args, now, p)

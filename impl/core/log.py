@@ -2,13 +2,17 @@
 
 This is in-memory state; durability is the runtime's job (effects ``Append``/``Truncate``, the
 ``impl.storage`` log). Every entry carries the leader epoch it was written in (KIP-101). Log start
-offset is kept for R12 even though retention is deliberately not modelled (it stays 0 unless a
-follower resets to a leader's start offset).
+offset (R12) moves up with the kraft version's DeleteRecords and retention (``delete_before``,
+impl/core/logstart.py) and a follower's reset to its leader's (``reset_to``); entries below it
+are gone, and the leader-epoch cache derived from the log (``epochs``) starts at it, as Kafka's
+``LeaderEpochFileCache.truncateFromStart`` leaves the cache (an epoch with no retained record
+is not kept: the derived cache has no epoch without a record).
 """
 
 from __future__ import annotations
 
 from .messages import Entry
+from .producer_state import ProducerState
 
 
 class PartitionLog:
@@ -16,20 +20,21 @@ class PartitionLog:
         self.log_start = log_start
         self.entries: list[Entry] = list(entries or [])
         self.hw = min(hw, self.leo)  # R4: HW <= LEO always
-        # idempotent producers: (producer id, sequence) -> offset of every record in the log
-        # that carries one (the producer state Kafka rebuilds from its log's batch headers)
-        self._seqs: dict[tuple[int, int], int] = {}
+        # idempotent producers: each producer's epoch and last five batches, derived from the
+        # log's batch headers as Kafka's ProducerStateManager (impl/core/producer_state.py)
+        self.producers = ProducerState()
         self._index(0)
 
     def _index(self, start: int) -> None:
         for i in range(start, len(self.entries)):
             e = self.entries[i]
-            if len(e) == 5:
-                self._seqs[(e[3], e[4])] = self.log_start + i  # type: ignore[misc]
+            if len(e) >= 5:
+                pepoch = e[5] if len(e) >= 6 else 0  # type: ignore[misc]
+                self.producers.add(e[3], pepoch, e[4], self.log_start + i)  # type: ignore[misc]
 
-    def offset_of(self, producer_id: int, sequence: int) -> int | None:
-        """The offset of the record ``sequence`` of ``producer_id``, if the log holds it."""
-        return self._seqs.get((producer_id, sequence))
+    def _rebuild_producers(self) -> None:
+        """A truncation or a deletion: the state replayed from the log (``rebuildProducerState``)."""
+        self.producers.rebuild(self.entries, self.log_start)
 
     # -- offsets ---------------------------------------------------------------------------------
     @property
@@ -60,16 +65,28 @@ class PartitionLog:
         """Drop every entry at or above ``offset``; HW follows down (R4 HW <= LEO)."""
         offset = max(offset, self.log_start)
         if offset < self.leo:
-            for e in self.entries[offset - self.log_start :]:
-                if len(e) == 5:
-                    self._seqs.pop((e[3], e[4]), None)  # type: ignore[misc]
             del self.entries[offset - self.log_start :]
+            self._rebuild_producers()
         self.hw = min(self.hw, self.leo)
+
+    def delete_before(self, offset: int) -> int:
+        """R12: the log start offset moves up to ``offset`` (at most the LEO), deleting every
+        entry below it (Kafka's ``UnifiedLog.maybeIncrementLogStartOffset`` for DeleteRecords
+        and a follower taking up its leader's log start, ``deleteOldSegments`` for retention).
+        The HW is the caller's to keep at or above it. Returns how many entries went."""
+        offset = min(offset, self.leo)
+        n = offset - self.log_start
+        if n <= 0:
+            return 0
+        del self.entries[:n]
+        self.log_start = offset
+        self._rebuild_producers()  # (the deleted batches forgotten: before KAFKA-7190)
+        return n
 
     def reset_to(self, start: int) -> None:
         """R12: the leader no longer has our offsets; drop everything and start at ``start``."""
         self.entries.clear()
-        self._seqs.clear()
+        self.producers.rebuild([], start)
         self.log_start = start
         self.hw = start
 

@@ -13,9 +13,10 @@ from typing import Any
 TP = tuple[str, int]
 # A log entry as the core keeps it: (leader_epoch, record_id, value).
 # (leader epoch, record id, value), or for an idempotent producer's record
-# (leader epoch, record id, value, producer id, sequence): the batch header Kafka keeps in the
-# log, so every replica (a new leader, a restarted broker) knows which batches it holds.
-Entry = tuple[int, str, str] | tuple[int, str, str, int, int]
+# (leader epoch, record id, value, producer id, sequence, producer epoch): the batch header
+# Kafka keeps in the log, so every replica (a new leader, a restarted broker) derives which
+# batches it holds (impl/core/producer_state.py; a 5-field entry: producer epoch 0).
+Entry = tuple[int, str, str] | tuple[int, str, str, int, int] | tuple[int, str, str, int, int, int]
 
 # Error codes (names follow Kafka's).
 NONE = "NONE"
@@ -23,6 +24,9 @@ NOT_LEADER = "NOT_LEADER_FOR_PARTITION"
 NOT_ENOUGH_REPLICAS = "NOT_ENOUGH_REPLICAS"
 NOT_ENOUGH_REPLICAS_AFTER_APPEND = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
 OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
+# KIP-98 idempotence (impl/core/producer_state.py): not appended
+OUT_OF_ORDER_SEQUENCE_NUMBER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+INVALID_PRODUCER_EPOCH = "INVALID_PRODUCER_EPOCH"
 FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
 UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
 REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
@@ -172,6 +176,7 @@ class ProduceRequest:
     # holding that batch already drops it and answers with its offset. -1: not idempotent.
     producer_id: int = -1
     base_sequence: int = -1
+    producer_epoch: int = 0  # KIP-360: bumped by the producer after OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,7 @@ class ConsumeResponse:
     high_watermark: int
     base_offset: int
     entries: tuple[Entry, ...]
+    log_start: int = 0  # R12 (kraft): the replica's log start (OFFSET_OUT_OF_RANGE below it)
 
 
 # ---- effects -----------------------------------------------------------------------------------
@@ -251,6 +257,15 @@ class CheckpointHw:
 @dataclass(frozen=True)
 class DeleteLog:
     tp: TP
+
+
+@dataclass(frozen=True)
+class DeleteBefore:
+    """R12: the log start offset moved up to ``offset``: the durable log drops what is below it
+    (DeleteRecords, retention, a follower taking up its leader's log start; kraft)."""
+
+    tp: TP
+    offset: int
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """One replica of one partition on a broker, as leader or follower (R2-R7, R10, R11).
 
 Plain state; the rules live in ``replica.py`` (the broker's replica manager) so that this file reads
-as the list of what a replica knows. Not modelled: log retention (log start only moves by R12's
-reset), transactions, idempotent producers.
+as the list of what a replica knows. The log start moves by R12's reset and, in the kraft
+version, by DeleteRecords and retention (logstart.py). Not modelled: transactions.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class DelayedProduce:
     base_offset: int
     required: int
     duplicate: bool = False  # an idempotent retry of a batch the log holds: traced by the original
+    rids: tuple[str, ...] = ()  # the record ids, for ProduceAcked (R12: the log may delete them)
 
 
 @dataclass

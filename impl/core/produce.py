@@ -11,6 +11,7 @@ from .partition import (
     DelayedProduce,
     Partition,
 )
+from .producer_state import APPEND, DUPLICATE, OUT_OF_ORDER
 
 
 class ProduceRole:
@@ -47,13 +48,17 @@ class ProduceRole:
             reply(m.NOT_ENOUGH_REPLICAS)
             return out
         if req.producer_id >= 0:
-            dup = self._duplicate(p, req)
-            if dup is not None:
+            verdict, dup = self._analyze(p, req)
+            if verdict == DUPLICATE:
                 return out + self._answer_duplicate(p, req, client, dup, now)
+            if verdict != APPEND:  # OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH
+                reply(verdict)
+                return out
             entries: tuple[m.Entry, ...] = tuple(
-                (p.leader_epoch, rid, v, req.producer_id, req.base_sequence + k)
+                (p.leader_epoch, rid, v, req.producer_id, req.base_sequence + k,
+                 req.producer_epoch)
                 for k, (rid, v) in enumerate(req.records)
-            )
+            )  # fmt: skip
         else:
             entries = tuple((p.leader_epoch, rid, v) for rid, v in req.records)
         base = self._append(out, p, entries)
@@ -73,7 +78,9 @@ class ProduceRole:
             self._acked(out, p, rids, base, "1", m.NONE, now)
             reply(m.NONE, base)
         elif req.acks == -1:
-            d = DelayedProduce(client, req.correlation_id, base, base + len(entries))
+            d = DelayedProduce(
+                client, req.correlation_id, base, base + len(entries), rids=tuple(rids)
+            )
             if p.log.hw >= d.required:
                 out.append(self._produce_reply(p, d, self._after_append_error(p), now=now, out=out))
             else:
@@ -83,17 +90,21 @@ class ProduceRole:
         self._wake_parked(out, p.tp, now)
         return out
 
-    def _duplicate(self, p: Partition, req: m.ProduceRequest) -> int | None:
-        """The base offset of this batch if the log already holds all of it, at consecutive
-        offsets (a retry of a batch whose answer was lost: Kafka's DUPLICATE_SEQUENCE_NUMBER,
-        answered as a success with the original offset)."""
-        base = p.log.offset_of(req.producer_id, req.base_sequence)
-        if base is None:
-            return None
-        for k in range(1, len(req.records)):
-            if p.log.offset_of(req.producer_id, req.base_sequence + k) != base + k:
-                return None
-        return base
+    def _analyze(self, p: Partition, req: m.ProduceRequest) -> tuple[str, int]:
+        """The leader's producer state's answer to this batch (impl/core/producer_state.py,
+        Kafka's ``UnifiedLog.analyzeAndValidateProducerState``; the spec's
+        ``producer_state.analyze``): DUPLICATE with the original's offset (a retry of a batch
+        whose answer was lost: answered as a success), APPEND, OUT_OF_ORDER_SEQUENCE_NUMBER or
+        INVALID_PRODUCER_EPOCH (not appended). A batch of several records is a duplicate when
+        every record is among the producer's last five batches at consecutive offsets."""
+        st = p.log.producers
+        verdict, base = st.analyze(req.producer_id, req.producer_epoch, req.base_sequence)
+        if verdict == DUPLICATE:
+            for k in range(1, len(req.records)):
+                v, o = st.analyze(req.producer_id, req.producer_epoch, req.base_sequence + k)
+                if v != DUPLICATE or o != base + k:
+                    return OUT_OF_ORDER, -1
+        return verdict, base
 
     def _answer_duplicate(
         self, p: Partition, req: m.ProduceRequest, client: str, base: int, now: int
@@ -140,7 +151,8 @@ class ProduceRole:
         out: Effects | None = None,
     ) -> m.Send:
         if err == m.NONE and out is not None and not d.duplicate:
-            rids = [p.log.entry(o)[1] for o in range(d.base_offset, d.required)]
+            # (the ids kept with the request: DeleteRecords may have removed the records since)
+            rids = list(d.rids) or [p.log.entry(o)[1] for o in range(d.base_offset, d.required)]
             self._acked(out, p, rids, d.base_offset, "all", err, now)
         resp = m.ProduceResponse(self.id, d.correlation_id, p.tp[0], p.tp[1], err, d.base_offset)
         return m.Send(d.client, resp)

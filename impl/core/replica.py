@@ -20,6 +20,7 @@ from .follower import FollowerRole
 from .kraft import KraftFetchRole
 from .leader import LeaderRole
 from .log import PartitionLog
+from .logstart import LogStartRole
 from .messages import TP, Effects, Entry
 from .partition import (
     FOLLOWER,
@@ -32,7 +33,9 @@ from .trace import LamportClock, event
 from .truncation import strategy
 
 
-class Broker(BecomeRole, FollowerRole, LeaderRole, KraftFetchRole, ProduceRole, ConsumeRole):
+class Broker(
+    BecomeRole, FollowerRole, LeaderRole, KraftFetchRole, LogStartRole, ProduceRole, ConsumeRole
+):
     """One broker's replicas. Its roles live in their own modules, as the spec's actors do:
     become.py, follower.py, leader.py, produce.py, consume.py; this class holds the state, the
     helpers they share, the lifecycle, the dispatch of messages and timers, the HW checkpoint."""
@@ -197,7 +200,8 @@ class Broker(BecomeRole, FollowerRole, LeaderRole, KraftFetchRole, ProduceRole, 
             cut = self.strat.truncate_on_restart(p.log, p.hw_checkpoint)
             p.trace_mark = p.log.leo
             self._truncate(out, p, cut)
-            p.log.hw = min(p.hw_checkpoint, p.log.leo)
+            # (at least the log start: Kafka's HW never below it, R12)
+            p.log.hw = max(p.log.log_start, min(p.hw_checkpoint, p.log.leo))
             # The recovered log is made durable: what survived a process crash in the OS page
             # cache must not be lost by a later power failure (the spec keeps a crash's log).
             p.flush_due = p.log.leo > p.log.log_start

@@ -36,6 +36,10 @@ SPEC_ACTIONS = frozenset(
         "ControllerHandleAlterPartition",
         "BrokerApplyPartitionChange",
         "BrokerRegister",
+        # kraft's log start offset (issue 28 item 3, R12; core/logstart.py)
+        "LeaderDeleteRecords",
+        "BrokerDeleteOldSegment",
+        "FollowerHandleOffsetOutOfRange",
     }
 )
 

@@ -36,6 +36,14 @@ class MemStore:
             self.flushed[eff.tp] = len(self.logs.get(eff.tp, []))
         elif isinstance(eff, m.CheckpointHw):
             self.hw_checkpoint.update(dict(eff.hws))  # written atomically (fsync'd)
+        elif isinstance(eff, m.DeleteBefore):
+            start = self.log_start.get(eff.tp, 0)
+            log = self.logs.setdefault(eff.tp, [])
+            n = max(0, eff.offset - start)
+            del log[:n]  # (past the log end: emptied, starting there, a follower's reset)
+            self.log_start[eff.tp] = max(start, eff.offset)
+            # (the recovery point follows the log start: a crash never brings back less)
+            self.flushed[eff.tp] = max(0, self.flushed.get(eff.tp, 0) - n)
         elif isinstance(eff, m.DeleteLog):
             self.logs.pop(eff.tp, None)
 

@@ -783,12 +783,37 @@ class World:
             if not node.alive:
                 self.restart(b)
 
+    # ---- the log start offset (kraft, R12; impl/core/logstart.py) -----------------------------
+    def delete_records(self, tp: TP, offset: int, broker: int | None = None) -> str:
+        """The operator's DeleteRecords for ``tp`` up to ``offset`` (-1: the HW), sent to the
+        leader the admin client's metadata names, or to ``broker`` (a deposed leader not yet
+        told applies it too: the spec's LeaderDeleteRecords). It reaches the broker at once (an
+        admin request is not subject to the simulated network). The error answered, or
+        ``NOT_AVAILABLE`` if the broker is not running."""
+        b = self.leader_of(tp) if broker is None else broker
+        if b < 0 or b not in self.nodes or not self._usable(b):
+            return "NOT_AVAILABLE"
+        effects, err = self.broker(b).delete_records(tp, offset, self.now)
+        self._apply(b, effects)
+        return err
+
+    def delete_old_segments(self, b: int, tp: TP | None = None) -> bool:
+        """Retention on broker ``b`` runs now and finds every segment past its retention
+        (retention.ms elapsed): the deletable ones go (BrokerDeleteOldSegment). False if the
+        broker is not running."""
+        if not self._usable(b):
+            return False
+        self._apply(b, self.broker(b).delete_old_segments(self.now, tp))
+        return True
+
     def lost_acked(self) -> list[tuple[str, TP, int]]:
         """acks=all records acknowledged but not at their offset in the current leader's log."""
         lost = []
         for rid, (tp, off) in sorted(self.producer.acked.items()):
             leader = self.leader_of(tp)
             log = self.broker(leader).partitions[tp].log if leader >= 0 else None
+            if log is not None and off < log.log_start:
+                continue  # deleted (kraft's DeleteRecords or retention, R12), not lost
             if log is None or off >= log.leo or log.entry(off)[1] != rid:
                 lost.append((rid, tp, off))
         return lost

@@ -50,6 +50,8 @@ def decode_batches(data: bytes) -> tuple[list[tuple[int, int, list[Entry]]], int
                 (int(e[0]), str(e[1]), str(e[2]))
                 if len(e) == 3
                 else (int(e[0]), str(e[1]), str(e[2]), int(e[3]), int(e[4]))
+                if len(e) == 5
+                else (int(e[0]), str(e[1]), str(e[2]), int(e[3]), int(e[4]), int(e[5]))
                 for e in raw
             ]
         except (ValueError, TypeError, IndexError):  # (a 4-field entry: IndexError)

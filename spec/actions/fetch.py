@@ -73,7 +73,11 @@ def follower_send_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if fetch_in_flight(k, f, l, be):
             continue
         log = r.log
-        last = latest_epoch(k.epoch_cache[f]) if k.epoch_cache else last_epoch(log)
+        if k.epoch_cache:
+            last = latest_epoch(k.epoch_cache[f])
+        else:
+            starts = s.faults.log_start
+            last = last_epoch(log) if not starts or starts[f] < len(log) else 0
         req = FetchReq(f, l, len(log), last, r.epoch, be)
         reqs = tuple(sorted((*k.fetch_requests, req)))
         out.append(((kind, (f, l)), with_kraft(s, k._replace(fetch_requests=reqs))))
@@ -159,7 +163,7 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             )
             continue
         if q.last_fetched_epoch > 0:
-            cache = k.epoch_cache[l] if k.epoch_cache else epoch_starts(llog, lr.epoch)
+            cache = k.epoch_cache[l] if k.epoch_cache else derived_cache(llog, lstart, lr.epoch)
             e, end = end_offset(cache, len(llog), q.last_fetched_epoch)
             if e < q.last_fetched_epoch or end < q.fetch_offset:
                 diverging = (e, end)
@@ -239,7 +243,7 @@ def follower_handle_fetch_response(ctx: Ctx, s: State, kind: int, out: list) -> 
         cache = caches[f] if caches else ()
         if p.diverging:  # (an UNDEFINED answer, which a leader that knows its own epoch
             # never gives, would leave the log: the fetch offset is its LEO)
-            own = cache if caches else epoch_starts(log)
+            own = cache if caches else derived_cache(log, starts[f] if starts else 0)
             tr, _done = truncation_state(end_offset, own, len(log), len(log), *p.diverging)
             nr = with_log(r, log[:tr], min(r.hw, tr), min(r.hw_ckpt, tr))
             if caches:  # the cache is truncated with the log; its file now or later
@@ -377,6 +381,23 @@ def follower_handle_offset_out_of_range(ctx: Ctx, s: State, kind: int, out: list
         if caches:
             t = with_epoch_cache(t, f, (), sync=True)
         out.append(((kind, args), t))
+
+
+def derived_cache(log, start: int, leader_epoch: int | None = None) -> list[tuple[int, int]]:
+    """With ``epoch_cache=False`` (an implementation that derives its leader-epoch cache from
+    its log, declared in its trace header): the (epoch, start) of the records it retains, from
+    its log start offset ``start`` (R12; entries below it are deleted: the epoch of the one at
+    ``start`` begins there, as ``truncate_from_start`` leaves Kafka's cache; none when no record
+    is retained, as no epoch without a record), plus the leader's current epoch at its LEO."""
+    es = epoch_starts(log)
+    if start:
+        kept = [(e, o) for e, o in es if o >= start]
+        if start < len(log) and (not kept or kept[0][1] > start):
+            kept.insert(0, ([e for e, o in es if o < start][-1], start))
+        es = kept
+    if leader_epoch is not None and (not es or es[-1][0] < leader_epoch):
+        es.append((leader_epoch, len(log)))
+    return es
 
 
 def move_log_start(ctx: Ctx, s: State, i: int, start: int) -> State:

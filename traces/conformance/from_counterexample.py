@@ -534,7 +534,7 @@ def schedule(
     for k, (name, args) in enumerate(path, start=1):
         where = f"step {k} ({name})"
         try:
-            cmds = step_ops(name, args, lose_unflushed=lose)
+            cmds = step_ops(name, args, lose_unflushed=lose, kraft=not zk)
         except (NoAdapterCommand, KeyError) as e:
             why = str(e) if isinstance(e, NoAdapterCommand) else f"argument {e} missing"
             raise StoryError(f"{where}: no adapter command: {why}") from None

@@ -34,8 +34,10 @@ from ..validator.validate import (
 )
 from .scenarios import (
     FAULT_KINDS,
+    KRAFT_FAULT_KINDS,
     START_PROBE,
     Scenario,
+    logstart_scenarios,
     probe_ops,
     schedule_strategy,
     spec_scenarios,
@@ -502,7 +504,8 @@ def default_scenarios(protocol: Any) -> dict[str, Scenario]:
     from .separating import separating_scenarios
 
     name = getattr(protocol, "name", protocol)
-    return {**spec_scenarios(3, protocol), **separating_scenarios(name)}
+    extra = logstart_scenarios() if name == "kraft" else {}  # (R12: kraft's operator commands)
+    return {**spec_scenarios(3, protocol), **extra, **separating_scenarios(name)}
 
 
 def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) -> list[str]:
@@ -510,7 +513,7 @@ def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) 
     report, and random schedules leave it out. What the scenarios so far did not tell is tried
     once on a fresh cluster (a start per kind: few, on a real cluster)."""
     out = []
-    for kind in FAULT_KINDS:
+    for kind in FAULT_KINDS + (KRAFT_FAULT_KINDS if protocol == "kraft" else ()):
         probe = probe_ops(kind)
         ops = {op["op"] for op in probe}
         if ops & set(rep.gaps):

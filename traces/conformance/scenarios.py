@@ -93,12 +93,16 @@ class NoAdapterCommand(ValueError):
 # command); every other step is either caused by a command (``step_ops``) or the
 # implementation's own business (time passing).
 NO_COMMAND = {
-    "BrokerDeleteOldSegment": "retention (R12) has no adapter command: the adapter protocol "
-    "cannot make a broker delete its oldest segment",
+    "BrokerDeleteOldSegment": "retention (R12) has an adapter command in the kraft version only "
+    "(`retention`): the ZooKeeper-era adapters cannot make a broker delete its oldest segment",
 }
+# kraft's steps of the log start offset (R12, issue 28 item 3): ADAPTER.md's operator commands
+KRAFT_COMMANDS = frozenset({"BrokerDeleteOldSegment"})
 
 
-def step_ops(name: str, args: dict[str, Any], *, lose_unflushed: bool = False) -> Scenario:
+def step_ops(
+    name: str, args: dict[str, Any], *, lose_unflushed: bool = False, kraft: bool = False
+) -> Scenario:
     """The adapter commands that cause one spec step (traces/ADAPTER.md), the one mapping of
     spec steps to commands (spec-derived scenarios and ``isr conform --from-counterexample``).
     Environment steps become their command (ProducerSend -> produce, BrokerCrash -> crash, or
@@ -109,8 +113,10 @@ def step_ops(name: str, args: dict[str, Any], *, lose_unflushed: bool = False) -
     CoordinationExpireSession -> a pause past the session timeout (R7, R18), a lost
     LeaderAndIsr -> a short partition from the controller); every other step is the
     implementation's own business and becomes time passing (``run``). Raises NoAdapterCommand
-    for a step in ``NO_COMMAND``."""
-    if name in NO_COMMAND:
+    for a step in ``NO_COMMAND`` (``kraft``: but for ``KRAFT_COMMANDS``, which the kraft
+    adapters cause: LeaderDeleteRecords -> delete_records, BrokerDeleteOldSegment ->
+    retention)."""
+    if name in NO_COMMAND and not (kraft and name in KRAFT_COMMANDS):
         raise NoAdapterCommand(f"{name}: {NO_COMMAND[name]}")
     if name == "ProducerSend":
         return [{"op": "produce", "count": 1}]
@@ -135,6 +141,12 @@ def step_ops(name: str, args: dict[str, Any], *, lose_unflushed: bool = False) -
         return [{"op": "controller_failover"}]
     if name == "CoordinationExpireSession":  # a live broker's session expires: a long pause
         return [{"op": "pause", "broker": args["replica"], "ms": 900}]
+    if name == "LeaderDeleteRecords":  # the operator's DeleteRecords (kraft, R12)
+        return [
+            {"op": "delete_records", "broker": args["leader"], "offset": args["offset"]},
+        ]
+    if name == "BrokerDeleteOldSegment":  # retention's time has come (R12)
+        return [{"op": "retention", "broker": args["replica"]}]
     if name == "NetworkLoseLeaderAndIsr":
         return [
             {"op": "partition", "a": 0, "b": args["replica"]},
@@ -440,6 +452,70 @@ def rare() -> dict[str, Scenario]:
     return {k: [*sc, *settle(size.get(k, 3))] for k, sc in out.items()}
 
 
+def logstart_scenarios() -> dict[str, Scenario]:
+    """kraft's log start offset (R4, R12; issue 28 item 3), by the operator commands
+    ``delete_records`` and ``retention`` (ADAPTER.md): DeleteRecords up to the HW and past it
+    (refused), retention on leader and followers, a follower that was down while its leader
+    deleted what it would fetch (OFFSET_OUT_OF_RANGE, FollowerHandleOffsetOutOfRange: reset to
+    the leader's log start), retention while the HW lags the log end (a dead ISR member holds
+    it: only segments below the HW may go, KAFKA-5634), and DeleteRecords sent to a leader
+    that an election deposed (the request carries no leader epoch: it applies it)."""
+    busy = [{"op": "produce", "count": 3}, {"op": "run", "ms": 200}]
+    out = {
+        "delete-records": [
+            *busy,
+            *busy,
+            {"op": "delete_records", "offset": -1},
+            {"op": "run", "ms": 300},
+            {"op": "delete_records", "offset": 1000},  # above the HW: OFFSET_OUT_OF_RANGE
+            *busy,
+            {"op": "consume"},
+        ],
+        "retention-everywhere": [
+            *busy,
+            *busy,
+            *({"op": "retention", "broker": b} for b in range(3)),
+            {"op": "run", "ms": 300},
+            *busy,
+            *({"op": "retention", "broker": b} for b in range(3)),
+        ],
+        "follower-reset-to-log-start": [
+            *busy,
+            {"op": "crash", "broker": 2},
+            {"op": "run", "ms": 900},
+            *busy,
+            *busy,
+            {"op": "delete_records", "offset": -1},
+            {"op": "retention", "broker": 0},
+            {"op": "retention", "broker": 1},
+            {"op": "restart", "broker": 2},
+            {"op": "run", "ms": 900},
+            *busy,
+        ],
+        "retention-while-hw-lags": [
+            *busy,
+            {"op": "crash", "broker": 2},
+            {"op": "produce", "count": 3},
+            {"op": "retention", "broker": 0},
+            {"op": "retention", "broker": 1},
+            {"op": "run", "ms": 900},
+            {"op": "produce", "count": 2},
+            {"op": "retention", "broker": 0},
+            {"op": "restart", "broker": 2},
+            {"op": "run", "ms": 900},
+        ],
+        "delete-records-at-deposed-leader": [
+            *busy,
+            {"op": "elect_leader", "broker": 1},
+            {"op": "delete_records", "offset": -1, "broker": 0},
+            {"op": "run", "ms": 300},
+            *busy,
+            {"op": "delete_records", "offset": -1},
+        ],
+    }
+    return {f"logstart:{k}": [*sc, *settle()] for k, sc in out.items()}
+
+
 def spec_scenarios(
     replicas: int = 3, protocol: str | ProtocolVersion = DEFAULT_PROTOCOL
 ) -> dict[str, Scenario]:
@@ -467,6 +543,9 @@ FAULT_KINDS = (
     "elect_leader",
     "controlled_shutdown",
 )
+# kraft's operator commands of the log start offset (R12, ADAPTER.md): probed, and drawn into
+# random schedules, for kraft only (the ZooKeeper-era versions have no DeleteRecords)
+KRAFT_FAULT_KINDS = ("delete_records", "retention")
 START_PROBE = {"brokers": 3, "replication": 3}
 
 
@@ -483,6 +562,8 @@ def probe_ops(kind: str) -> Scenario:
         "controller_failover": [{"op": "controller_failover"}],
         "elect_leader": [{"op": "elect_leader", "broker": 1}],
         "controlled_shutdown": [{"op": "controlled_shutdown", "broker": 2}],
+        "delete_records": [{"op": "delete_records", "offset": -1}],
+        "retention": [{"op": "retention", "broker": 1}],
     }.get(kind, [])
 
 
@@ -511,6 +592,14 @@ def _kind_ops(kind: str, b: Any) -> Any:
         "controller_failover": st.just({"op": "controller_failover"}),
         "elect_leader": st.builds(lambda x: {"op": "elect_leader", "broker": x}, b),
         "controlled_shutdown": st.builds(lambda x: {"op": "controlled_shutdown", "broker": x}, b),
+        # R12 (kraft): DeleteRecords to the HW, to an offset (maybe past the HW: refused), or
+        # sent to any broker (a deposed leader applies it); a broker's retention runs now
+        "delete_records": st.builds(
+            lambda o, x: {"op": "delete_records", "offset": o, **({"broker": x} if x >= 0 else {})},
+            st.sampled_from([-1, -1, 1, 3, 6]),
+            st.one_of(st.just(-1), b),
+        ),
+        "retention": st.builds(lambda x: {"op": "retention", "broker": x}, b),
     }[kind]
 
 

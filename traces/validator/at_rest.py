@@ -2,11 +2,14 @@
 of a healed cluster must hold, whatever happened before.
 
 * **AgreeBelowHw** (R5, R17; the spec's StrongIsr at rest): every member of the final ISR holds the
-  same record at every offset below the partition's final HW.
+  same record at every offset below the partition's final HW (from its own log start: R12's
+  DeleteRecords and retention delete below it).
 * **EpochCheckpointMatchesLog** (KIP-101, KIP-279): each replica's leader-epoch checkpoint is
   strictly increasing in epoch and non-decreasing in start offset, and every record batch of epoch
   e at offset o has an entry (e, s) with s <= o and no entry of a later epoch starting at or
-  before o (a record that a later epoch's start should have truncated).
+  before o (a record that a later epoch's start should have truncated); from the replica's log
+  start offset (`log_start`, R12: the cache is truncated from the start, the segment files may
+  still hold records below it).
 * **HwCheckpointWithinLog** (R4, R13): a replica's HW checkpoint is at most its log end.
 """
 
@@ -51,8 +54,14 @@ def check_at_rest(events: list[dict[str, Any]]) -> AtRestReport:
             hw = max(hws) if hws else 0
         members = [r for r in reps if r["broker"] in final_isr.get(p, [])]
         logs = {r["broker"]: {o: v for o, _e, v in r["log"]} for r in members}
+        # R12: below a replica's log start (DeleteRecords, retention: its first record, or its
+        # log end if it holds none) its records are deleted, not missing; each replica is
+        # compared from there (KIP-107: the followers take the log start up on their own time)
+        first = {r["broker"]: max(r.get("log_start", 0),
+                                  min((o for o, _e, _v in r["log"]), default=r.get("log_end", 0)))
+                 for r in members}  # fmt: skip
         for off in range(hw):
-            vals = {b: log.get(off) for b, log in logs.items()}
+            vals = {b: log.get(off) for b, log in logs.items() if off >= first[b]}
             if len(set(vals.values())) > 1:
                 rep.violations.append(
                     f"AgreeBelowHw: partition {p} offset {off} (HW {hw}) differs across the ISR: {vals}"
@@ -80,7 +89,10 @@ def _check_replica(r: dict[str, Any], rep: AtRestReport) -> None:
             rep.violations.append(f"EpochCheckpointMatchesLog: {who}: entries out of order {ckpt}")
             return
     span: dict[int, list[int]] = {}  # epoch -> [first offset, last offset] of its records
+    start = r.get("log_start", 0)  # (R12: the cache is truncated from the log start)
     for off, epoch, _v in r.get("log", []):
+        if off < start:
+            continue
         span.setdefault(epoch, [off, off])[1] = off
     for epoch, (first, last) in sorted(span.items()):
         mine = [s for e, s in ckpt if e == epoch]

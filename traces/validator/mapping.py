@@ -121,11 +121,17 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
     crashes = 0
     pauses = 0
     power_failure = False
+    retention = False
+    delete_records = 0
     acks: set[str] = set()
     for ev in events:
         a = ev["action"]
         args = ev.get("args", {})
-        if a == "ProducerSend":
+        if a == "BrokerDeleteOldSegment":
+            retention = True
+        elif a == "LeaderDeleteRecords":
+            delete_records += 1
+        elif a == "ProducerSend":
             records += len(args.get("records", []))
             acks.add(str(args.get("acks", "all")))
         elif a == "BrokerCrash":
@@ -171,26 +177,43 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         # R7/R18: a pause may outlast the broker's session: one expiry per pause at most (the
         # spec's expiry and renewal are hidden steps, VALIDATION.md mapping decision 12)
         session_expiries=pauses,
+        # R12: a log start offset that moves (--retention, kraft also --delete-records), from the
+        # trace's own BrokerDeleteOldSegment and LeaderDeleteRecords events
+        retention=retention,
+        delete_records=delete_records if header["protocol"] == "kraft" else 0,
     )
 
 
 # ---- observation: the acting replica's local state against a spec replica -------------------
 def observe_mismatch(
-    pm: PartitionMap, i: int, r: Replica, st: dict[str, Any], log_tail: list | None, leo_only: bool
+    pm: PartitionMap,
+    i: int,
+    r: Replica,
+    st: dict[str, Any],
+    log_tail: list | None,
+    leo_only: bool,
+    log_start: int = 0,
 ) -> str | None:
     """Why the spec replica ``r`` (spec replica ``i``) is not what the event observed, or None.
 
     ``log_tail``: the entries the event says were appended, checked at their offsets (earlier
     offsets were checked by earlier events of the same replica: cost per event is proportional to
-    what changed, not to the log's length). ``leo_only`` skips the tail (impl-only events)."""
+    what changed, not to the log's length). ``leo_only`` skips the tail (impl-only events).
+    ``log_start``: the spec replica's log start offset (R12; 0 where none is tracked); a full
+    ``log`` observed is the log from there (the entries below it are deleted)."""
     if "alive" in st and st["alive"] != r.alive:
         return f"alive={st['alive']} but the spec has alive={r.alive}"
     if not r.alive:
         return None
     if "leo" in st and st["leo"] != len(r.log):
         return f"LEO={st['leo']} but the spec has LEO={len(r.log)}"
+    if "log_start" in st and st["log_start"] != log_start:
+        return f"log start={st['log_start']} but the spec has {log_start}"
     if "hw" in st and st["hw"] != r.hw:
-        return f"HW={st['hw']} but the spec has HW={r.hw}"
+        why = ""
+        if isinstance(st.get("log_start"), int) and st["hw"] < st["log_start"]:
+            why = " (LogStartAtMostHw: the HW below the log start, R12; KAFKA-9491's bug)"
+        return f"HW={st['hw']} but the spec has HW={r.hw}{why}"
     if "hw_checkpoint" in st and st["hw_checkpoint"] != r.hw_ckpt:
         return f"HW checkpoint={st['hw_checkpoint']} but the spec has {r.hw_ckpt}"
     if "leader_epoch" in st and pm.epoch(st["leader_epoch"]) != r.epoch:
@@ -211,9 +234,9 @@ def observe_mismatch(
     if not leo_only:
         if "log" in st:
             log = st["log"]
-            if len(log) != len(r.log):
-                return f"log length {len(log)} but the spec has {len(r.log)}"
-            bad = _entries_mismatch(pm, r, 0, log)
+            if len(log) != len(r.log) - log_start:
+                return f"log length {len(log)} but the spec has {len(r.log) - log_start}"
+            bad = _entries_mismatch(pm, r, log_start, log)
             if bad:
                 return bad
         elif log_tail:

@@ -43,6 +43,8 @@ KRAFT_ONLY = frozenset(
         "ControllerHandleAlterPartition",
         "BrokerApplyPartitionChange",
         "BrokerRegister",
+        "FollowerHandleOffsetOutOfRange",
+        "LeaderDeleteRecords",
     }
 )
 
@@ -426,7 +428,10 @@ class PartitionValidator:
             st = {k: v for k, v in st.items() if k != "log"}
             if tail is None:
                 tail = []
-        bad = observe_mismatch(self.pm, i, t.replicas[i], st, tail, leo_only)
+        starts = t.faults.log_start
+        bad = observe_mismatch(
+            self.pm, i, t.replicas[i], st, tail, leo_only, starts[i] if starts else 0
+        )
         if bad:
             mism.append(f"{ev['action']}: {bad}")
             return False

@@ -4,8 +4,9 @@ An event that contradicts itself or its header is bad input (exit 2), never a st
 validator explains: ``node`` must name a broker of the cluster (a non-negative int, not a bool,
 a string, a list or a float; ``"network"`` for a lost message, ``"controller"`` for a decision
 of a controller that is no broker), every observed key the header declares must be present on a
-broker's partition state and well-typed, ``log_start`` is 0 (the spec has no retention: a log
-starts at offset 0, R2) and a ``ProducerSend``'s ``args.leader`` is its ``node`` (R5: the
+broker's partition state and well-typed, ``log_start`` is an offset at most the LEO (R12: a
+non-zero one is compared with the spec's, which only a run with retention or DeleteRecords
+moves: ``mapping.derive_config``) and a ``ProducerSend``'s ``args.leader`` is its ``node`` (R5: the
 leader appends, FORMAT.md). VALIDATION.md, "Well-formed events".
 """
 
@@ -128,8 +129,10 @@ class EventChecker:
         for k in ("hw", "hw_checkpoint", "leo", "flushed"):
             if k in st and not _nat(st[k]):
                 raise bad(f"state.{k} {st[k]!r} is not a non-negative integer")
-        if "log_start" in st and st["log_start"] != 0:
-            raise bad(f"state.log_start {st['log_start']!r}: the spec's log starts at offset 0")
+        if "log_start" in st and not _nat(st["log_start"]):
+            raise bad(f"state.log_start {st['log_start']!r} is not a non-negative integer")
+        if "log_start" in st and "leo" in st and st["log_start"] > st["leo"]:
+            raise bad(f"state.log_start {st['log_start']} is above the LEO {st['leo']}")
         if "leader_epoch" in st and not (_is_int(st["leader_epoch"]) and st["leader_epoch"] >= -1):
             raise bad(f"state.leader_epoch {st['leader_epoch']!r} is not an epoch")
         if "leader" in st and not (
@@ -153,8 +156,12 @@ class EventChecker:
                 and all(isinstance(e, list) and len(e) == 2 and _is_int(e[1]) for e in st[k])
             ):
                 raise bad(f"state.{k} is not a list of [record id, leader epoch] pairs")
-        if "log" in st and "leo" in st and len(st["log"]) != st["leo"]:
-            raise bad(f"state.log has {len(st['log'])} entries, the LEO is {st['leo']}")
+        start = st.get("log_start", 0)  # (the log from the log start, R12)
+        if "log" in st and "leo" in st and len(st["log"]) != st["leo"] - start:
+            raise bad(
+                f"state.log has {len(st['log'])} entries, the LEO is {st['leo']}"
+                + (f" and the log start {start}" if start else "")
+            )
         if "log_truncate" in st and not _nat(st["log_truncate"]):
             raise bad(f"state.log_truncate {st['log_truncate']!r} is not an offset")
 

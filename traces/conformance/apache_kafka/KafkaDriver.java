@@ -130,6 +130,7 @@ public final class KafkaDriver {
       case "describe": describe(c, ans); break;
       case "offsets": offsets(c, ans); break;
       case "elect": elect(c, ans); break;
+      case "delete": delete(c, ans); break;
       case "ping": admin().describeCluster().nodes().get(5, TimeUnit.SECONDS); break;
       case "reset": closeAll(); break;
       default: throw new IllegalArgumentException("unknown op " + op);
@@ -203,6 +204,11 @@ public final class KafkaDriver {
     TopicPartition tp = new TopicPartition(topic, partition);
     KafkaConsumer<String, String> k = consumer();
     k.assign(List.of(tp));
+    // (R12: below the log start, DeleteRecords or retention removed it: read from there, and
+    // say so, where a seek below it would be OFFSET_OUT_OF_RANGE; auto.offset.reset is none)
+    long begin = k.beginningOffsets(List.of(tp), Duration.ofMillis(maxMs)).get(tp);
+    if (from < begin) from = begin;
+    ans.put("from", from);
     k.seek(tp, from);
     ans.put("invoke_time", now());
     long end = k.endOffsets(List.of(tp), Duration.ofMillis(maxMs)).get(tp);
@@ -246,14 +252,16 @@ public final class KafkaDriver {
     String topic = c.path("topic").asText();
     int n = c.path("partitions").asInt(1);
     Map<TopicPartition, OffsetSpec> q = new HashMap<>();
-    for (int i = 0; i < n; i++) q.put(new TopicPartition(topic, i), OffsetSpec.latest());
+    // (earliest: the log start offset instead, R12: what DeleteRecords moved)
+    boolean earliest = c.path("earliest").asBoolean(false);
+    for (int i = 0; i < n; i++) q.put(new TopicPartition(topic, i), earliest ? OffsetSpec.earliest() : OffsetSpec.latest());
     Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> r = admin().listOffsets(q).all().get(5, TimeUnit.SECONDS);
     ArrayNode ps = ans.putArray("partitions");
     for (int i = 0; i < n; i++) {
       ListOffsetsResult.ListOffsetsResultInfo info = r.get(new TopicPartition(topic, i));
       ObjectNode o = ps.addObject();
       o.put("partition", i);
-      o.put("hw", info.offset());
+      o.put(earliest ? "log_start" : "hw", info.offset());
       o.put("leader_epoch", info.leaderEpoch().orElse(-1));
     }
   }
@@ -268,5 +276,26 @@ public final class KafkaDriver {
     ObjectNode res = ans.putObject("results");
     for (Map.Entry<TopicPartition, Optional<Throwable>> e : r.entrySet())
       res.put(Integer.toString(e.getKey().partition()), e.getValue().map(KafkaDriver::oneLine).orElse("ok"));
+  }
+
+  // delete: Admin deleteRecords (KIP-107) up to `offset` (-1: the HW) on each partition; the
+  // answer per partition is its new low watermark (the log start every replica has reached),
+  // or the error's class (OffsetOutOfRangeException above the HW, ...)
+  static void delete(JsonNode c, ObjectNode ans) throws Exception {
+    String topic = c.path("topic").asText();
+    long offset = c.path("offset").asLong(-1);
+    Map<TopicPartition, RecordsToDelete> q = new HashMap<>();
+    for (JsonNode p : c.path("partitions")) q.put(new TopicPartition(topic, p.asInt()), RecordsToDelete.beforeOffset(offset));
+    Map<TopicPartition, KafkaFuture<DeletedRecords>> r = admin().deleteRecords(q).lowWatermarks();
+    ObjectNode res = ans.putObject("results");
+    for (Map.Entry<TopicPartition, KafkaFuture<DeletedRecords>> e : r.entrySet()) {
+      String key = Integer.toString(e.getKey().partition());
+      try {
+        res.put(key, e.getValue().get(15, TimeUnit.SECONDS).lowWatermark());
+      } catch (ExecutionException ex) {
+        res.put(key, ex.getCause().getClass().getSimpleName());
+      }
+    }
+    ans.put("time", now());
   }
 }

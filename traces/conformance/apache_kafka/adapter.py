@@ -52,7 +52,17 @@ UNSUPPORTED = {
     "duplicate": "Kafka's TCP connections do not duplicate messages",
     "jitter": "delaying broker-to-broker messages needs network namespaces (root); not built",
     "controller_failover": "one controller-only process by design (the spec has one controller)",
+    "retention": "Kafka's retention runs on its own timer (log.retention.check.interval.ms) on "
+    "segments past retention.ms: it cannot be made to run now on one broker",
 }
+
+
+def _error_name(java: str) -> str:
+    """A Java exception's simple name as the adapter protocol's error (ADAPTER.md)."""
+    return {
+        "OffsetOutOfRangeException": "OFFSET_OUT_OF_RANGE",
+        "NotLeaderOrFollowerException": "NOT_LEADER_FOR_PARTITION",
+    }.get(java, java)
 
 
 class Session:
@@ -238,7 +248,8 @@ class Session:
                         "type": "ok",
                         "f": "poll",
                         "partition": p,
-                        "from_offset": 0,
+                        # (R12: from the log start if DeleteRecords moved it past 0)
+                        "from_offset": ans.get("from", 0),
                         "records": [[o, v, e] for o, v, e in ans["records"]],
                         # not "hw": Kafka's consumer does not expose the HW its fetches
                         # carried; the end offset read before polling may be passed by the
@@ -330,6 +341,45 @@ class Session:
         except DriverError as e:
             self._fault("elect_leader", False, broker=b, partitions=parts, error=str(e), started=t0)
 
+    def op_delete_records(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The operator's DeleteRecords (R12, KIP-107; ADAPTER.md): Admin deleteRecords up to
+        ``offset`` (-1: the HW) on every partition or ``partition``. Kafka's admin client sends
+        it to each partition's leader and waits until every replica's log start has followed
+        (the low watermark); ``broker`` (a deposed leader) cannot be chosen: a command naming
+        one that does not lead the partition does nothing (ADAPTER.md: a request that cannot
+        apply does nothing). Traced as a ``delete_records`` fault event with the answers."""
+        assert self.driver
+        part = cmd.get("partition")
+        parts = [p for p in range(self.partitions) if part is None or p == int(part)]
+        offset = int(cmd.get("offset", -1))
+        b = cmd.get("broker")
+        if b is not None:
+            with contextlib.suppress(DriverError, KafkaSetupError):
+                d = self.driver.request({"op": "describe", "topic": TOPIC}, timeout=15)
+                leads = {x["partition"] for x in d["partitions"] if x["leader"] == int(b)}
+                parts = [p for p in parts if p in leads]
+        if not parts:
+            self._fault("delete_records", False, offset=offset, reason="no partition led there")
+            return {"results": {}}
+        t0 = time.time()
+        try:
+            ans = self.driver.request(
+                {"op": "delete", "topic": TOPIC, "partitions": parts, "offset": offset},
+                timeout=40,
+            )
+        except DriverError as e:
+            self._fault("delete_records", False, offset=offset, error=str(e), started=t0)
+            return {"results": {f"{TOPIC}-{p}": "ERROR" for p in parts}}
+        res = ans["results"]
+        self._fault(
+            "delete_records", True, partitions=parts, offset=offset, results=res, started=t0
+        )
+        out = {}
+        for p in parts:
+            r = res.get(str(p))
+            out[f"{TOPIC}-{p}"] = "NONE" if isinstance(r, int) else _error_name(str(r))
+        return {"results": out}
+
     def op_run(self, cmd: dict[str, Any]) -> None:
         time.sleep(max(0, int(cmd.get("ms", 100))) / 1000)
 
@@ -414,9 +464,21 @@ class Session:
             self.install.dump_log_segments,
         )
         meta = events(parse_records(text), TOPIC)
+        assert self.driver
+        starts: dict[int, int] = {}  # R12: each partition's log start at its leader
+        with contextlib.suppress(DriverError, KafkaSetupError):
+            o = self.driver.request(
+                {"op": "offsets", "topic": TOPIC, "partitions": self.partitions, "earliest": True},
+                timeout=15,
+            )
+            starts = {x["partition"]: int(x["log_start"]) for x in o["partitions"]}
         for b in range(len(c.brokers)):
             c.crash(b)
         rest = read_at_rest(c, TOPIC, self.partitions)
+        for r in rest:
+            # (Kafka writes its log-start-offset-checkpoint only after log.initial.task.delay.ms,
+            # 30 s: the leader's answer is the log start every replica of a healed cluster has)
+            r["log_start"] = max(r.get("log_start", 0), starts.get(r["partition"], 0))
         evs = sorted(self.trace + meta_with_time(meta), key=_when)
         return {"header": self.header, "events": evs + rest}
 

@@ -160,6 +160,9 @@ class KRaftCluster:
             "group.initial.rebalance.delay.ms": "0",
             "auto.leader.rebalance.enable": "false",  # elections only when the kit asks (R9)
             "controlled.shutdown.enable": "true",
+            # R12: the log start offsets at rest (DeleteRecords) are read from this file,
+            # written every minute by default; the kit's runs are shorter
+            "log.flush.start.offset.checkpoint.interval.ms": "500",
         }
         if n.role == "controller":
             props["listeners"] = f"CONTROLLER://127.0.0.1:{n.port}"

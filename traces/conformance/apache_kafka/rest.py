@@ -1,6 +1,7 @@
 """The files a Kafka broker leaves at rest, read after a run: each replica's log (decoded by
 Kafka's own log dumper, one JVM for every segment of the run), its `leader-epoch-checkpoint`, and
-the broker's `replication-offset-checkpoint` (HW) and `recovery-point-offset-checkpoint`.
+the broker's `replication-offset-checkpoint` (HW), `recovery-point-offset-checkpoint` and
+`log-start-offset-checkpoint` (R12: DeleteRecords).
 
 Checkpoint files are Kafka's text format: a version line, a count line, then one entry per line
 (`epoch start_offset` for the epoch cache; `topic partition offset` for the offset checkpoints).
@@ -94,6 +95,7 @@ def read_at_rest(cluster: Any, topic: str, partitions: int) -> list[dict[str, An
         rp_rows = (
             read_checkpoint(cluster.brokers[b].data / "recovery-point-offset-checkpoint", 3) or []
         )
+        ls_rows = read_checkpoint(cluster.brokers[b].data / "log-start-offset-checkpoint", 3)
         ep_rows = read_checkpoint(d / "leader-epoch-checkpoint", 2)
         recs = sorted(by_dir.get(d.resolve(), []))
         out.append(
@@ -108,6 +110,9 @@ def read_at_rest(cluster: Any, topic: str, partitions: int) -> list[dict[str, An
                 else [[int(e), int(s)] for e, s in ep_rows],
                 "hw_checkpoint": _offset(hw_rows, topic, p),
                 "recovery_point": _offset(rp_rows, topic, p),
+                # R12: the log start offset (DeleteRecords); the segment files may still hold
+                # records below it (Kafka deletes a segment only once wholly below it)
+                "log_start": _offset(ls_rows or [], topic, p) or 0,
             }
         )
     return out

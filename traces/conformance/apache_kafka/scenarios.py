@@ -76,6 +76,22 @@ def kafka_scenarios() -> dict[str, Scenario]:
             {"op": "run", "ms": FENCE_MS},
             {"op": "consume"},
         ],
+        # the operator's DeleteRecords (R12, KIP-107): up to the HW, past it (refused), and a
+        # follower down meanwhile that comes back below the leader's log start
+        "kafka:delete-records": [
+            _start(),
+            {"op": "produce", "count": 4},
+            {"op": "delete_records", "offset": 2},
+            {"op": "crash", "broker": 2},
+            {"op": "run", "ms": FENCE_MS},
+            {"op": "produce", "count": 3},
+            {"op": "delete_records", "offset": -1},
+            {"op": "delete_records", "offset": 1000},
+            {"op": "restart", "broker": 2},
+            {"op": "run", "ms": FENCE_MS},
+            {"op": "produce", "count": 2},
+            {"op": "consume"},
+        ],
         # every broker killed at once, then restarted: unclean-shutdown handling (KIP-966)
         "kafka:all-crash": [
             _start(),

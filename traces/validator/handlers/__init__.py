@@ -19,9 +19,11 @@ from .controller import (
 )
 from .fetch import on_fetch, on_truncate
 from .kraft import (
+    on_delete_old_segment,
     on_fetch_response,
     on_handle_alter,
     on_handle_fetch,
+    on_offset_out_of_range,
     on_register,
     on_send_alter,
     on_send_fetch,
@@ -92,6 +94,14 @@ HANDLERS: dict[str, Callable] = {
         arg_rep("replica"),
     ),
     "BrokerRegister": on_register,
+    # the log start offset (R12; kraft, BrokerDeleteOldSegment also the atomic versions')
+    "LeaderDeleteRecords": generic_handler(
+        "LeaderDeleteRecords",
+        lambda v, ev: (v.pm.rep(ev["args"]["leader"]), int(ev["args"]["offset"])),
+        arg_rep("leader"),
+    ),
+    "BrokerDeleteOldSegment": on_delete_old_segment,
+    "FollowerHandleOffsetOutOfRange": on_offset_out_of_range,
 }
 PREPARE: dict[str, Callable] = {
     "ProducerSend": prepare_produce,

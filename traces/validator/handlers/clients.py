@@ -71,6 +71,10 @@ def on_consume(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> li
     if not r.alive or (r.leader != i and not follower_read):
         mism.append("ConsumerFetch: the replica does not presume to lead")
         return []
+    starts = s.faults.log_start
+    if recs and starts and o < starts[i]:
+        mism.append(f"ConsumerFetch: offset {o} is below the log start {starts[i]} (deleted, R12)")
+        return []
     if o + len(recs) > r.hw:
         mism.append(f"ConsumerFetch: offsets {o}..{o + len(recs) - 1} are not below the HW {r.hw}")
         return []

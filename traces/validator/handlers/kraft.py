@@ -22,6 +22,8 @@ from ..mapping import Event
 if TYPE_CHECKING:
     from .view import PartitionView as PartitionValidator
 
+OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"  # R12: the leader's answer (FORMAT.md, "kraft")
+
 
 def _ep(v: PartitionValidator, trace_epoch: Any) -> int:
     """A trace epoch (a log entry's or a leader epoch) as the spec's; -1 (none) is 0 for a
@@ -95,7 +97,10 @@ def on_handle_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) 
     l, f = v.pm.rep(a["leader"]), v.pm.rep(a["follower"])
     s = c[0]
     out: list[Cand] = []
-    err = "error" in a
+    # R12: OFFSET_OUT_OF_RANGE is no error branch of the spec's: an answer of its own
+    oor = a.get("error") == OFFSET_OUT_OF_RANGE
+    err = "error" in a and not oor
+    starts = s.faults.log_start
     for _a, t in v.steps(s, "LeaderHandleFetch", (l, f)):
         q = _consumed_req(s, t)
         if q is None or q.fetch_offset != int(a["fetch_offset"]):
@@ -111,7 +116,11 @@ def on_handle_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) 
             continue
         if not err and new:
             p: FetchResp = next(iter(new))
-            if "hw" in a and p.hw != int(a["hw"]):
+            if p.out_of_range != oor:
+                continue
+            if starts and "log_start" in a and p.log_start != int(a["log_start"]):
+                continue
+            if "hw" in a and not oor and p.hw != int(a["hw"]):
                 continue
             if "diverging" in a:
                 e, end = a["diverging"]
@@ -120,6 +129,8 @@ def on_handle_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) 
                     continue
             elif p.diverging:
                 continue
+        elif not err and oor != _out_of_range(s, l, q):
+            continue  # (the answer is lost: the branch the spec took, from the request)
         # (no new response: the follower's incarnation is gone, the answer is lost)
         _fit(v, ev, l, c, t, out, mism)
     return _not_enabled(mism, ev, out)
@@ -195,4 +206,91 @@ def on_register(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> l
         ):
             continue
         _fit(v, ev, i, c, t, out, mism)
+    return _not_enabled(mism, ev, out)
+
+
+def _out_of_range(s: State, l: int, q: FetchReq) -> bool:
+    """Whether the spec's LeaderHandleFetch answers ``q`` OFFSET_OUT_OF_RANGE (R12, its
+    branch 2b): below the leader's log start, or without a last fetched epoch past its end."""
+    starts = s.faults.log_start
+    if not starts:
+        return False
+    n = len(s.replicas[l].log)
+    return q.fetch_offset < starts[l] or (q.last_fetched_epoch == 0 and q.fetch_offset > n)
+
+
+def on_offset_out_of_range(
+    v: PartitionValidator, ev: Event, c: Cand, mism: list[str]
+) -> list[Cand]:
+    """FollowerHandleOffsetOutOfRange (R10, R12): the spec's step that takes the
+    OFFSET_OUT_OF_RANGE answer with the event's fetch offset and leader epoch; the follower's
+    truncation or reset is then what its observed state (log start, LEO, HW) shows."""
+    a = ev["args"]
+    f, l = v.pm.rep(a["follower"]), v.pm.rep(a["leader"])
+    s = c[0]
+    out: list[Cand] = []
+    _offset_out_of_range(v, ev, c, s, f, l, out, mism)
+    starts = s.faults.log_start
+    seen = a.get("leader_log_start")
+    if not out and starts and isinstance(seen, int) and seen < starts[l]:
+        # The leader's log start was read before it moved again (its ListOffsets answer, here
+        # the OFFSET_OUT_OF_RANGE answer's): the spec's step reads the leader's current one.
+        # A log start only grows within an epoch, so the follower's step is the spec's on the
+        # leader's earlier log start (VALIDATION.md, "kraft: the log start offset"); the leader
+        # keeps its own.
+        mism.clear()
+        early = s._replace(faults=s.faults._replace(log_start=_with(starts, l, seen)))
+        got: list[Cand] = []
+        _offset_out_of_range(v, ev, (early, c[1], c[2]), early, f, l, got, mism)
+        for t, pend, ack in got:
+            ts = t.faults.log_start
+            out.append((t._replace(faults=t.faults._replace(log_start=_with(ts, l, starts[l]))),
+                        pend, ack))  # fmt: skip
+    return _not_enabled(mism, ev, out)
+
+
+def _with(xs: tuple[int, ...], i: int, x: int) -> tuple[int, ...]:
+    return xs[:i] + (x,) + xs[i + 1 :]
+
+
+def _offset_out_of_range(v, ev, c, s, f, l, out, mism) -> None:
+    a = ev["args"]
+    for _a, t in v.steps(s, "FollowerHandleOffsetOutOfRange", (f, l)):
+        gone = set(s.kraft.fetch_responses) - set(t.kraft.fetch_responses)
+        if len(gone) != 1:
+            continue
+        p = next(iter(gone))
+        if p.fetch_offset != int(a["fetch_offset"]) or p.leader_epoch != _ep(v, a["leader_epoch"]):
+            continue
+        if a.get("ignored") and t.replicas[f] is not s.replicas[f]:
+            continue
+        _fit(v, ev, f, c, t, out, mism)
+
+
+def on_delete_old_segment(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
+    """BrokerDeleteOldSegment (R4, R12): retention deleted one segment of the replica, its log
+    start now at ``offset``. The spec deletes one record per step (one record is one segment
+    there), so a segment of k records is k spec steps in a row, each enabled (below the HW)."""
+    a = ev["args"]
+    i = v.pm.rep(a["replica"])
+    s = c[0]
+    starts = s.faults.log_start
+    if not starts:
+        mism.append("BrokerDeleteOldSegment: the spec tracks no log start (no --retention)")
+        return []
+    want = int(a.get("offset", starts[i] + 1))
+    cur = [s]
+    for _k in range(max(0, want - starts[i])):
+        cur = [t for u in cur for _a, t in v.steps(u, "BrokerDeleteOldSegment", (i,))]
+        if not cur:
+            mism.append(
+                f"BrokerDeleteOldSegment({a['replica']}) up to offset {want} is not enabled"
+                f" (the log start would pass the HW {s.replicas[i].hw}: LogStartAtMostHw,"
+                " KAFKA-5634)"
+            )
+            return []
+    out: list[Cand] = []
+    for t in cur:
+        if t.faults.log_start[i] == want:
+            _fit(v, ev, i, c, t, out, mism)
     return _not_enabled(mism, ev, out)
