@@ -26,10 +26,12 @@ class Kraft37(Kraft40):
     description = (
         "Kafka 3.7 defaults: kraft-4.0 without the unclean-shutdown handling at registration"
         " (added in 3.8/3.9) and with the truncation's epoch-checkpoint write synchronous"
-        " (asynchronous from 3.8, KAFKA-16541)"
+        " (asynchronous from 3.8, KAFKA-16541); a reassignment completes once the ISR holds"
+        " the adding replicas (every target replica from 3.8, KAFKA-15665)"
     )
     unclean_shutdown_on_register = False
     sync_truncation_ckpt = True
+    reassignment_needs_full_isr = False  # KAFKA-15665's fix is Kafka 3.8.0's
 
 
 KRAFT_3_7 = Kraft37()
