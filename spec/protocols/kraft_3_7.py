@@ -9,7 +9,11 @@ What it changes from kraft-4.0:
 * the truncation's epoch-checkpoint write synchronous (``sync_truncation_ckpt=True``): 3.7.0
   and 3.7.1 ``LeaderEpochFileCache.truncateFromEnd`` call ``writeToFile(false)`` (written
   without fsync: KAFKA-15046; a torn write is not modelled); the asynchronous
-  ``truncateFromEndAsyncFlush`` is 3.8.0's (KAFKA-16541, #15993; not in 3.7.1).
+  ``truncateFromEndAsyncFlush`` is 3.8.0's (KAFKA-16541, #15993; not in 3.7.1);
+* a reassignment completes once the ISR holds every adding replica
+  (``reassignment_needs_full_isr=False``): 3.7.0's ``PartitionReassignmentReplicas
+  .maybeCompleteReassignment``; every target replica from 3.8.0 (KAFKA-15665, #15359). Only
+  with --reassignments.
 
 What it keeps: ELR off (3.7's KIP-966 part has no ELR in production: ``isElrSupported`` needs
 metadata version 4.0-IV1), the HW needs min ISR (KAFKA-15583, 3.7), the fence's one batch,

@@ -191,3 +191,15 @@ def test_kafka_15665_shortest_counterexample():
         "LeaderSendAlterPartition",
         "ControllerHandleAlterPartition",
     ]
+
+
+def test_a_reassignment_state_goes_through_json():
+    from isr.spec.codec import state_from_json, state_to_json
+
+    m = kraft(**SMALL, reassignments=1)
+    s = run(m, *MOVE[:3])
+    d = state_to_json(s)
+    assert (d["replicas"], d["adding_replicas"], d["removing_replicas"]) == ([0, 1], [1], [0])
+    assert state_from_json(d) == s
+    (s0,) = kraft(**SMALL).init_states()
+    assert "replicas" not in state_to_json(s0)
