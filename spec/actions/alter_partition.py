@@ -36,6 +36,7 @@ from .common import (
 )
 from .controller import elr_after_shrink
 from .fetch import with_kraft
+from .reassignment import build_change, maybe_complete
 
 _new = tuple.__new__
 
@@ -237,8 +238,6 @@ def _completing(ctx: Ctx, t: State, a: AlterReq) -> list[State] | None:
     (``AlterReq.answered``, LeaderClearPendingAlterPartition once it applied BrokerBecomeLeader,
     BrokerBecomeFollower or BrokerStopReplica). [] when that leader epoch is beyond --epochs (the
     step is not taken)."""
-    from .reassignment import build_change, maybe_complete
-
     k = t.kraft
     if maybe_complete(ctx, a.new_isr, k.assigned, k.adding, k.removing) is None:
         return None
