@@ -174,12 +174,17 @@ def test_kraft_3_7_completes_on_the_adding_replicas():
 
 
 @pytest.mark.slow
-def test_kafka_15665_shortest_counterexample():
-    """The search finds it in 8 steps (43,214 states): the follower's controlled shutdown takes
-    it out of the ISR (into the ELR), the operator moves the partition to [1, 2], the spare
-    catches up, and its AlterPartition completes the reassignment with ISR [2]; the ELR keeps
-    broker 0, a removed replica."""
-    bug = kraft(KRAFT.variant(reassignment_needs_full_isr=False), **BOUNDS_15665)
+@pytest.mark.parametrize("release", ["kraft-no-15665-fix", "kraft-3.7"])
+def test_kafka_15665_shortest_counterexample(release):
+    """The search finds it in 8 steps (43,214 states), in kraft with the fix taken out and in
+    kraft-3.7 as released: the follower's controlled shutdown takes it out of the ISR (with ELR,
+    into the ELR), the operator moves the partition to [1, 2], the spare catches up, and its
+    AlterPartition completes the reassignment with ISR [2] (the ELR, kraft only, keeps broker 0,
+    a removed replica)."""
+    if release == "kraft-3.7":
+        bug = IsrSpec(Config(protocol="kraft-3.7", **BOUNDS_15665))
+    else:
+        bug = kraft(KRAFT.variant(reassignment_needs_full_isr=False), **BOUNDS_15665)
     cex = first_violation(bug, "ReassignmentKeepsMinIsr")
     assert [st.action for st in cex.steps] == [
         "ControllerShutdownBroker",
