@@ -208,3 +208,26 @@ def test_a_reassignment_state_goes_through_json():
     assert state_from_json(d) == s
     (s0,) = kraft(**SMALL).init_states()
     assert "replicas" not in state_to_json(s0)
+
+
+def test_kafka_14808_a_new_target_keeps_a_previous_adding_replica_that_leads():
+    """KAFKA-14808 (the ZooKeeper controller stopped a previous adding replica that had been
+    elected leader when a new reassignment dropped it: a leaderless partition). The KRaft
+    controller computes the new replicas from the registration's, adding ones included
+    (PR 13521's testReassignPartitionsKeepsAllPreviousReassigningReplicas): broker 2, added by
+    the move to [1, 2] and then made leader, stays a replica (removing) and the leader when
+    the operator moves the partition back to [0, 1]."""
+    from isr.spec.properties import leader_is_replica
+
+    m = kraft(replicas=3, records=0, epochs=3, crashes=0, min_isr=1, reassignments=2)
+    s = run(
+        m,
+        *STORY_15665,
+        ("ControllerHandleAlterPartition", 0),
+        ("ControllerMoveLeader", 2),
+        ("OperatorReassignPartition", 0b011),
+    )
+    k = s.kraft
+    assert (k.assigned, k.adding, k.removing) == (0b111, 0, 0b100)
+    assert (s.coord.leader, s.coord.isr) == (2, 0b101)
+    assert leader_is_replica(s)
