@@ -47,7 +47,8 @@ class Config:
     """The bounds that make the state space finite, and the protocol options.
 
     replicas  R, the assigned replicas of the one partition (2..5); replica 0 is the preferred
-              leader by R1 placement and leads at epoch 1 in the initial state.
+              leader by R1 placement and leads at epoch 1 in the initial state. With
+              ``reassignments`` (kraft): R brokers, the partition on 0..R-2 at first.
     records   how many distinct records producers may write (ids 1..records); refused writes
               use up an id too.
     epochs    the highest leader epoch the controller may reach (the initial leader has epoch 1,

@@ -1,6 +1,7 @@
 """The state variables of the ISR spec, each with what it means and what is not modelled.
 
-One partition, replicas 0..R-1 (all assigned: AR = all replicas). A state is a nest of tuples
+One partition, replicas 0..R-1 (all assigned: AR = all replicas; kraft with --reassignments:
+R brokers, the replica set ``Kraft.assigned`` moving among them, KIP-455). A state is a nest of tuples
 (NamedTuples are tuples) of ints and bools, so it hashes by value identically in every process.
 Sets of replicas are bitmasks; sets of records are sorted tuples.
 
