@@ -204,6 +204,7 @@ def config_line(header: dict[str, Any]) -> str:
         ("session_expiries", "session expiries"),
         ("min_isr_changes", "min.insync.replicas changes"),
         ("delete_records", "DeleteRecords requests"),
+        ("reassignments", "reassignments"),
     ):
         if c.get(k):
             flags.append(f"{c[k]} {word}")

@@ -244,6 +244,15 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         "leader's log start up to its HW (R12)",
     )
     f.add_argument(
+        "--reassignments",
+        type=MODEL_COUNT,
+        default=DEFAULTS.reassignments,
+        metavar="N",
+        help="kraft: the operator's partition reassignments (KIP-455) per behaviour, a new "
+        "target or a cancel; the partition starts on brokers 0..R-2, broker R-1 is a spare "
+        "(R1, R9)",
+    )
+    f.add_argument(
         "--controller-failovers",
         type=MODEL_COUNT,
         default=DEFAULTS.controller_failovers,

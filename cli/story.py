@@ -737,6 +737,50 @@ def _set_min_isr(x: Args, b: State, a: State) -> str:
     return text
 
 
+def _members(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+def _reassignment_outcome(b: State, a: State) -> str:
+    """KIP-455: what the controller's record did to the replica set, ISR and leader."""
+    cb, ca = _coord(b), _coord(a)
+    if a.get("removing_replicas") or a.get("adding_replicas"):
+        text = (
+            f"the replicas are now {_isr(a['replicas'])}, adding {_isr(a['adding_replicas'])},"
+            f" removing {_isr(a['removing_replicas'])}"
+        )
+    else:
+        text = f"the reassignment completes: the replicas are {_isr(a.get('replicas', []))}"
+    if ca["isr"] != cb["isr"]:
+        text += f", the ISR {_isr(ca['isr'])}"
+    if ca["leader"] != cb["leader"]:
+        text += f", broker {ca['leader']} is elected leader"
+    if ca["leader_epoch"] != cb["leader_epoch"]:
+        text += f" (leader epoch {ca['leader_epoch']})"
+    return text
+
+
+def _reassign(x: Args, b: State, a: State) -> str:
+    return (
+        f"The operator reassigns the partition to brokers {_isr(_members(x['target']))}: "
+        + _reassignment_outcome(b, a)
+    )
+
+
+def _cancel_reassignment(x: Args, b: State, a: State) -> str:
+    return "The operator cancels the reassignment: " + _reassignment_outcome(b, a)
+
+
+def _stop_replica(x: Args, b: State, a: State) -> str:
+    i = x["replica"]
+    text = f"Broker {i}, no longer a replica, applies the change: it stops its replica"
+    if _log(b, i):
+        text += f" and deletes its log ({_plural(len(_log(b, i)), 'record')})"
+    if believes_it_leads(b, i):
+        text += " (it led in its own view until now)"
+    return text
+
+
 def _consume(x: Args, b: State, a: State) -> str:
     i = x.get("leader", x.get("replica"))
     shown = _new_pairs(b, a, "shown_to_consumers")
@@ -920,6 +964,9 @@ SENTENCES: dict[str, Say] = {
     "LeaderCompleteRecovery": _complete_recovery,
     "OperatorSetMinIsr": _set_min_isr,
     "LeaderDeleteRecords": _delete_records,
+    "OperatorReassignPartition": _reassign,
+    "OperatorCancelReassignment": _cancel_reassignment,
+    "BrokerStopReplica": _stop_replica,
 }
 
 # Positional arguments (an ITF file, an older NDJSON) by the spec's parameter names.
@@ -948,6 +995,9 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "DeposedControllerHandleAlterPartition": ("leader",),
     "LeaderClearPendingAlterPartition": ("leader",),
     "LeaderDeleteRecords": ("leader", "offset"),
+    "OperatorReassignPartition": ("target",),
+    "OperatorCancelReassignment": (),
+    "BrokerStopReplica": ("replica",),
 }
 _FOLLOWER_FIRST = (
     "FollowerFetch",

@@ -278,6 +278,19 @@ def _caught_up_rejoins(states: list[State], loop: int) -> str | None:
     return None
 
 
+def _reassignment_keeps_min_isr(states: list[State]) -> str | None:
+    if len(states) < 2:
+        return None
+    b, a = states[-2], states[-1]
+    if not b.get("removing_replicas") or a.get("removing_replicas"):
+        return None
+    return (
+        f"the reassignment completes with ISR {a['coordination']['isr']} for the replicas"
+        f" {a.get('replicas')}: the ISR was {b['coordination']['isr']}, and the completion left"
+        " fewer members than min.insync.replicas (KAFKA-15665)"
+    )
+
+
 SAFETY: dict[str, Callable[[list[State]], str | None]] = {
     "StrongIsr": _strong_isr,
     "WeakIsr": _weak_isr,
@@ -294,6 +307,7 @@ SAFETY: dict[str, Callable[[list[State]], str | None]] = {
     "Available": _available,
     "LogStartAtMostHw": _log_start_at_most_hw,
     "DeletedOnlyCommitted": _deleted_only_committed,
+    "ReassignmentKeepsMinIsr": _reassignment_keeps_min_isr,
 }
 LIVENESS: dict[str, Callable[[list[State], int], str | None]] = {
     "AcksAllAnswered": _acks_all_answered,
@@ -301,7 +315,12 @@ LIVENESS: dict[str, Callable[[list[State], int], str | None]] = {
 }
 
 
-_ACTION_PROPERTIES = ("HwMonotonic", "MonotonicReads", "DeletedOnlyCommitted")
+_ACTION_PROPERTIES = (
+    "HwMonotonic",
+    "MonotonicReads",
+    "DeletedOnlyCommitted",
+    "ReassignmentKeepsMinIsr",
+)
 
 
 def violation(prop: str, states: list[State], loop_start: int | None = None) -> str:

@@ -58,6 +58,11 @@ JSON_ABSENT = {
     "min_isr": 0,
     "min_isr_changes": 0,
     "delete_records": 0,
+    "replicas": [],
+    "adding_replicas": [],
+    "removing_replicas": [],
+    "reassignments": 0,
+    "replica_set_view": {},
 }
 # A fetch response's fields written only when set (R12: --retention, --delete-records), with
 # the value their absence stands for: the JSON of a model whose log start never moves is the
@@ -77,6 +82,11 @@ SET_PATHS = {
     ("fenced",),
     ("shutting_down",),
     ("alter_partition", "[]", "new_isr"),
+    ("leader_and_isr_in_flight", "[]", "replicas"),
+    ("replicas",),
+    ("adding_replicas",),
+    ("removing_replicas",),
+    ("replica_set_view", "*"),
 }
 TUPLE_PATHS = {
     ("log", "*", "[]"),
@@ -123,6 +133,7 @@ def state_to_json(s: State) -> dict[str, Any]:
                 "isr": _mask_list(q.isr),
                 "version_current": q.fresh,
                 **({"controller_epoch": q.ctrl_epoch} if q.ctrl_epoch != 1 else {}),
+                **({"replicas": _mask_list(q.replicas)} if q.replicas else {}),
             }
             for q in s.requests
         ],
@@ -180,6 +191,18 @@ def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
         **({"min_isr": k.min_isr} if k.min_isr else {}),
         **({"min_isr_changes": k.min_isr_changes} if k.min_isr_changes else {}),
         **({"delete_records": k.delete_records} if k.delete_records else {}),
+        # KIP-455 (--reassignments): the replica set, its reassignment and the leaders' views
+        **(
+            {
+                "replicas": _mask_list(k.assigned),
+                "adding_replicas": _mask_list(k.adding),
+                "removing_replicas": _mask_list(k.removing),
+                "reassignments": k.reassignments,
+                "replica_set_view": {f"r{i}": _mask_list(v) for i, v in enumerate(k.views)},
+            }
+            if k.assigned
+            else {}
+        ),
     }
 
 
@@ -227,6 +250,13 @@ def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
         d.get("min_isr", JSON_ABSENT["min_isr"]),
         d.get("min_isr_changes", JSON_ABSENT["min_isr_changes"]),
         d.get("delete_records", JSON_ABSENT["delete_records"]),
+        sum(1 << x for x in d.get("replicas", [])),
+        sum(1 << x for x in d.get("adding_replicas", [])),
+        sum(1 << x for x in d.get("removing_replicas", [])),
+        d.get("reassignments", JSON_ABSENT["reassignments"]),
+        tuple(sum(1 << x for x in d["replica_set_view"][f"r{i}"]) for i in range(n))
+        if d.get("replica_set_view")
+        else (),
     )
 
 
@@ -381,6 +411,7 @@ def state_from_json(d: dict[str, Any]) -> State:
                 mask(q["isr"]),
                 q["version_current"],
                 q.get("controller_epoch", 1),
+                mask(q.get("replicas", [])),
             )
             for q in d["leader_and_isr_in_flight"]
         )

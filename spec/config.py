@@ -47,7 +47,8 @@ class Config:
     """The bounds that make the state space finite, and the protocol options.
 
     replicas  R, the assigned replicas of the one partition (2..5); replica 0 is the preferred
-              leader by R1 placement and leads at epoch 1 in the initial state.
+              leader by R1 placement and leads at epoch 1 in the initial state. With
+              ``reassignments`` (kraft): R brokers, the partition on 0..R-2 at first.
     records   how many distinct records producers may write (ids 1..records); refused writes
               use up an id too.
     epochs    the highest leader epoch the controller may reach (the initial leader has epoch 1,
@@ -89,6 +90,11 @@ class Config:
     delete_records        R12 (kraft only): how many DeleteRecords requests of the operator a
                           leader may apply (LeaderDeleteRecords: its log start moved up to at
                           most its HW); 0 = never.
+    reassignments         KIP-455 (kraft only): how many AlterPartitionReassignments of the
+                          operator (a new target, OperatorReassignPartition, or a cancel,
+                          OperatorCancelReassignment) a behaviour may make; 0 = never. With
+                          N > 0 the partition starts on brokers 0..R-2 (replication factor
+                          R-1) and broker R-1 is a spare (issue 28 item 1).
     """
 
     replicas: int = 3
@@ -108,6 +114,7 @@ class Config:
     session_expiries: int = 0
     min_isr_changes: int = 0
     delete_records: int = 0
+    reassignments: int = 0
 
     def validate(self, version: ProtocolVersion | None = None) -> Config:
         """This Config, or ConfigError. ``version``: the version object it is for, when not
@@ -166,6 +173,23 @@ class Config:
             raise ConfigError(
                 f"{{delete_records}} is modelled for the kraft protocols only (the ZooKeeper-era"
                 f" versions have --retention), got {self.protocol}"
+            )
+        if self.reassignments < 0:
+            raise ConfigError(f"{{reassignments}} must be >= 0, got {self.reassignments}")
+        if self.reassignments and not (version or PROTOCOLS[self.protocol]).split_fetch:
+            raise ConfigError(
+                f"{{reassignments}} is modelled for the kraft protocols only (KIP-455 as the"
+                f" KRaft controller does it), got {self.protocol}"
+            )
+        if self.reassignments and self.idempotence:
+            raise ConfigError(
+                "{reassignments} with {idempotence} is not modelled yet (a removed leader's"
+                " purgatory and the producer's batches waiting there)"
+            )
+        if self.reassignments and self.min_isr > self.replicas - 1:
+            raise ConfigError(
+                f"{{min_isr}} must be at most the replication factor {self.replicas - 1} with"
+                f" {{reassignments}} (R brokers, R-1 replicas), got {self.min_isr}"
             )
         if self.idempotence and not self.retries:
             raise ConfigError("{idempotence} needs {retries} > 0 (there is nothing to deduplicate)")

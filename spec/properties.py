@@ -600,6 +600,55 @@ def _isr_expands(kind_of: dict[str, int]) -> ActionFires | AlterPartitionExpands
     return AlterPartitionExpandsIsr(kind_of["ControllerHandleAlterPartition"])
 
 
+def leader_is_replica(s: State) -> bool:
+    """LeaderIsReplica (KIP-455, --reassignments): the recorded leader is in the recorded
+    replica set (R1, R9): a completion or a cancel that removes the leader elects another."""
+    k = s.kraft
+    return not k.assigned or bool(k.assigned >> s.coord.leader & 1)
+
+
+def isr_within_replicas(s: State) -> bool:
+    """IsrWithinReplicas (KIP-455): the recorded ISR is within the recorded replica set, and
+    so is every live leader's own ISR within the replica set it applied (its view): the KRaft
+    counterpart of KAFKA-6638 and KAFKA-9672, where the ZooKeeper controller left a removed
+    replica in the ISR (R7, R9)."""
+    k = s.kraft
+    if not k.assigned:
+        return True
+    if s.coord.isr & ~k.assigned:
+        return False
+    views = k.views
+    for i, r in enumerate(s.replicas):
+        if r.alive and r.leader == i and r.isr & ~views[i]:
+            return False
+    return True
+
+
+class ReassignmentKeepsMinIsr:
+    """ReassignmentKeepsMinIsr (KIP-455, KAFKA-15665): a step that completes a reassignment
+    (the replica set loses its removing replicas) leaves an ISR of at least min(min ISR, the
+    replica count): the completion must not shrink the ISR below min.insync.replicas. A class
+    with an int field, so that it pickles when compiled."""
+
+    def __init__(self, min_isr: int) -> None:
+        self.min_isr = min_isr
+
+    def __call__(self, s: State, action: tuple, t: State) -> bool:
+        k, k2 = s.kraft, t.kraft
+        if not k.removing or k2.removing or k2.assigned != k.assigned & ~k.removing:
+            return True  # (not a completion: none in progress, still in progress, or a cancel)
+        need = min(k2.min_isr or self.min_isr, k2.assigned.bit_count())
+        return t.coord.isr.bit_count() >= need
+
+
+def reassigned(s: State) -> bool:
+    """A reassignment has completed: the replica set holds broker R-1, the initial spare,
+    and no reassignment is in progress."""
+    k = s.kraft
+    n = len(s.replicas)
+    return bool(k.assigned >> (n - 1) & 1) and not k.adding and not k.removing
+
+
 def leader_changes(s: State, action: tuple, t: State) -> bool:
     """The recorded leader moves to another replica in this step."""
     return t.coord.leader != s.coord.leader
@@ -791,4 +840,35 @@ def make_properties(ctx: Ctx, kind_of: dict[str, int]) -> list[Property]:
                 requirement="R12",
             )
         )
+    if ctx.reassign:  # KIP-455 (--reassignments, issue 28 item 1)
+        props += [
+            Property(
+                "LeaderIsReplica",
+                "always",
+                leader_is_replica,
+                "the recorded leader is one of the partition's replicas",
+                requirement="R1, R9",
+            ),
+            Property(
+                "IsrWithinReplicas",
+                "always",
+                isr_within_replicas,
+                "the recorded ISR, and each leader's own, is within the replica set",
+                requirement="R7, R9",
+            ),
+            Property(
+                "ReassignmentKeepsMinIsr",
+                "action",
+                ReassignmentKeepsMinIsr(ctx.config.min_isr),
+                "a completed reassignment leaves at least min(min ISR, replicas) in the ISR",
+                requirement="R6, R9",
+            ),
+            Property(
+                "SometimesReassigned",
+                "sometimes",
+                reassigned,
+                "a reassignment can complete",
+                requirement="R1",
+            ),
+        ]
     return props

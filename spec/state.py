@@ -1,6 +1,7 @@
 """The state variables of the ISR spec, each with what it means and what is not modelled.
 
-One partition, replicas 0..R-1 (all assigned: AR = all replicas). A state is a nest of tuples
+One partition, replicas 0..R-1 (all assigned: AR = all replicas; kraft with --reassignments:
+R brokers, the replica set ``Kraft.assigned`` moving among them, KIP-455). A state is a nest of tuples
 (NamedTuples are tuples) of ints and bools, so it hashes by value identically in every process.
 Sets of replicas are bitmasks; sets of records are sorted tuples.
 
@@ -84,6 +85,9 @@ class Request(NamedTuple):
     isr: int
     fresh: bool  # the request's zkVersion is still the current one
     ctrl_epoch: int  # the sending controller's epoch (R9); always 1 without controller failover
+    replicas: int = 0  # kraft with --reassignments (KIP-455): the partition's replica set, a
+    # bitmask, as the registration the request stands for has it (PartitionRegistration
+    # .replicas); 0, a constant, when the mechanism is off (every broker is a replica)
 
 
 class History(NamedTuple):
@@ -278,6 +282,16 @@ class Kraft(NamedTuple):
     delete_records: int = 0  # R12 (--delete-records): the operator's DeleteRecords requests
     # a leader has applied so far (LeaderDeleteRecords; the bound); the log start offsets they
     # moved are Faults.log_start
+    assigned: int = 0  # KIP-455 (--reassignments), controller state: the partition's replica
+    # set (PartitionRegistration.replicas), a bitmask; during a reassignment the target with
+    # the replicas being removed (``PartitionReassignmentReplicas``: target + (current -
+    # target)). 0 when the mechanism is off: every broker is a replica (Ctx.full)
+    adding: int = 0  # KIP-455: addingReplicas (target - current), a bitmask; 0 none
+    removing: int = 0  # KIP-455: removingReplicas (current - target), a bitmask; 0 none
+    reassignments: int = 0  # the operator's AlterPartitionReassignments so far (the bound)
+    views: tuple[int, ...] = ()  # KIP-455: per broker, as leader, the replica set of the
+    # partition state it last applied (Partition.assignmentState: the replicas whose fetches
+    # it accepts and may add to the ISR); 0 while it does not lead; () when off
 
     def __reduce__(self):
         return (_kraft, tuple(self))
@@ -320,17 +334,33 @@ def members(mask: int, n: int) -> tuple[int, ...]:
     return tuple(i for i in range(n) if mask >> i & 1)
 
 
-def initial_kraft(n: int, epoch_cache: bool = False) -> Kraft:
+def initial_kraft(n: int, epoch_cache: bool = False, spare: bool = False) -> Kraft:
     """The kraft variables of the initial state; with ``epoch_cache`` the initial leader's cache
-    (and its checkpoint) holds its epoch 1 from offset 0, the followers' are empty."""
+    (and its checkpoint) holds its epoch 1 from offset 0, the followers' are empty. ``spare``
+    (--reassignments): broker n-1 is not a replica (``spare_assignment``); the replica set and
+    the leader's view of it are brokers 0..n-2."""
     caches = (((1, 0),), *((),) * (n - 1)) if epoch_cache else ()
-    return Kraft((), (), ((-1,) * n,) * n, (1,) * n, (), 0, 0, 0, 0, caches, caches)
+    k = Kraft((), (), ((-1,) * n,) * n, (1,) * n, (), 0, 0, 0, 0, caches, caches)
+    if not spare:
+        return k
+    assigned = spare_assignment(n)
+    return k._replace(assigned=assigned, views=(assigned, *(0,) * (n - 1)))
 
 
-def initial_state(n: int, faults: Faults = NO_FAULTS, kraft: Kraft = NO_KRAFT) -> State:
+def spare_assignment(n: int) -> int:
+    """--reassignments: the initial replica set, brokers 0..n-2 (replication factor n-1); broker
+    n-1 is a spare, alive with an empty log, hosting no replica, the first reassignment's
+    possible target."""
+    return (1 << (n - 1)) - 1
+
+
+def initial_state(
+    n: int, faults: Faults = NO_FAULTS, kraft: Kraft = NO_KRAFT, spare: bool = False
+) -> State:
     """Replica 0 (the preferred replica, R1) leads at epoch 1 with every replica in the ISR, and
-    every replica has applied that LeaderAndIsr; logs are empty."""
-    full = (1 << n) - 1
+    every replica has applied that LeaderAndIsr; logs are empty. ``spare`` (--reassignments):
+    broker n-1 is no replica: it has applied no partition state (no leader, no epoch)."""
+    full = spare_assignment(n) if spare else (1 << n) - 1
     unknown = (-1,) * n
     replicas = tuple(
         Replica(
@@ -338,9 +368,9 @@ def initial_state(n: int, faults: Faults = NO_FAULTS, kraft: Kraft = NO_KRAFT) -
             hw=0,
             hw_ckpt=0,
             alive=True,
-            leader=0,
-            epoch=1,
-            isr=full,
+            leader=0 if full >> i & 1 else NO_LEADER,
+            epoch=1 if full >> i & 1 else NO_EPOCH,
+            isr=full if full >> i & 1 else 0,
             zk_fresh=(i == 0),
             remote_leo=unknown,
             truncating=False,

@@ -253,6 +253,22 @@ def permute(s: State, order: list[int], tables: dict | None = None) -> State:
                     )
                     for q in reqs
                 ]
+                if not s.kraft.assigned
+                else [  # KIP-455: a request names its partition state's replica set too
+                    _new(
+                        Request,
+                        (
+                            pos[q[0]],
+                            pos[q[1]] if q[1] >= 0 else q[1],
+                            q[2],
+                            table[q[3]],
+                            q[4],
+                            q[5],
+                            table[q[6]],
+                        ),
+                    )
+                    for q in reqs
+                ]
             )
         )
     f = s.faults
@@ -304,6 +320,11 @@ def _kraft_key(k: Kraft, i: int) -> tuple:
         k.shutting_down >> i & 1,
         k.epoch_cache[i] if k.epoch_cache else (),
         k.epoch_ckpt[i] if k.epoch_ckpt else (),
+        # KIP-455: in the replica set, adding, removing; its view's size as leader
+        k.assigned >> i & 1,
+        k.adding >> i & 1,
+        k.removing >> i & 1,
+        k.views[i].bit_count() if k.views else 0,
     )
 
 
@@ -346,9 +367,23 @@ def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
         k.consumer_epoch,
         tuple([k.epoch_cache[o] for o in order]) if k.epoch_cache else (),
         tuple([k.epoch_ckpt[o] for o in order]) if k.epoch_ckpt else (),
-        # deposed (leader epoch, written since), leader_recovery, min_isr, min_isr_changes: no
-        # replica ids in them
-        *k[11:],
+        # deposed (leader epoch, written since), leader_recovery, min_isr, min_isr_changes,
+        # delete_records: no replica ids in them
+        *k[11:16],
+        # KIP-455 (--reassignments): the replica set, adding and removing masks, the count, and
+        # per broker its view of the replica set (a mask). Broker R-1 starting as the spare
+        # breaks no symmetry: it is renamed with everything it holds (its bit in ``assigned``)
+        *(
+            (
+                _perm_mask(k.assigned, pos),
+                _perm_mask(k.adding, pos),
+                _perm_mask(k.removing, pos),
+                k.reassignments,
+                tuple([_perm_mask(k.views[o], pos) for o in order]),
+            )
+            if k.assigned
+            else k[16:]
+        ),
     )
 
 

@@ -64,6 +64,11 @@ from .producer import (
     producer_send_choosing_acks,
     producer_send_idempotent,
 )
+from .reassignment import (
+    broker_stop_replica,
+    operator_cancel_reassignment,
+    operator_reassign_partition,
+)
 from .retention import (
     broker_delete_old_segment,
     broker_delete_old_segment_kraft,
@@ -154,6 +159,11 @@ def _kraft_log_start(c: Config, p: ProtocolVersion) -> bool:
 
 def _delete_records(c: Config, p: ProtocolVersion) -> bool:
     return p.split_fetch and c.delete_records > 0
+
+
+def _reassignments(c: Config, p: ProtocolVersion) -> bool:
+    """kraft with --reassignments: KIP-455 (issue 28 item 1)."""
+    return p.split_fetch and c.reassignments > 0
 
 
 ACTIONS: tuple[ActionDef, ...] = (
@@ -315,7 +325,7 @@ ACTIONS: tuple[ActionDef, ...] = (
         ("leader",),
         leader_clear_pending_alter_partition,
         "R7, R9",
-        when=_kraft_failovers,
+        when=lambda c, p: _kraft_failovers(c, p) or _reassignments(c, p),
     ),
     ActionDef("ConsumerFetch", ("leader",), consumer_fetch, "R5", when=_atomic_fetch),
     ActionDef("ConsumerFetch", ("replica",), consumer_fetch_from_replica, "R5", when=_split_fetch),
@@ -391,6 +401,27 @@ ACTIONS: tuple[ActionDef, ...] = (
         leader_delete_records,
         "R4, R12",
         when=_delete_records,
+    ),
+    ActionDef(
+        "OperatorReassignPartition",
+        ("target",),
+        operator_reassign_partition,
+        "R1, R9",
+        when=_reassignments,
+    ),
+    ActionDef(
+        "OperatorCancelReassignment",
+        (),
+        operator_cancel_reassignment,
+        "R1, R9",
+        when=_reassignments,
+    ),
+    ActionDef(
+        "BrokerStopReplica",
+        ("replica",),
+        broker_stop_replica,
+        "R1, R11",
+        when=_reassignments,
     ),
 )
 

@@ -36,6 +36,7 @@ from .common import (
 )
 from .controller import elr_after_shrink
 from .fetch import with_kraft
+from .reassignment import build_change, maybe_complete
 
 _new = tuple.__new__
 
@@ -125,6 +126,9 @@ def _verdict(ctx: Ctx, s: State, a: AlterReq) -> tuple[bool, bool]:
     accept = (
         current
         and a.leader_be == k.broker_epoch[l]
+        and not (  # KIP-455: an ISR outside the replica set is INVALID_REQUEST
+            k.assigned and a.new_isr & ~k.assigned and ctx.protocol.isr_within_replicas_check
+        )
         and not a.new_isr & barred
         and (
             a.added < 0
@@ -194,6 +198,17 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
             continue
         alters = tuple(x for x in k.alter_partition if x is not a)
         t = with_kraft(s, k._replace(alter_partition=alters))
+        if accept and ctx.reassign and (k.adding or k.removing):
+            # (the leader keeps its change pending, awaiting the metadata: see _completing)
+            kept = tuple(sorted((*alters, a._replace(answered=True))))
+            done = _completing(ctx, with_kraft(s, k._replace(alter_partition=kept)), a)
+            if done is not None:  # the change completes the reassignment (KIP-455)
+                for u in done:
+                    r = u.replicas[l]
+                    if r.alive and r.leader == l:
+                        u = advance_leader_hw(ctx, u, l)
+                    out.append(((kind, (l,)), u))
+                continue
         if accept:
             c = t.coord
             old_isr = c.isr
@@ -209,6 +224,32 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
         if r.alive and r.leader == l:
             t = advance_leader_hw(ctx, t, l)
         out.append(((kind, (l,)), t))
+
+
+def _completing(ctx: Ctx, t: State, a: AlterReq) -> list[State] | None:
+    """KIP-455: the states after an accepted AlterPartition whose new ISR completes the
+    reassignment in progress (``PartitionChangeBuilder.build`` runs
+    ``completeReassignmentIfNeeded`` on the ISR the leader asked for), or None when it does
+    not. The completion shrinks the replica set, so the leader epoch is bumped: the leader does
+    not adopt the answer (a new leader elected: NEW_LEADER_ELECTED,
+    ``Partition.handleAlterPartitionError``; the same leader: an answer in a newer leader epoch,
+    which ``handleAlterPartitionUpdate`` ignores): either way it keeps its change pending, its
+    maximal ISR counting the added follower, until the metadata overrides it
+    (``AlterReq.answered``, LeaderClearPendingAlterPartition once it applied BrokerBecomeLeader,
+    BrokerBecomeFollower or BrokerStopReplica). [] when that leader epoch is beyond --epochs (the
+    step is not taken)."""
+    k = t.kraft
+    if maybe_complete(ctx, a.new_isr, k.assigned, k.adding, k.removing) is None:
+        return None
+    out = []
+    for u in build_change(ctx, t, a.new_isr, k.assigned, k.adding, k.removing):
+        if t.kraft.leader_recovery and ctx.protocol.leader_recovers_at_once:
+            u = with_kraft(u, u.kraft._replace(leader_recovery=0))
+        if a.added >= 0 and u.faults.unclean >> a.added & 1:  # kip-966: eligible again
+            f = u.faults
+            u = u._replace(faults=f._replace(unclean=f.unclean & ~(1 << a.added)))
+        out.append(u)
+    return out
 
 
 def network_lose_alter_partition_response(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -233,6 +274,13 @@ def network_lose_alter_partition_response(ctx: Ctx, s: State, kind: int, out: li
     for a in k.alter_partition:
         if a.answered or not _verdict(ctx, s, a)[0]:
             continue
+        if ctx.reassign and (k.adding or k.removing):
+            done = _completing(ctx, s, a)
+            if done is not None:  # (KIP-455: the lost answer's change completes it)
+                for u in done:
+                    u = u._replace(faults=u.faults._replace(failovers=u.faults.failovers + 1))
+                    out.append(((kind, (a.leader,)), u))
+                continue
         old_isr = s.coord.isr
         t = partition_change(ctx, s, a.new_isr, live_mask(s))  # makes ``a`` stale
         t = _record_change(ctx, t, old_isr, a)

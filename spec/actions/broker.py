@@ -16,7 +16,7 @@ from .common import (
     with_stale_versions,
 )
 from .controller import elr_after_shrink, fence_batch, leader_lost
-from .fetch import with_epoch_cache
+from .fetch import with_epoch_cache, with_view
 
 # NamedTuples built with tuple.__new__ (fields in their declared order): NamedTuple's own
 # __new__ is a Python function, a visible cost on the checker's hot path.
@@ -93,7 +93,15 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
             ),
         )
         if ctx.split_fetch:
+            if ctx.reassign:  # KIP-455: the replica set it leads (its followers outside it are
+                # dropped, ``Partition.updateAssignmentAndIsr``: remoteReplicasMap.removeAll)
+                rl = nr[8]
+                nr = nr._replace(
+                    remote_leo=tuple(x if q.replicas >> j & 1 else -1 for j, x in enumerate(rl))
+                )
             t = set_replica(s, i, nr)
+            if ctx.reassign:
+                t = with_view(t, i, q.replicas)
             t = _applied(t if again else _forget_remote_epochs(t, i), s, i, q)
             if t.kraft.epoch_cache:  # the new epoch starts at the LEO, before any record
                 t = with_epoch_cache(
@@ -127,6 +135,11 @@ def broker_apply_partition_change(ctx: Ctx, s: State, kind: int, out: list) -> N
         if seen and q.ctrl_epoch < seen[i]:
             continue
         t = set_replica(s, i, r._replace(isr=q.isr, zk_fresh=True))
+        if ctx.reassign:  # KIP-455: replicas added keep the leader epoch (only a removal bumps
+            # it, ``PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``)
+            # and reach the leader here: ``Partition.makeLeader`` with the same leader epoch
+            # updates the assignment (``updateAssignmentAndIsr``) and keeps the followers' state
+            t = with_view(t, i, q.replicas)
         out.append(((kind, (i,)), advance_leader_hw(ctx, _applied(t, s, i, q), i)))
 
 
@@ -162,7 +175,10 @@ def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
                 (),
             ),
         )
-        out.append(((kind, (i, q.leader, q.epoch)), _apply(s, i, nr, q)))
+        t = _apply(s, i, nr, q)
+        if ctx.reassign:
+            t = with_view(t, i, 0)  # (a follower's view of the replica set is read by nothing)
+        out.append(((kind, (i, q.leader, q.epoch)), t))
 
 
 def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -479,10 +495,15 @@ def _registered(ctx: Ctx, t: State, i: int, unclean: bool) -> State:
     if unclean:
         t = _register_shutdown(ctx, t, i)
     c = t.coord
-    if c.leader != i and not (ctx.protocol.startup_needs_failure and c.isr >> i & 1):
+    rs = t.kraft.assigned  # (KIP-455: a broker that is no replica is sent no partition state)
+    if (
+        c.leader != i
+        and not (ctx.protocol.startup_needs_failure and c.isr >> i & 1)
+        and (not rs or rs >> i & 1)
+    ):
         # (kraft with leader -1 recorded, ``Faults.lead_renewed``: told there is no leader)
         leader = NO_LEADER if ctx.split_fetch and t.faults.lead_renewed else c.leader
-        req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+        req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch, t.kraft.assigned)
         if req not in t.requests:
             t = t._replace(requests=tuple(sorted((*t.requests, req))))
     return t

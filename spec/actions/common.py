@@ -64,6 +64,7 @@ class Ctx:
         False  # R8: LeaderAndIsr in order per (broker, controller); every version but kraft
     )
     initial_kraft: Kraft = NO_KRAFT
+    reassign: bool = False  # kraft with --reassignments: the replica set moves (KIP-455)
 
     @staticmethod
     def of(config: Config, protocol: ProtocolVersion | None = None) -> Ctx:
@@ -116,10 +117,15 @@ class Ctx:
             split_fetch=proto.split_fetch,
             fifo=not proto.split_fetch,
             initial_kraft=(
-                initial_kraft(n, getattr(proto, "epoch_cache", False))
+                initial_kraft(
+                    n,
+                    getattr(proto, "epoch_cache", False),
+                    spare=proto.split_fetch and config.reassignments > 0,
+                )
                 if proto.split_fetch
                 else NO_KRAFT
             ),
+            reassign=proto.split_fetch and config.reassignments > 0,
         )
 
 
@@ -252,6 +258,12 @@ def forget_producers(s: State, i: int, at: int) -> State:
     return s._replace(faults=f._replace(producer_state_start=ps[:i] + (at,) + ps[i + 1 :]))
 
 
+def replica_set(ctx: Ctx, s: State) -> int:
+    """The partition's replica set as the controller has it (KIP-455, ``Kraft.assigned``):
+    every broker when --reassignments is off."""
+    return s.kraft.assigned or ctx.full
+
+
 def alive_mask(s: State) -> int:
     m = 0
     for i, r in enumerate(s.replicas):
@@ -296,7 +308,7 @@ def with_stale_versions(s: State, writer: int) -> tuple[tuple[Replica, ...], tup
             r = _new(Replica, (r[0], r[1], r[2], r[3], r[4], r[5], r[6], False, r[8], r[9], r[10]))
         reps.append(r)
         i += 1  # noqa: SIM113 - cheaper than enumerate on this hot path
-    reqs = tuple([_new(Request, (*q[:4], False, q[5])) if q[4] else q for q in s.requests])
+    reqs = tuple([_new(Request, (*q[:4], False, *q[5:])) if q[4] else q for q in s.requests])
     return tuple(reps), reqs
 
 
@@ -347,8 +359,12 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
     """The controller's versioned write of the partition state (R9, R18), then a LeaderAndIsr
     request with the new state to each replica in the ``send_to`` bitmask."""
     reps, reqs = with_stale_versions(s, writer=-1)
+    rs = s.kraft.assigned  # (KIP-455: the replica set the request's partition state has)
+    if rs:  # only a replica acts on the partition's state (``ReplicaManager.applyDelta``:
+        # ``TopicsDelta.localChanges`` are the partitions this broker is a replica of)
+        send_to &= rs
     new = [
-        Request(d, coord.leader, coord.epoch, coord.isr, True, s.faults.ctrl_epoch)
+        Request(d, coord.leader, coord.epoch, coord.isr, True, s.faults.ctrl_epoch, rs)
         for d in range(len(reps))
         if send_to >> d & 1
     ]

@@ -17,6 +17,7 @@ from .common import (
     live_mask,
     partition_change,
     pick_leaders,
+    replica_set,
     stale_alters,
     with_stale_versions,
 )
@@ -65,6 +66,10 @@ def elections_marked(ctx: Ctx, s: State) -> list[tuple[int, int, int, bool]]:
     (last epoch, then LEO) as a majority of the replicas, with the ISR left at every replica."""
     c = s.coord
     live = live_mask(s)
+    if ctx.reassign:  # KIP-455: only a replica is elected (PartitionChangeBuilder reads
+        # ``targetReplicas``; a non-replica in the ELR would make ``LeaderAcceptor`` throw,
+        # ``PartitionRegistration.directory``: not modelled, it is simply not elected)
+        live &= replica_set(ctx, s)
     f = s.faults
     reps = s.replicas
     out: list[tuple[int, int, int, bool]] = []
@@ -374,9 +379,9 @@ def _leaderless(s: State, t: State, live: int) -> State:
     reps, reqs = with_stale_versions(t, writer=-1)
     epoch = c.epoch + 1
     new = [
-        Request(d, NO_LEADER, epoch, c.isr, True, t.faults.ctrl_epoch)
+        Request(d, NO_LEADER, epoch, c.isr, True, t.faults.ctrl_epoch, t.kraft.assigned)
         for d in range(len(reps))
-        if live >> d & 1
+        if (live & (t.kraft.assigned or live)) >> d & 1
     ]
     f = t.faults._replace(lead_renewed=True)
     return State(
@@ -447,9 +452,9 @@ def broker_unfence(ctx: Ctx, s: State, kind: int, out: list) -> None:
         if not _paused(r, i, k):
             continue
         t = s._replace(kraft=k._replace(fenced=k.fenced & ~(1 << i)))
-        if c.leader != i:  # (leader -1 recorded: told so)
+        if c.leader != i and (not k.assigned or k.assigned >> i & 1):  # (leader -1: told so)
             leader = NO_LEADER if t.faults.lead_renewed else c.leader
-            req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch)
+            req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch, t.kraft.assigned)
             if req not in t.requests:
                 t = t._replace(requests=tuple(sorted((*t.requests, req))))
         out.append(((kind, (i,)), t))

@@ -41,6 +41,15 @@ def with_kraft(s: State, k: Kraft) -> State:
     return _new(State, (s.replicas, s.coord, s.requests, s.history, s.faults, k))
 
 
+def with_view(s: State, i: int, view: int) -> State:
+    """KIP-455: ``s`` with broker ``i``'s view of the replica set (``Kraft.views``) set."""
+    k = s.kraft
+    views = k.views
+    if views[i] == view:
+        return s
+    return with_kraft(s, k._replace(views=views[:i] + (view,) + views[i + 1 :]))
+
+
 def fetch_in_flight(k: Kraft, f: int, l: int, broker_epoch: int) -> bool:
     """The fetcher of follower ``f``'s incarnation ``broker_epoch`` for leader ``l`` awaits an
     answer (its request or its response is in flight)."""
@@ -128,7 +137,9 @@ def leader_handle_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             lr.leader != l
             or q.leader_epoch != lr.epoch
             or (fence_stale and q.broker_epoch < rem_epochs[f])
-        ):
+            or (k.views and not k.views[l] >> f & 1)
+        ):  # (KIP-455: a follower outside the replica set the leader applied is answered
+            # UNKNOWN_LEADER_EPOCH, ``Partition.followerReplicaOrThrow``: it retries)
             out.append(((kind, args), with_kraft(s, k._replace(fetch_requests=reqs))))
             continue
         llog = lr.log

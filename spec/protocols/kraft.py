@@ -61,6 +61,13 @@ unclean shutdown makes a replica ineligible, broker epochs fence a previous inca
   leader's log start (or past its end) is OFFSET_OUT_OF_RANGE, upon which the follower asks the
   leader for its offsets and truncates fully to its log start (FollowerHandleOffsetOutOfRange,
   ``hw_at_log_start_on_reset``: KAFKA-9491).
+* KIP-455 partition reassignment (issue 28 item 1), with --reassignments N: the partition
+  starts on brokers 0..R-2 with broker R-1 a spare; the operator asks for a new replica set
+  (OperatorReassignPartition) or cancels (OperatorCancelReassignment), the controller adds the
+  new replicas without a new leader epoch, they fetch from empty logs, and the AlterPartition
+  that brings the ISR to the target completes it (``reassignment_needs_full_isr``:
+  KAFKA-15665) with a new leader epoch; a removed broker deletes its replica
+  (BrokerStopReplica). spec/actions/reassignment.py.
 Not yet: lost fetches, DelayedFetch and the fetch timeout, KAFKA-14275 (a standby controller
 that failed to apply a record taking office with incomplete state: no record fails to apply
 here), the leader's own recovery work after an unclean election (KIP-704 names transaction
@@ -217,6 +224,17 @@ class Kraft(Kip966):
     # HW above the new end, never raises one below), the HW stays below the log start, and a
     # fast election during a reassignment makes that follower a leader with it (the JIRA: out
     # of range errors in DelayedFetch). Only with --retention or --delete-records
+    reassignment_needs_full_isr = True  # KAFKA-15665 (Kafka 3.8.0, apache/kafka#15359): the
+    # controller completes a reassignment only once the ISR holds every target replica
+    # (``PartitionReassignmentReplicas.maybeCompleteReassignment``: ``newTargetIsr.containsAll(
+    # newTargetReplicas)``); False (Kafka 3.3 to 3.7): once it holds every adding replica, so a
+    # completion may leave target replicas out of the ISR, which then shrinks below min ISR and,
+    # with ELR, puts the removed replicas in the ELR. Only with --reassignments
+    isr_within_replicas_check = True  # the KRaft controller refuses an AlterPartition whose ISR
+    # holds a broker outside the replica set (``validateAlterPartitionData``:
+    # ``Replicas.validateIsr``, INVALID_REQUEST; the KRaft twin of KAFKA-9672's ZooKeeper-era
+    # ISR superset); False: no such check (the leader's own assignment and the partition epoch
+    # still guard it). Only with --reassignments
 
 
 KRAFT = Kraft()

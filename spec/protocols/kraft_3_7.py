@@ -9,7 +9,11 @@ What it changes from kraft-4.0:
 * the truncation's epoch-checkpoint write synchronous (``sync_truncation_ckpt=True``): 3.7.0
   and 3.7.1 ``LeaderEpochFileCache.truncateFromEnd`` call ``writeToFile(false)`` (written
   without fsync: KAFKA-15046; a torn write is not modelled); the asynchronous
-  ``truncateFromEndAsyncFlush`` is 3.8.0's (KAFKA-16541, #15993; not in 3.7.1).
+  ``truncateFromEndAsyncFlush`` is 3.8.0's (KAFKA-16541, #15993; not in 3.7.1);
+* a reassignment completes once the ISR holds every adding replica
+  (``reassignment_needs_full_isr=False``): 3.7.0's ``PartitionReassignmentReplicas
+  .maybeCompleteReassignment``; every target replica from 3.8.0 (KAFKA-15665, #15359). Only
+  with --reassignments.
 
 What it keeps: ELR off (3.7's KIP-966 part has no ELR in production: ``isElrSupported`` needs
 metadata version 4.0-IV1), the HW needs min ISR (KAFKA-15583, 3.7), the fence's one batch,
@@ -26,10 +30,12 @@ class Kraft37(Kraft40):
     description = (
         "Kafka 3.7 defaults: kraft-4.0 without the unclean-shutdown handling at registration"
         " (added in 3.8/3.9) and with the truncation's epoch-checkpoint write synchronous"
-        " (asynchronous from 3.8, KAFKA-16541)"
+        " (asynchronous from 3.8, KAFKA-16541); a reassignment completes once the ISR holds"
+        " the adding replicas (every target replica from 3.8, KAFKA-15665)"
     )
     unclean_shutdown_on_register = False
     sync_truncation_ckpt = True
+    reassignment_needs_full_isr = False  # KAFKA-15665's fix is Kafka 3.8.0's
 
 
 KRAFT_3_7 = Kraft37()

@@ -35,6 +35,11 @@ def spec_properties() -> dict[str, str]:
     # the ones a bound or a kraft flag adds (KAFKA-16540's --min-isr-changes, KIP-704's state)
     cfg = Config(protocol="kraft", replicas=2, min_isr_changes=1)
     out |= {p.name: p.kind for p in IsrSpec(cfg).properties}
+    # KIP-455's (--reassignments)
+    out |= {
+        p.name: p.kind
+        for p in IsrSpec(Config(protocol="kraft", replicas=2, reassignments=1)).properties
+    }
     recovery = KRAFT.variant(leader_recovery_state=True)
     out |= {p.name: p.kind for p in IsrSpec(cfg, protocol=recovery).properties}
     return out

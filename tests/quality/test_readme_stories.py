@@ -258,6 +258,7 @@ def _replayed_states(cx: dict) -> list[dict]:
         min_isr_changes=int(opts.get("--min-isr-changes", 0)),
         retention="--retention" in opts,
         delete_records=int(opts.get("--delete-records", 0)),
+        reassignments=int(opts.get("--reassignments", 0)),
     )
     model = IsrSpec(cfg, _version(cx))
     (state,) = model.init_states()
