@@ -383,3 +383,17 @@ def test_kraft_separating_stories_at_kafkas_timescale() -> None:
     assert "ControllerShutdownBroker" in why["separating:kraft-hw-before-truncation:NoPhantomRead"]
     assert "power failure" in why["separating:kraft-no-kip-903:NoAckedLoss"]
     assert len(run) + len(left) == 14
+
+
+@pytest.mark.parametrize("field", ["record", "broker"])
+def test_a_metadata_record_without_its_fields_is_bad_input(field):
+    """A RegisterBroker line without its record's name or its broker: bad input at once (the
+    replay would skip it and search for a spec run that explains a log with a hole, which took
+    40 s to reject: found by tests/cli/test_hostile_input.py)."""
+    head, evs = sample("kafka-4.4.0-last-replica-shutdown.ndjson")
+    evs = copy.deepcopy(evs)
+    reg = next(e for e in evs if e.get("record") == "RegisterBroker")
+    del reg[field]
+    v = validate_greybox(head, evs, "hole")
+    assert v.verdict == "bad-input" and field in v.reason, (v.verdict, v.reason)
+    assert f"event {evs.index(reg)}" in v.reason

@@ -197,12 +197,38 @@ def _mask(ids: Iterable[int], brokers: list[int]) -> int:
     return m
 
 
+# The fields a metadata record must carry for the replay to read it (FORMAT.md, grey-box):
+# without them the record would be skipped, and the search would look for a run of the spec
+# that explains a log with a hole in it (a hostile input took 40 s to be rejected so)
+_METADATA_FIELDS = {
+    "RegisterBroker": ("broker",),
+    "BrokerChange": ("broker",),
+    "Partition": ("partition",),
+    "PartitionChange": ("partition",),
+}
+
+
+def _check_metadata_fields(events: list[dict[str, Any]]) -> None:
+    """Bad input (GreyBoxError) for a metadata event without its record's name, or without
+    the field that record is about."""
+    for i, ev in enumerate(events):
+        if ev.get("kind") != "metadata":
+            continue
+        rec = ev.get("record")
+        if not isinstance(rec, str):
+            raise GreyBoxError(f"event {i}: a metadata event needs its record's name (record)")
+        for f in _METADATA_FIELDS.get(rec, ()):
+            if not isinstance(ev.get(f), int):
+                raise GreyBoxError(f"event {i}: a {rec} record needs {f} (an integer)")
+
+
 def build_runs(header: dict[str, Any], events: list[dict[str, Any]]) -> list[PartitionRun]:
     """Per partition: its initial projection, its metadata batches and the fault windows, from
     the trace's `metadata` and `fault` events."""
     assignments = (header.get("cluster") or {}).get("assignments")
     if not isinstance(assignments, dict) or not assignments:
         raise GreyBoxError("header: cluster.assignments is missing")
+    _check_metadata_fields(events)
     runs = []
     for key, reps in sorted(assignments.items()):
         try:
