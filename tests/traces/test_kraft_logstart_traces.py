@@ -20,42 +20,11 @@ from isr.traces.conformance.scenarios import NoAdapterCommand, logstart_scenario
 from isr.traces.validator.mapping import derive_config
 from isr.traces.validator.validate import validate_events
 
+from bench.kraft_logstart_random import run
+
 from .test_known_gaps import accepted
 
 TP = ("t", 0)
-
-
-def _run(seed: int) -> World:
-    """A random kraft run: produce, crash, restart, DeleteRecords (at the leader or any
-    broker), retention on any broker, elections; then heal."""
-    rng = random.Random(seed)
-    w = World(3, 1, 3, sim_config("kraft", min_insync_replicas=rng.choice([1, 2])), seed=seed)
-    w.run_until(100)
-    k = 0
-    for _ in range(25):
-        r = rng.random()
-        if r < 0.4:
-            w.produce(TP, f"m{k}")
-            k += 1
-        elif r < 0.5:
-            b = rng.choice(w.ids)
-            if w.nodes[b].alive and sum(w.nodes[x].alive for x in w.ids) > 1:
-                w.crash(b)
-        elif r < 0.6:
-            b = rng.choice(w.ids)
-            if not w.nodes[b].alive:
-                w.restart(b)
-        elif r < 0.72:
-            broker = rng.choice([None, rng.choice(w.ids)])
-            w.delete_records(TP, rng.choice([-1, rng.randint(0, 10)]), broker=broker)
-        elif r < 0.82:
-            w.delete_old_segments(rng.choice(w.ids))
-        elif r < 0.87:
-            w.elect_leader(rng.choice(w.ids))
-        w.run_until(w.now + rng.choice([5, 20, 100, 400]))
-    w.heal()
-    w.run_until(w.now + 1500)
-    return w
 
 
 def _reset_run() -> World:
@@ -81,7 +50,7 @@ def _reset_run() -> World:
 # seeds with each of the three steps (measured: 100 seeds, all accepted)
 @pytest.mark.parametrize("seed", [1, 4, 5, 12, 15])
 def test_random_runs_with_deletes_are_accepted(seed: int) -> None:
-    w = _run(seed)
+    w = run(seed)  # bench/kraft_logstart_random.py's random run, deletes on
     names = {e["action"] for e in w.trace}
     assert {"BrokerDeleteOldSegment", "FollowerHandleOffsetOutOfRange"} <= names
     assert w.lost_acked() == []
