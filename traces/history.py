@@ -342,22 +342,18 @@ def _acks(op: dict[str, Any], header: dict[str, Any]) -> str:
     return str(op.get("acks", header.get("acks", "all")))
 
 
-def _power_failures_after(head: dict[str, Any]) -> Any:
-    """``f(t)``: whether the header's faults have a power failure (``power B``: the broker died
-    with what it had not fsynced, R14) after time ``t`` (a lost write acknowledged before it
-    may have been in that unflushed tail, ``lost_power``). Without fault times, never."""
-    times = sorted(
+def _last_power_failure(head: dict[str, Any]) -> float | None:
+    """The time of the header's last power failure (a fault ``power B``: the broker died with
+    what it had not fsynced, R14), or None. A lost write acknowledged before it may have been in
+    that unflushed tail (``lost_power``)."""
+    times = [
         float(f["time"])
         for f in head.get("faults") or []
         if isinstance(f, dict)
         and str(f.get("event", "")).split(" ")[0] == "power"
         and isinstance(f.get("time"), int | float)
-    )
-
-    def after(t: Any) -> bool:
-        return isinstance(t, int | float) and bool(times) and times[-1] >= t
-
-    return after
+    ]
+    return max(times, default=None)
 
 
 def check(history: History) -> HistoryResult:
@@ -370,7 +366,7 @@ def check(history: History) -> HistoryResult:
         monotonic_reads=bool(head.get("monotonic_reads", False)),
     )
     A = res.anomalies
-    power_after = _power_failures_after(head)
+    last_power = _last_power_failure(head)
 
     # sends: per record id, the outcome of each send op; polls: (invoke index, op index)
     invoked: set[str] = set()
@@ -497,7 +493,13 @@ def check(history: History) -> HistoryResult:
             ex["read_at"] = [list(x) for x in elsewhere]
         ex["highest_read_after"] = reached
         kind = "lost" if _acks(o, head) in ("all", "-1") else "acks1_lost"
-        if kind == "lost" and power_after(o.get("time")):
+        t = o.get("time")
+        if (
+            kind == "lost"
+            and last_power is not None
+            and isinstance(t, int | float)
+            and t <= last_power
+        ):
             kind = "lost_power"
         A[kind].add(ex)
         res.lost_ops[kind].append(i)

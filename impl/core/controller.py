@@ -179,11 +179,16 @@ class Controller:
         BrokerRegister step: adopt them and tell the live replicas (the leader applies the ISR
         in its own epoch: BrokerApplyPartitionChange). A partition with a write of this
         controller in flight learns it when that write fails on the partition epoch."""
-        for tp, sv in states.items():  # (the ELRs it left too: no partition epoch of their own)
-            if tp not in self.in_flight:
-                self.states[tp] = sv
+        self.adopt(states)  # (the ELRs it left too: no partition epoch of their own)
         done = [tp for tp in tps if tp not in self.in_flight and tp in states]
         return self._send_state(done, sorted(self.live))
+
+    def adopt(self, states: dict[TP, tuple[PartitionState, int]]) -> None:
+        """Take the coordination service's partition states as this controller's view, except
+        where a write of its own is in flight (that write's outcome decides)."""
+        for tp, sv in states.items():
+            if tp not in self.in_flight:
+                self.states[tp] = sv
 
     def mark_bounced(self, broker: int) -> list[TP]:
         tps = sorted(tp for tp, (st, _v) in self.states.items() if st.leader == broker)
@@ -224,9 +229,7 @@ class Controller:
         """Re-send every partition's state to the brokers already sent it in their current
         incarnation (a LeaderAndIsr can be lost with its connection, R8: Kafka's
         RequestSendThread retries it); brokers ignore what they already applied."""
-        for tp, sv in states.items():
-            if tp not in self.in_flight:
-                self.states[tp] = sv
+        self.adopt(states)
         out = self._repair(sorted(self.assignments))
         out += self._send_state(
             sorted(self.assignments), sorted(self.live), fresh_only=True, resend=True

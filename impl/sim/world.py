@@ -535,11 +535,11 @@ class World:
 
         res = co.alter_partition(e, error, self.config.min_insync_replicas)
         ctl = self._running_controller()
-        if res.ok and ctl is not None and e.tp in co.states and e.tp not in ctl.in_flight:
+        if res.ok and ctl is not None and e.tp in co.states:
             # the controller wrote it: its own view is current at once (Kafka's controller is
             # the metadata log's one writer), not at its next resync; a controlled shutdown
             # decided in between would otherwise act on the ISR before the expansion
-            ctl.states[e.tp] = co.states[e.tp]
+            ctl.adopt({e.tp: co.states[e.tp]})
         node = self.nodes[l]
         br = node.broker
         assert br is not None

@@ -80,16 +80,22 @@ def test_a_deposed_leader_applies_delete_records_and_others_answer_not_leader() 
     assert _actions(w, "LeaderDeleteRecords")[0]["node"] == 0
 
 
-def test_retention_deletes_whole_segments_below_the_hw_only() -> None:
-    """A dead ISR member holds the HW (min ISR 2, its removal not yet made): retention on the
-    leader deletes only the segments (2 records each) wholly below the HW."""
-    w = _world()
+def _hw_held_by_a_dead_member(w):
+    """Three records replicated, broker 2 crashed (min ISR 2, its ISR removal not yet made),
+    three more written: the leader's HW stays where 2 left it. The leader and its log."""
     _produce(w, 3)
     w.run_until(w.now + 300)
     w.crash(2)
     _produce(w, 3, 3)
     lead = w.leader_of(TP)
-    log = w.broker(lead).partitions[TP].log
+    return lead, w.broker(lead).partitions[TP].log
+
+
+def test_retention_deletes_whole_segments_below_the_hw_only() -> None:
+    """A dead ISR member holds the HW (min ISR 2, its removal not yet made): retention on the
+    leader deletes only the segments (2 records each) wholly below the HW."""
+    w = _world()
+    lead, log = _hw_held_by_a_dead_member(w)
     hw = log.hw
     assert w.delete_old_segments(lead)
     assert log.log_start == hw // 2 * 2 <= hw
@@ -137,12 +143,7 @@ def test_the_log_start_survives_a_restart() -> None:
 
 def test_mutant_retention_beyond_hw_deletes_uncommitted_records() -> None:
     w = _world(KRAFT_MUTANTS["retention-beyond-hw"].broker_cls)
-    _produce(w, 3)
-    w.run_until(w.now + 300)
-    w.crash(2)
-    _produce(w, 3, 3)
-    lead = w.leader_of(TP)
-    log = w.broker(lead).partitions[TP].log
+    lead, log = _hw_held_by_a_dead_member(w)
     w.delete_old_segments(lead)
     assert log.log_start == log.leo > log.hw  # KAFKA-5634's bug: the log start past the HW
 

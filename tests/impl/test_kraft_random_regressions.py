@@ -16,12 +16,15 @@ import pytest
 from isr.impl.adapter import Session
 from isr.traces.conformance.runner import InProcess, run_scenario_full
 
-SCENARIO = [
-    {"op": "start", "brokers": 2, "replication": 2, "partitions": 2, "min_insync": 1,
-     "acks": "all", "session_timeout_ms": 300},
-    {"op": "consume"},
-    {"op": "crash", "broker": 0},
-    {"op": "heal"},
+
+def _start(partitions: int) -> dict:
+    return {"op": "start", "brokers": 2, "replication": 2, "partitions": partitions,
+            "min_insync": 1, "acks": "all", "session_timeout_ms": 300}  # fmt: skip
+
+
+# how every shrunk random schedule ends (the kit's closing steps): both brokers up again, then
+# writes and a read, so that what the faults did shows
+CLOSING = [
     {"op": "restart", "broker": 0},
     {"op": "restart", "broker": 1},
     {"op": "run", "ms": 800},
@@ -29,18 +32,27 @@ SCENARIO = [
     {"op": "run", "ms": 300},
     {"op": "consume"},
     {"op": "run", "ms": 200},
-]  # fmt: skip
+]
+
+
+def _run(commands: list[dict], seed: int) -> tuple:
+    """The verdict on the reference's kraft trace of ``commands``, and the trace's events."""
+    v, out = run_scenario_full(InProcess(Session(None)), commands, "regression", seed, "kraft")
+    assert out.events is not None
+    return v, out.events
+
+
+SCENARIO = [_start(2), {"op": "consume"}, {"op": "crash", "broker": 0}, {"op": "heal"}, *CLOSING]
 
 
 @pytest.mark.parametrize("seed", [0, 3, 4])  # (each rejected before the fix)
 def test_previous_incarnations_answer_is_not_taken(seed: int) -> None:
-    v, out = run_scenario_full(InProcess(Session(None)), SCENARIO, "inc", seed, "kraft")
-    assert out.events is not None
+    v, events = _run(SCENARIO, seed)
     # the scenario still contains the event it is about: a previous incarnation's fetch
     # answered after the restart
     stale = [
         e
-        for e in out.events
+        for e in events
         if e.get("action") == "LeaderHandleFetch"
         and (e.get("args") or {}).get("error") == "STALE_BROKER_EPOCH"
     ]
@@ -55,33 +67,25 @@ def test_previous_incarnations_answer_is_not_taken(seed: int) -> None:
 # removed the follower, which the ISR still held; then the real removal came as a second,
 # unexplainable shrink).
 STALE_VIEW = [
-    {"op": "start", "brokers": 2, "replication": 2, "partitions": 1, "min_insync": 1,
-     "acks": "all", "session_timeout_ms": 300},
+    _start(1),
     {"op": "controlled_shutdown", "broker": 0},
     {"op": "restart", "broker": 0},
     {"op": "consume"},
     {"op": "controlled_shutdown", "broker": 0},
     {"op": "heal"},
-    {"op": "restart", "broker": 0},
-    {"op": "restart", "broker": 1},
-    {"op": "run", "ms": 800},
-    {"op": "produce", "count": 2},
-    {"op": "run", "ms": 300},
-    {"op": "consume"},
-    {"op": "run", "ms": 200},
-]  # fmt: skip
+    *CLOSING,
+]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 4])  # (each rejected before the fix)
 def test_the_controller_decides_on_the_isr_it_accepted(seed: int) -> None:
-    v, out = run_scenario_full(InProcess(Session(None)), STALE_VIEW, "view", seed, "kraft")
-    assert out.events is not None
+    v, events = _run(STALE_VIEW, seed)
     accepted = [
         e
-        for e in out.events
+        for e in events
         if e.get("action") == "ControllerHandleAlterPartition" and e["args"].get("accepted")
     ]
-    shutdowns = [e for e in out.events if e.get("action") == "ControllerShutdownBroker"]
+    shutdowns = [e for e in events if e.get("action") == "ControllerShutdownBroker"]
     assert accepted and len(shutdowns) >= 2  # the story: an expansion, then a shutdown
     assert v.verdict == "accepted", (v.reason, v.mismatches)
 

@@ -142,18 +142,26 @@ def on_fetch_response(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]
     s = c[0]
     out: list[Cand] = []
     for _a, t in v.steps(s, "FollowerHandleFetchResponse", (f, l)):
-        gone = set(s.kraft.fetch_responses) - set(t.kraft.fetch_responses)
-        if len(gone) != 1:
-            continue
-        p = next(iter(gone))
-        if p.fetch_offset != int(a["fetch_offset"]) or p.leader_epoch != _ep(v, a["leader_epoch"]):
-            continue
-        if bool(p.diverging) != ("diverging" in a):
-            continue
-        if a.get("ignored") and t.replicas[f] is not s.replicas[f]:
+        p = _response_taken(v, a, s, t, f)
+        if p is None or bool(p.diverging) != ("diverging" in a):
             continue
         _fit(v, ev, f, c, t, out, mism)
     return _not_enabled(mism, ev, out)
+
+
+def _response_taken(v: PartitionValidator, a: dict, s: State, t: State, f: int) -> FetchResp | None:
+    """The one fetch response follower ``f``'s step ``s`` -> ``t`` took in, if it is the one
+    the event names (its fetch offset and leader epoch; an ``ignored`` answer changes nothing
+    of the follower), else None."""
+    gone = set(s.kraft.fetch_responses) - set(t.kraft.fetch_responses)
+    if len(gone) != 1:
+        return None
+    p = next(iter(gone))
+    if p.fetch_offset != int(a["fetch_offset"]) or p.leader_epoch != _ep(v, a["leader_epoch"]):
+        return None
+    if a.get("ignored") and t.replicas[f] is not s.replicas[f]:
+        return None
+    return p
 
 
 def on_send_alter(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
@@ -256,15 +264,8 @@ def _with(xs: tuple[int, ...], i: int, x: int) -> tuple[int, ...]:
 def _offset_out_of_range(v, ev, c, s, f, l, out, mism) -> None:
     a = ev["args"]
     for _a, t in v.steps(s, "FollowerHandleOffsetOutOfRange", (f, l)):
-        gone = set(s.kraft.fetch_responses) - set(t.kraft.fetch_responses)
-        if len(gone) != 1:
-            continue
-        p = next(iter(gone))
-        if p.fetch_offset != int(a["fetch_offset"]) or p.leader_epoch != _ep(v, a["leader_epoch"]):
-            continue
-        if a.get("ignored") and t.replicas[f] is not s.replicas[f]:
-            continue
-        _fit(v, ev, f, c, t, out, mism)
+        if _response_taken(v, a, s, t, f) is not None:
+            _fit(v, ev, f, c, t, out, mism)
 
 
 def on_delete_old_segment(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list[Cand]:
