@@ -134,6 +134,7 @@ def state_to_json(s: State) -> dict[str, Any]:
                 "version_current": q.fresh,
                 **({"controller_epoch": q.ctrl_epoch} if q.ctrl_epoch != 1 else {}),
                 **({"replicas": _mask_list(q.replicas)} if q.replicas else {}),
+                **({"partition_change_rank": q.pc} if q.pc else {}),
             }
             for q in s.requests
         ],
@@ -412,6 +413,7 @@ def state_from_json(d: dict[str, Any]) -> State:
                 q["version_current"],
                 q.get("controller_epoch", 1),
                 mask(q.get("replicas", [])),
+                q.get("partition_change_rank", 0),
             )
             for q in d["leader_and_isr_in_flight"]
         )

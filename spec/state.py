@@ -88,6 +88,13 @@ class Request(NamedTuple):
     replicas: int = 0  # kraft with --reassignments (KIP-455): the partition's replica set, a
     # bitmask, as the registration the request stands for has it (PartitionRegistration
     # .replicas); 0, a constant, when the mechanism is off (every broker is a replica)
+    pc: int = 0  # kraft: a partition change in flight to the leader in its own leader epoch
+    # (KAFKA-15021: no leader epoch bump) that is newer than the partition state the leader
+    # holds, by rank in the order written: 1 the oldest such, densely (the partition epoch's
+    # order, abstracted: only the order among these and the leader's state is ever asked, and
+    # ranks keep the space finite where partition epochs grow without bound). 0 for every
+    # other request: an election, a follower's state, a change the leader has passed (it may
+    # only be ignored), and always in the ZooKeeper-era versions, whose changes bump the epoch
 
 
 class History(NamedTuple):
@@ -228,11 +235,14 @@ class AlterReq(NamedTuple):
     fresh: bool  # made with the current partition state (no write of it since): the partition
     # epoch check, abstracted as Coord's docstring abstracts the zkVersion
     leader_be: int  # the sending leader's broker epoch (AlterPartition's BrokerEpoch field)
-    answered: bool = False  # --controller-failovers (kraft) only: the leader has an answer it
+    answered: int = 0  # --controller-failovers (kraft) only: the leader has an answer it
     # takes as final (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH) and keeps the change pending,
     # counted in its maximal ISR and blocking any other proposal, until newer partition state
     # overrides it (``Partition.handleAlterPartitionError`` returns false: no retry). Not in
-    # flight any more: no controller handles it (LeaderClearPendingAlterPartition clears it)
+    # flight any more: no controller handles it (LeaderClearPendingAlterPartition clears it).
+    # 1 answered; 2 answered and the leader has since applied a newer partition change, which
+    # in Kafka drops the pending state at once (``Partition.makeLeader``), even when the state
+    # it applied is not the newest written
 
 
 class Kraft(NamedTuple):

@@ -207,7 +207,7 @@ def permute(s: State, order: list[int], tables: dict | None = None) -> State:
     its ``_renaming``. Written for speed (it runs on about a fifth of the generated states):
     NamedTuple fields by position (Replica: log 0, hw 1, hw_ckpt 2, alive 3, leader 4, epoch 5,
     isr 6, zk_fresh 7, remote_leo 8, truncating 9, pending 10; Coord: leader 0, epoch 1, isr 2;
-    Request: dest 0, leader 1, epoch 2, isr 3, fresh 4, ctrl_epoch 5) and tuple.__new__."""
+    Request: dest 0, leader 1, epoch 2, isr 3, fresh 4, ctrl_epoch 5, replicas 6, pc 7) and tuple.__new__."""
     if tables is None:
         pos, table = _renaming(order)
     else:
@@ -265,6 +265,7 @@ def permute(s: State, order: list[int], tables: dict | None = None) -> State:
                             q[4],
                             q[5],
                             table[q[6]],
+                            q[7],
                         ),
                     )
                     for q in reqs

@@ -192,7 +192,7 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
         accept, stale = _verdict(ctx, s, a)
         if not accept and stale and keep:
             alters = tuple(
-                sorted(a._replace(answered=True) if x is a else x for x in k.alter_partition)
+                sorted(a._replace(answered=1) if x is a else x for x in k.alter_partition)
             )
             out.append(((kind, (l,)), with_kraft(s, k._replace(alter_partition=alters))))
             continue
@@ -200,7 +200,7 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
         t = with_kraft(s, k._replace(alter_partition=alters))
         if accept and ctx.reassign and (k.adding or k.removing):
             # (the leader keeps its change pending, awaiting the metadata: see _completing)
-            kept = tuple(sorted((*alters, a._replace(answered=True))))
+            kept = tuple(sorted((*alters, a._replace(answered=1))))
             done = _completing(ctx, with_kraft(s, k._replace(alter_partition=kept)), a)
             if done is not None:  # the change completes the reassignment (KIP-455)
                 for u in done:
@@ -216,6 +216,9 @@ def controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out: list) 
             r = reps[l]
             if r.alive and r.leader == l and r.epoch == a.leader_epoch:
                 reps = reps[:l] + (r._replace(isr=a.new_isr, zk_fresh=True),) + reps[l + 1 :]
+                if any(q.pc and q.dest == l for q in reqs):  # (only with the partition epoch
+                    # check off: the changes in flight to it are older than what it adopts)
+                    reqs = tuple(q._replace(pc=0) if q.dest == l else q for q in reqs)
             t = State(
                 reps, c._replace(isr=a.new_isr), reqs, t.history, t.faults, stale_alters(t.kraft)
             )
@@ -305,7 +308,7 @@ def leader_clear_pending_alter_partition(ctx: Ctx, s: State, kind: int, out: lis
         l = a.leader
         r = s.replicas[l]
         same = r.alive and r.leader == l and r.epoch == a.leader_epoch
-        if same and (a.fresh or not r.zk_fresh):
+        if same and (a.fresh or (not r.zk_fresh and a.answered != 2)):
             continue  # the state it was made with, or no newer one applied yet
         alters = tuple(x for x in k.alter_partition if x is not a)
         t = with_kraft(s, k._replace(alter_partition=alters))

@@ -10,7 +10,9 @@ from .common import (
     advance_leader_hw,
     deliverable,
     live_mask,
+    lost,
     partition_change,
+    passed,
     set_replica,
     stale_alters,
     with_stale_versions,
@@ -24,6 +26,10 @@ _new = tuple.__new__
 
 
 def _without(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
+    """The requests once ``q`` is applied or ignored (kraft: a partition change applied
+    passes those written before it, ``passed``)."""
+    if q[7]:
+        return passed(requests, q)
     return tuple([x for x in requests if x is not q])
 
 
@@ -113,11 +119,14 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
 
 
 def _is_partition_change(q: Request, r: Replica) -> bool:
-    """kraft: ``q`` is a partition change for the leader ``r`` in its own leader epoch: an ISR
-    change the controller wrote without a new leader epoch (KAFKA-15021). It is newer than what
-    the leader has exactly when it carries the current partition epoch (``fresh``; the epoch is
-    abstracted as Coord's docstring says): any write since would have made it stale."""
-    return q.fresh and q.epoch == r.epoch and q.leader == q.dest == r.leader
+    """kraft: ``q`` is a partition change for the leader ``r`` in its own leader epoch, newer
+    than the partition state it holds: an ISR change the controller wrote without a new leader
+    epoch (KAFKA-15021), ranked (``Request.pc``) among those in flight to it. Not only the
+    newest: a KRaft broker reads the metadata log in order and may publish an image after each
+    record or after several (MetadataLoader), so it may apply an intermediate change written
+    before the current one, never one older than what it holds (``Partition.makeLeader``
+    skips a partition epoch below its own). Found by the kit's random kraft schedules."""
+    return q.pc > 0 and q.epoch == r.epoch and q.leader == q.dest == r.leader
 
 
 def broker_apply_partition_change(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -127,20 +136,37 @@ def broker_apply_partition_change(ctx: Ctx, s: State, kind: int, out: list) -> N
     LEOs and broker epochs) and its purgatory; it re-evaluates its HW, which a shrink may
     advance (R4). Its followers' fetches, fenced by the leader epoch only, go on untouched."""
     seen = s.faults.ctrl_seen
-    for q in s.requests:
+    # (the newest first: a listed step names the replica only, and a replay takes the first)
+    for q in sorted([q for q in s.requests if q[7]], key=lambda q: -q[7]):
         i = q.dest
         r = s.replicas[i]
         if not r.alive or not _is_partition_change(q, r):
             continue
         if seen and q.ctrl_epoch < seen[i]:
             continue
-        t = set_replica(s, i, r._replace(isr=q.isr, zk_fresh=True))
+        t = set_replica(s, i, r._replace(isr=q.isr, zk_fresh=q.fresh))
+        t = _passed_pending(t, i)
         if ctx.reassign:  # KIP-455: replicas added keep the leader epoch (only a removal bumps
             # it, ``PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``)
             # and reach the leader here: ``Partition.makeLeader`` with the same leader epoch
             # updates the assignment (``updateAssignmentAndIsr``) and keeps the followers' state
             t = with_view(t, i, q.replicas)
         out.append(((kind, (i,)), advance_leader_hw(ctx, _applied(t, s, i, q), i)))
+
+
+def _passed_pending(s: State, i: int) -> State:
+    """kraft: leader ``i`` applied a partition change newer than the one its answered pending
+    ISR change was made with, which drops that pending state in Kafka (``Partition.makeLeader``
+    sets a committed state whatever was pending): marked for LeaderClearPendingAlterPartition
+    (``AlterReq.answered`` 2), also when what it applied is not the newest change written."""
+    k = s.kraft
+    for a in k.alter_partition:
+        if a.leader == i and a.answered == 1:
+            alters = tuple(
+                sorted(x._replace(answered=2) if x is a else x for x in k.alter_partition)
+            )
+            return s._replace(kraft=k._replace(alter_partition=alters))
+    return s
 
 
 def broker_become_follower(ctx: Ctx, s: State, kind: int, out: list) -> None:
@@ -205,7 +231,7 @@ def broker_ignore_stale_request(ctx: Ctx, s: State, kind: int, out: list) -> Non
                 (kind, (q.dest, q.epoch)),
                 _new(
                     State,
-                    (s.replicas, s.coord, _without(s.requests, q), s.history, faults, s.kraft),
+                    (s.replicas, s.coord, lost(s.requests, q), s.history, faults, s.kraft),
                 ),
             )
         )
@@ -230,16 +256,24 @@ def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> Non
     (BrokerRestart); the requests of the previous incarnation that no step dropped reach the new
     one first, in order: the bounce the controller handled late or, before KIP-380, missed.
 
-    kraft: any one request may be lost (its own model, spec/protocols/kraft.py)."""
+    kraft: a request superseded by a newer one in flight to the same broker (a higher leader
+    epoch, or a partition change written later in the same epoch) may be lost: the broker
+    published an image after both records and skipped the older. A KRaft broker reads every
+    record of the replicated metadata log, so the newest is never lost: were it, the broker
+    would stay behind for ever (liveness false alarms, and a lost election would make a live,
+    unfenced leader look lost to ControllerElectLeader, a reason Kafka's controller never
+    elects for). A broker that crashes is sent the current state on registering."""
     reqs = s.requests
     if not reqs:
         return
     reps, coord, _, h, f, k = s
     if not ctx.fifo:
+        kraft = ctx.split_fetch  # (the validator's unordered ZooKeeper-era queues: any request)
         for q in reqs:
-            out.append(
-                ((kind, (q[0], q[2])), _new(State, (reps, coord, _without(reqs, q), h, f, k)))
-            )
+            if not kraft or _superseded(reqs, q):
+                out.append(
+                    ((kind, (q[0], q[2])), _new(State, (reps, coord, lost(reqs, q), h, f, k)))
+                )
         return
     live = live_mask(s)
     ctrl = f.ctrl_epoch
@@ -249,6 +283,12 @@ def network_lose_leader_and_isr(ctx: Ctx, s: State, kind: int, out: list) -> Non
             continue  # a live broker's queue of the current controller is never lost
         rest = tuple([q for q in reqs if q[0] != d or q[5] != ce])
         out.append(((kind, (d, head[2])), _new(State, (reps, coord, rest, h, f, k))))
+
+
+def _superseded(reqs: tuple[Request, ...], q: Request) -> bool:
+    """kraft: another request in flight to ``q``'s broker is newer than ``q``."""
+    d, e, j = q[0], q[2], q[7]
+    return any(x[0] == d and (x[2] > e or (j and x[2] == e and x[7] > j)) for x in reqs)
 
 
 def broker_checkpoint_hw(ctx: Ctx, s: State, kind: int, out: list) -> None:

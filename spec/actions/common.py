@@ -368,6 +368,13 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
         for d in range(len(reps))
         if send_to >> d & 1
     ]
+    old = s.coord
+    if coord.epoch == old.epoch and coord.leader == old.leader and send_to >> coord.leader & 1:
+        # kraft: a partition change to the leader in its own leader epoch, ranked after those
+        # still in flight to it (``Request.pc``)
+        d = coord.leader
+        rank = 1 + max([q[7] for q in reqs if q[0] == d and q[2] == coord.epoch], default=0)
+        new = [q._replace(pc=rank) if q.dest == d else q for q in new]
     return _new(
         State,
         (
@@ -379,6 +386,39 @@ def controller_write(s: State, coord: Coord, send_to: int) -> State:
             stale_alters(s.kraft),
         ),
     )
+
+
+def passed(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
+    """kraft: the requests in flight once ``q`` is no longer (applied or lost), with the ranks
+    of the partition changes to ``q``'s broker in ``q``'s leader epoch kept dense
+    (``Request.pc``). When ``q`` was applied and was one of them, those written before it are
+    passed (rank 0: the broker read past them; only BrokerIgnoreStaleRequest takes them now)
+    and those after it rank from 1. When ``q`` was lost, only the ranks above it close up."""
+    d, e, j = q[0], q[2], q[7]
+    out = []
+    for x in requests:
+        if x is q:
+            continue
+        k = x[7]
+        if k and x[0] == d and x[2] == e and j:
+            x = _new(Request, (*x[:7], 0 if k < j else k - j))
+        out.append(x)
+    return tuple(out)
+
+
+def lost(requests: tuple[Request, ...], q: Request) -> tuple[Request, ...]:
+    """kraft: the requests in flight once ``q``, superseded, is lost (``passed``'s dense ranks:
+    the partition changes written after ``q`` move down by one)."""
+    d, e, j = q[0], q[2], q[7]
+    out = []
+    for x in requests:
+        if x is q:
+            continue
+        k = x[7]
+        if j and k > j and x[0] == d and x[2] == e:
+            x = _new(Request, (*x[:7], k - 1))
+        out.append(x)
+    return tuple(out)
 
 
 def partition_change(ctx: Ctx, s: State, new_isr: int, live: int) -> State:

@@ -97,7 +97,5 @@ def deposed_controller_handle_alter_partition(ctx: Ctx, s: State, kind: int, out
             continue
         if not (a.leader_epoch > dep[0] or (a.leader_epoch == dep[0] and dep[1])):
             continue  # the deposed one's own state: it would accept, fail to commit, resign
-        alters = tuple(
-            sorted(x._replace(answered=True) if x is a else x for x in k.alter_partition)
-        )
+        alters = tuple(sorted(x._replace(answered=1) if x is a else x for x in k.alter_partition))
         out.append(((kind, (a.leader,)), with_kraft(s, k._replace(alter_partition=alters))))

@@ -102,7 +102,7 @@ def test_work_is_shared_between_workers():
 
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
 def test_every_protocol_matches_bfs(protocol):
-    # the kraft presets without a crash (38,068 states for kraft): the
+    # the kraft presets without a crash (27,139 states for kraft): the
     # engines' agreement is the point here, the crash handling of each preset is test_kraft's;
     # with a crash the three cost about 280 s of CI's 13 minutes
     model = isr(protocol, cr=0 if PROTOCOLS[protocol].split_fetch else 1)

@@ -40,7 +40,7 @@ def steps(cx) -> list[tuple]:
 
 def test_off_by_default_and_on_with_either_bound():
     """The built-in kraft has none of the new actions nor properties, its states keep the new
-    fields at their constants (so every pinned count stays: 38,068 at 2/1/2/0); --retention
+    fields at their constants (so every pinned count stays: 27,139 at 2/1/2/0); --retention
     brings retention and the reset, --delete-records the operator's requests and the reset."""
     new_actions = {
         "LeaderDeleteRecords",
@@ -92,7 +92,7 @@ def test_check_from_the_command_line(capsys):
     argv += ["--invariant", "LogStartAtMostHw", "--invariant", "DeletedOnlyCommitted"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "5,411" in out and "LogStartAtMostHw" in out
+    assert "4,633" in out and "LogStartAtMostHw" in out
 
 
 # --- the epoch cache ------------------------------------------------------------------------------
@@ -261,9 +261,9 @@ def test_kafka_9491_a_reset_follower_keeps_its_hw_below_its_log_start():
 @pytest.mark.parametrize(
     ("bounds", "states"),
     [
-        (dict(delete_records=1), 5_411),
-        (dict(retention=True), 6_851),
-        (dict(retention=True, delete_records=1), 12_371),
+        (dict(delete_records=1), 4_633),
+        (dict(retention=True), 5_881),
+        (dict(retention=True, delete_records=1), 10_633),
     ],
     ids=["delete-records", "retention", "both"],
 )

@@ -146,7 +146,7 @@ def test_without_the_check_a_recovering_leader_grows_its_isr():
 
 
 @pytest.mark.parametrize(
-    ("variant", "states"), [(STEPWISE, 32_472), (AT_ONCE, 32_234)], ids=["kip", "release"]
+    ("variant", "states"), [(STEPWISE, 19_084), (AT_ONCE, 18_874)], ids=["kip", "release"]
 )
 def test_with_the_check_every_safety_property_holds_at_the_same_bounds(variant, states):
     """With the check, at the bounds of the 10-step story: every safety property holds, in the
@@ -176,12 +176,12 @@ def test_a_kept_elr_lacks_a_record_the_lowered_min_isr_committed():
 
 def test_the_fix_holds_every_safety_property_at_the_same_bounds():
     """Kafka 4.0's ClearElrRecord: at 2/1/2/0, min ISR 2, one change, every safety property
-    holds (86,068 states)."""
+    holds (60,602 states)."""
     m = kraft(**MIN_ISR)
     res = check_bfs(m, properties=safety(m))
     assert "ElrHoldsCommitted" in safety(m)
     assert all(p.holds for p in res.properties), [p.name for p in res.properties if not p.holds]
-    assert res.distinct_states == 86_068
+    assert res.distinct_states == 60_602
 
 
 # KAFKA-16540's story to the end: the ELR member elected without the record
@@ -237,7 +237,7 @@ BELOW_HW = [
 def test_a_follower_that_joins_below_the_hw_loses_a_committed_record():
     """``isr_join_needs_hw=False`` (examples/protocols/kraft_join_below_hw.py): StrongIsr in 7
     steps, NoCommittedLoss in 9 (a preferred-replica election of the joiner), no crash. The
-    built-in kraft holds every safety property at 2/1/2/0 (test_kraft.py, 38,068 states)."""
+    built-in kraft holds every safety property at 2/1/2/0 (test_kraft.py, 27,139 states)."""
     m = kraft(KRAFT.variant(isr_join_needs_hw=False), **JOIN)
     assert [st.action for st in first_violation(m, "StrongIsr").steps] == BELOW_HW
     cx = first_violation(m, "NoCommittedLoss")
@@ -250,13 +250,13 @@ def test_a_follower_that_joins_below_the_hw_loses_a_committed_record():
 
 def test_the_epoch_start_half_alone_changes_nothing_at_two_replicas():
     """KAFKA-7128's half of the rule removed (``isr_join_needs_epoch_start=False``): the same
-    38,068 states as the built-in kraft at 2/1/2/0, every safety property holding: at two
+    27,139 states as the built-in kraft at 2/1/2/0, every safety property holding: at two
     replicas the joiner is the deposed leader, which holds every record below the new leader's
     epoch start (the KAFKA-7128 story needs a third replica that missed them)."""
     m = kraft(KRAFT.variant(isr_join_needs_epoch_start=False), **JOIN)
     res = check_bfs(m, properties=safety(m))
     assert all(p.holds for p in res.properties)
-    assert res.distinct_states == 38_068
+    assert res.distinct_states == 27_139
 
 
 # --- symmetry: renaming the replicas commutes with the new actions -----------------------------
