@@ -13,7 +13,7 @@ Then it proposes the follower back: its counted LEO 0 is below the HW 1, which t
 refuses; here the controller accepts. The ISR now holds a replica without a committed record
 (StrongIsr, 7 steps), and a preferred-replica election makes it leader: the record is gone
 (NoCommittedLoss, 9 steps, no crash). The built-in ``kraft`` holds every safety property at
-these bounds (38,068 states; tests/spec/test_kraft.py). The yardstick's TLA+ spec finds the same
+these bounds (27,139 states; tests/spec/test_kraft.py). The yardstick's TLA+ spec finds the same
 hole with its ``isr-hwm`` guard dropped (bench/kraft_tla, 8 steps).
 """
 
