@@ -37,6 +37,7 @@ from .scenarios import (
     KRAFT_FAULT_KINDS,
     START_PROBE,
     Scenario,
+    idempotent_scenarios,
     logstart_scenarios,
     probe_ops,
     schedule_strategy,
@@ -505,7 +506,13 @@ def default_scenarios(protocol: Any) -> dict[str, Scenario]:
 
     name = getattr(protocol, "name", protocol)
     extra = logstart_scenarios() if name == "kraft" else {}  # (R12: kraft's operator commands)
-    return {**spec_scenarios(3, protocol), **extra, **separating_scenarios(name)}
+    return {
+        **spec_scenarios(3, protocol),
+        **extra,
+        # (R6, R15: the idempotent producer, every version: the spec's --idempotence)
+        **idempotent_scenarios(),
+        **separating_scenarios(name),
+    }
 
 
 def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) -> list[str]:
