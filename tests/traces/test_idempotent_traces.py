@@ -34,14 +34,12 @@ def test_reference_idempotent_runs_are_accepted(protocol: str, name: str) -> Non
     assert cfg.idempotence and cfg.retries >= 1
     # the log entries carry the batch header, compared with the spec's
     assert any(
-        len(x) == 4
-        for e in out.events
-        for x in (e.get("state") or {}).get("log_append", [])
+        len(x) == 4 for e in out.events for x in (e.get("state") or {}).get("log_append", [])
     )
 
 
 def test_duplicate_in_new_leader_is_answered_with_the_original_offset() -> None:
-    v, out = _run("kip-320", "idempotent:lost-reply-new-leader")
+    _v, out = _run("kip-320", "idempotent:lost-reply-new-leader")
     dup = next(e for e in out.events if e["args"].get("duplicate"))
     first = next(
         e
