@@ -82,6 +82,13 @@ def register(sub) -> None:
         "mutation score",
     )
     p.add_argument("--mutant", action="append", default=None, help="with --mutants: only these")
+    p.add_argument(
+        "--idempotence",
+        action="store_true",
+        help="start every scenario with the session option idempotence (the idempotent "
+        "producer, traces/ADAPTER.md): its traces are validated with the spec's --idempotence "
+        "(the idempotent:* scenarios always are)",
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
     p.add_argument("--sarif", metavar="FILE", help="also write a SARIF 2.1.0 report")
@@ -303,6 +310,7 @@ def run(args: argparse.Namespace) -> int:
                 max_ops=args.max_ops,
                 spec_protocol=mine,
                 scenarios=scenarios,
+                start_options={"idempotence": True} if args.idempotence else None,
             )
         finally:
             ad.close()

@@ -207,6 +207,13 @@ class Session:
         )
         self.sent = 0
         self.world.producer.acks = -1 if acks == "all" else 1
+        if c.get("idempotence"):
+            # the idempotent producer (Kafka's default since 3.0; the spec's --idempotence):
+            # acks=all, retries without end, its own events traced (FORMAT.md)
+            if acks != "all":
+                return {"ok": False, "error": "idempotence needs acks 'all'"}
+            self.world.producer.producer_id = 1
+            self.world.producer.max_retries = 1_000_000
         self.history = HistoryRecorder(self.world, acks)
         self.world.run_until(100)
         w = self.world
@@ -227,6 +234,7 @@ class Session:
                 "log",
                 "remote_leo",
                 "coord",
+                *(["producer"] if c.get("idempotence") else []),
             ],
             "log_encoding": "delta",
             "config": cfg.to_dict(),
@@ -245,6 +253,8 @@ class Session:
         w = self.world
         for _ in range(int(c.get("count", 1))):
             tps = sorted(w.coord.assignments)
+            if c.get("lose_reply"):  # R15: its (first successful) answer is lost
+                w.lose_replies.add(f"m{self.sent}")
             w.produce(tps[self.sent % len(tps)], f"m{self.sent}")
             self.sent += 1
             w.run_until(w.now + 10)

@@ -16,6 +16,7 @@ from .core import messages as m
 from .core.controller import Controller
 from .core.messages import PartitionState
 from .core.partition import LEADER, Partition
+from .core.producer_state import APPEND, DUPLICATE, OUT_OF_ORDER, ProducerState
 from .core.replica import Broker
 
 
@@ -581,3 +582,82 @@ KRAFT_MUTANTS["hw-below-log-start-on-reset"] = Mutant(
     "a follower reset to its leader's log start keeps its HW below it (KAFKA-9491 undone)",
     HwBelowLogStartOnReset,
 )
+
+
+# ---- the idempotent producer's state (issue 28 item 4; R6, R15; the spec's --idempotence) -----
+# Each shows only in a run of the idempotent producer (the kit's idempotent:* scenarios, whose
+# start has "idempotence": true), in every version: the spec's producer state is the same in
+# all (spec/producer_state.py).
+class AppendRetryAgain(Broker):
+    """A leader that appends a retried batch again: its duplicate check never finds the batch
+    (Kafka before KIP-98; the spec's leader answers DUPLICATE with the original offset,
+    ``UnifiedLog.analyzeAndValidateProducerState``): the record is in the log twice
+    (NoDuplicates)."""
+
+    def _analyze(self, p: Partition, req: m.ProduceRequest) -> tuple[str, int]:
+        verdict, base = super()._analyze(p, req)
+        return (APPEND, -1) if verdict == DUPLICATE else (verdict, base)
+
+
+class ProducerStateNotRebuilt(Broker):
+    """The producer state is not rebuilt from the log when the broker becomes leader or
+    restarts (KAFKA-7298-like; Kafka rebuilds it on every truncation and load,
+    ``UnifiedLog.rebuildProducerState``, and a follower's appends update it,
+    ``appendAsFollower``): a leader knows only the batches it appended itself in its current
+    leadership, so the retry of a batch it replicated as a follower, or held before a
+    restart, is appended again."""
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self._own: dict[Any, tuple[int, ProducerState]] = {}
+
+    def _analyze(self, p: Partition, req: m.ProduceRequest) -> tuple[str, int]:
+        held = self._own.get(p.tp)
+        if held is None or held[0] != p.leader_epoch:
+            held = self._own[p.tp] = (p.leader_epoch, ProducerState())
+        st = held[1]
+        verdict, base = st.analyze(req.producer_id, req.producer_epoch, req.base_sequence)
+        if verdict == APPEND:  # (one record per batch: appended next, at the LEO)
+            st.add(req.producer_id, req.producer_epoch, req.base_sequence, p.log.leo)
+        return verdict, base
+
+
+class DuplicateWindowOffByOne(Broker):
+    """The sequence check off by one: the duplicate search skips the newest of the producer's
+    cached batches (``ProducerStateEntry.findDuplicateBatch`` searches all five), so the retry
+    of the last batch, whose answer was lost, is not a duplicate; its sequence is not the last
+    + 1 either: OUT_OF_ORDER_SEQUENCE_NUMBER, the producer bumps its epoch (KIP-360) and the
+    batch is appended again under the new one."""
+
+    def _analyze(self, p: Partition, req: m.ProduceRequest) -> tuple[str, int]:
+        e = p.log.producers.producers.get(req.producer_id)
+        if e is not None and req.producer_epoch == e.epoch and e.batches:
+            newest = e.batches[-1]
+            if newest[0] == req.base_sequence and len(req.records) == 1:
+                return OUT_OF_ORDER, -1  # (not found among the older four: out of order)
+        return super()._analyze(p, req)
+
+
+IDEMPOTENT_MUTANTS: dict[str, Mutant] = {
+    mu.name: mu
+    for mu in (
+        Mutant(
+            "idem-append-retry-again",
+            "a leader appends a retried batch of the idempotent producer again",
+            AppendRetryAgain,
+        ),
+        Mutant(
+            "idem-state-not-rebuilt",
+            "the producer state is not rebuilt from the log on becoming leader or restart "
+            "(KAFKA-7298-like)",
+            ProducerStateNotRebuilt,
+        ),
+        Mutant(
+            "idem-duplicate-window-off-by-one",
+            "the sequence check off by one: the newest cached batch is not a duplicate",
+            DuplicateWindowOffByOne,
+        ),
+    )
+}
+MUTANTS.update(IDEMPOTENT_MUTANTS)
+KRAFT_MUTANTS.update(IDEMPOTENT_MUTANTS)

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import messages as m
 from .messages import TP
+from .trace import LamportClock, event
 
 RETRIABLE = {
     m.OUT_OF_ORDER_SEQUENCE_NUMBER,  # after ProducerBumpEpoch (KIP-360), or a later batch's
@@ -20,7 +21,11 @@ RETRIABLE = {
     m.NOT_ENOUGH_REPLICAS,
     m.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
     m.REQUEST_TIMED_OUT,
+    # (idempotent only: an attempt made before a bump, answered after it; the spec's
+    # ProducerRetry retries it, Kafka's canRetry too for a batch whose sequence was reset)
+    m.INVALID_PRODUCER_EPOCH,
 }
+MAX_IN_FLIGHT = 5  # idempotent: max.in.flight.requests.per.connection (at most 5, KIP-98)
 
 
 @dataclass
@@ -29,6 +34,15 @@ class _Pending:
     records: tuple[tuple[str, str], ...]
     attempts: int = 1
     base_sequence: int = -1  # idempotent: the batch's sequence, the same on every retry
+    # idempotent (``ProducerClient._drain``): the broker its outstanding attempt went to (-1:
+    # none), whether a leader took an attempt (an answer other than NOT_LEADER), whether it
+    # waits to be sent again, and whether its sequence was rewritten by a bump since its
+    # outstanding attempt (Kafka's ``sequenceHasBeenReset``)
+    broker: int = -1
+    delivered: bool = False
+    retrying: bool = False
+    ready: bool = False
+    reset: bool = False
 
 
 @dataclass
@@ -49,9 +63,26 @@ class ProducerClient:
     producer_id: int = -1
     sequences: dict[TP, int] = field(default_factory=dict)
     producer_epoch: int = 0  # KIP-360: bumped after OUT_OF_ORDER_SEQUENCE_NUMBER (``_bump``)
+    # idempotent: per partition, the highest sequence acknowledged in this epoch (Kafka's
+    # ``lastAckedSequence``; -1 none): OUT_OF_ORDER_SEQUENCE_NUMBER to the batch after it is
+    # the one that bumps the epoch (``TransactionManager.isNextSequence``)
+    last_acked: dict[TP, int] = field(default_factory=dict)
+    # idempotent: the producer's own events (traces/FORMAT.md: ProducerCompleteBatch,
+    # ProducerBumpEpoch) on its Lamport clock, which the runtime merges with every answer's
+    clock: LamportClock = field(default_factory=LamportClock)
+    events: list[dict[str, Any]] = field(default_factory=list)  # taken by the runtime
+    now_ms: int = 0  # the runtime's time, for the events' time_ms
     _corr: int = 0
 
+    @property
+    def idempotent(self) -> bool:
+        return self.producer_id >= 0 and self.acks != 0
+
     def send(self, tp: TP, records: list[tuple[str, str]]) -> list[Any]:
+        if self.idempotent:
+            self._corr += 1
+            self.pending[self._corr] = _Pending(tp, tuple(records), attempts=0, ready=True)
+            return self._drain()
         self._corr += 1
         seq = -1
         if self.producer_id >= 0 and self.acks != 0:
@@ -80,6 +111,8 @@ class ProducerClient:
         p = self.pending.get(resp.correlation_id)
         if p is None:
             return []  # a late answer to a request we already retried or gave up
+        if self.idempotent:
+            return self._on_response_idempotent(resp, p)
         if resp.error == m.NONE:
             del self.pending[resp.correlation_id]
             for i, (rid, _v) in enumerate(p.records):
@@ -92,6 +125,17 @@ class ProducerClient:
         kind, corr_s, attempt_s = key.split(":")
         corr = int(corr_s)
         p = self.pending.get(corr)
+        if self.idempotent:
+            out: list[Any] = []
+            if p is not None and int(attempt_s) == p.attempts:
+                if kind == "timeout" and p.broker >= 0:
+                    # the request timed out: the client closes the connection, its answer is
+                    # lost (the spec's ProducerRetry of a batch whose answer it never took in)
+                    p.broker = -1
+                    out = self._retry(corr, m.REQUEST_TIMED_OUT)
+                elif kind == "retry" and p.retrying:
+                    p.ready = True
+            return out + self._drain()
         if p is None:
             return []
         if kind == "timeout" and int(attempt_s) == p.attempts:
@@ -114,20 +158,29 @@ class ProducerClient:
             for c, q in self.pending.items()
             if q.tp == p.tp and q.base_sequence >= 0
         )
-        if not mine or mine[0][1] != corr:
+        if not self.idempotent and (not mine or mine[0][1] != corr):
             return
+        if self.idempotent and (p.reset or p.base_sequence != self.last_acked.get(p.tp, -1) + 1):
+            return  # not the batch it expects next, or answered for a rewritten sequence
         self.producer_epoch += 1
         self.sequences = {}
+        self.last_acked = {}
         for c in sorted(self.pending, key=lambda c: self.pending[c].base_sequence):
             q = self.pending[c]
             if q.base_sequence >= 0:
                 q.base_sequence = self.sequences.get(q.tp, 0)
                 self.sequences[q.tp] = q.base_sequence + len(q.records)
+                q.reset = q.broker >= 0  # an attempt still out: its answer is for the old one
+        if self.idempotent:
+            self._event("ProducerBumpEpoch", p)
 
     def _retry(self, corr: int, err: str) -> list[Any]:
         p = self.pending[corr]
         if err == m.OUT_OF_ORDER_SEQUENCE_NUMBER:
             self._bump(corr)
+        if self.idempotent and err in RETRIABLE and p.attempts <= self.max_retries:
+            p.retrying, p.ready, p.reset = True, False, False
+            return [m.SetTimer(f"retry:{corr}:{p.attempts}", self.retry_backoff_ms)]
         if err not in RETRIABLE or p.attempts > self.max_retries:
             del self.pending[corr]
             for rid, _v in p.records:
@@ -136,6 +189,114 @@ class ProducerClient:
             return []
         p.attempts += 1
         return [m.SetTimer(f"retry:{corr}:{p.attempts}", self.retry_backoff_ms)]
+
+    # ---- the idempotent producer (R6, R15; the spec's --idempotence) -----------------------
+    def _on_response_idempotent(self, resp: m.ProduceResponse, p: _Pending) -> list[Any]:
+        corr = resp.correlation_id
+        p.broker = -1
+        if resp.error != m.NOT_LEADER:
+            p.delivered = True  # a leader took it (the spec's ProducerSend happened)
+        if resp.error == m.NONE:
+            # ProducerCompleteBatch: the batch is done (``Sender.completeBatch``), its sequence
+            # the last acknowledged if it is the highest (``maybeUpdateLastAckedSequence``)
+            del self.pending[corr]
+            self.last_acked[p.tp] = max(self.last_acked.get(p.tp, -1), p.base_sequence)
+            for i, (rid, _v) in enumerate(p.records):
+                self.acked[rid] = (p.tp, resp.base_offset + i)
+                self.failed.pop(rid, None)
+            self._event("ProducerCompleteBatch", p)
+            return self._drain()
+        return self._retry(corr, resp.error) + self._drain()
+
+    def _drain(self) -> list[Any]:
+        """Send what may go now, as Kafka 3.9's ``RecordAccumulator.drain`` and the spec's
+        idempotent producer (spec/actions/producer.py) allow, per partition:
+
+        * one request at a time per broker: Kafka's broker reads one request of a connection
+          at a time (``SocketServer`` mutes it until the answer is sent), so a later request
+          waits behind an acks=all one in the purgatory; here the client waits instead, which
+          makes the spec's rules on a connection's answers (they come in order; an error or a
+          bump means those not taken in were lost) hold trivially;
+        * a batch being retried goes alone, and only the first in flight (the lowest
+          sequence: ``shouldStopDrainBatchesForPartition``, the spec's ProducerRetry);
+        * a new batch gets its sequence when it is sent (``setProducerState`` at drain), at
+          most MAX_IN_FLIGHT in flight, and only once every batch before it reached a leader
+          (answered other than NOT_LEADER): a first attempt lost on the way (a crashed
+          broker, a lost message) would leave a gap in the sequences that the spec's
+          producer, whose every send reaches a replica that presumes to lead, never has."""
+        out: list[Any] = []
+        busy = {q.broker for q in self.pending.values() if q.broker >= 0}
+        for tp in sorted({q.tp for q in self.pending.values()}):
+            leader = self.metadata.get(tp, -1)
+            mine = [(c, q) for c, q in self.pending.items() if q.tp == tp]
+            sent = sorted((q.base_sequence, c) for c, q in mine if q.base_sequence >= 0)
+            if leader < 0 or leader in busy:
+                waiting = [c for c, q in mine if q.ready]
+                if waiting:  # try again later (the metadata may change meanwhile)
+                    q = self.pending[waiting[0]]
+                    out.append(
+                        m.SetTimer(f"retry:{waiting[0]}:{q.attempts}", self.retry_backoff_ms)
+                    )
+                continue
+            pick = None
+            if sent:
+                first = self.pending[sent[0][1]]
+                if first.ready:
+                    pick = sent[0][1]
+                elif any(self.pending[c].retrying for _s, c in sent):
+                    continue  # a retry waits for the first batch (sent one at a time)
+            if pick is None:
+                if len(sent) >= MAX_IN_FLIGHT or not all(
+                    self.pending[c].delivered for _s, c in sent
+                ):
+                    continue
+                new = [c for c, q in mine if q.base_sequence < 0]
+                if not new:
+                    continue
+                pick = new[0]
+                q = self.pending[pick]
+                q.base_sequence = self.sequences.get(tp, 0)
+                self.sequences[tp] = q.base_sequence + len(q.records)
+            out += self._send_attempt(pick, leader)
+            busy.add(leader)
+        return out
+
+    def _send_attempt(self, corr: int, leader: int) -> list[Any]:
+        """An attempt of batch ``corr`` to ``leader``, under a new correlation id (Kafka's
+        every request has its own): a late answer to an earlier attempt, whose connection was
+        closed, is never taken for this one."""
+        p = self.pending.pop(corr)
+        self._corr += 1
+        corr = self._corr
+        self.pending[corr] = p
+        p.attempts += 1
+        p.broker, p.ready, p.retrying, p.reset = leader, False, False, False
+        req = m.ProduceRequest(
+            self.client_id, corr, p.tp[0], p.tp[1], self.acks, p.records, self.producer_id,
+            p.base_sequence, self.producer_epoch,
+        )  # fmt: skip
+        return [
+            m.SetTimer(f"timeout:{corr}:{p.attempts}", self.request_timeout_ms),
+            m.Send(leader, req),
+        ]
+
+    def _event(self, action: str, p: _Pending) -> None:
+        """One of the producer's own events (node ``producer``), kept in ``events`` for the
+        runtime to record."""
+        self.events.append(
+            event(
+                self.clock.tick(),
+                "producer",
+                action,
+                {
+                    "record": p.records[0][0],
+                    "producer_epoch": self.producer_epoch,
+                    "base_sequence": p.base_sequence,
+                },
+                now_ms=self.now_ms,
+                tp=p.tp,
+            )
+        )
 
     @property
     def idle(self) -> bool:

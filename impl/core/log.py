@@ -121,5 +121,14 @@ class PartitionLog:
         return best, end
 
     def view(self) -> list[list[object]]:
-        """The trace's view of the log: [record_id, epoch] pairs."""
-        return [[e[1], e[0]] for e in self.entries]
+        """The trace's view of the log: [record_id, epoch] pairs (``trace_entry``)."""
+        return [trace_entry(e) for e in self.entries]
+
+
+def trace_entry(e: Entry) -> list[object]:
+    """An entry as the trace shows it (FORMAT.md): [record id, leader epoch], and for an
+    idempotent producer's batch its header, [.., producer epoch, sequence] (the spec's
+    --idempotence log entries; the producer id is not shown: the spec has one producer)."""
+    if len(e) >= 5:
+        return [e[1], e[0], e[5] if len(e) >= 6 else 0, e[4]]  # type: ignore[misc]
+    return [e[1], e[0]]

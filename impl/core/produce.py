@@ -37,21 +37,52 @@ class ProduceRole:
             reply(m.NOT_LEADER)
             return out
         rids = [rid for rid, _v in req.records]
+        # the batch header of an idempotent producer's batch (FORMAT.md: the validator checks
+        # it against the spec's --idempotence producer)
+        head = (
+            {
+                "producer_id": req.producer_id,
+                "producer_epoch": req.producer_epoch,
+                "base_sequence": req.base_sequence,
+            }
+            if req.producer_id >= 0
+            else {}
+        )
         if req.acks == -1 and len(p.isr) < self.config.min_insync_replicas:
             self._trace(
                 out,
                 "ProducerSend",
-                {"leader": self.id, "records": rids, "acks": "all", "error": m.NOT_ENOUGH_REPLICAS},
+                {"leader": self.id, "records": rids, "acks": "all", **head,
+                 "error": m.NOT_ENOUGH_REPLICAS},
                 now,
                 p,
-            )
+            )  # fmt: skip
             reply(m.NOT_ENOUGH_REPLICAS)
             return out
         if req.producer_id >= 0:
             verdict, dup = self._analyze(p, req)
             if verdict == DUPLICATE:
+                # traced: the spec's producer takes the original's offset as its answer (a
+                # validator mapping without --idempotence skips it: VALIDATION.md, decision 7)
+                acks = {0: "0", 1: "1", -1: "all"}.get(req.acks, str(req.acks))
+                self._trace(
+                    out,
+                    "ProducerSend",
+                    {"leader": self.id, "records": rids, "acks": acks, **head,
+                     "duplicate": True, "base_offset": dup},
+                    now,
+                    p,
+                )  # fmt: skip
                 return out + self._answer_duplicate(p, req, client, dup, now)
             if verdict != APPEND:  # OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH
+                acks = {0: "0", 1: "1", -1: "all"}.get(req.acks, str(req.acks))
+                self._trace(
+                    out,
+                    "ProducerSend",
+                    {"leader": self.id, "records": rids, "acks": acks, **head, "error": verdict},
+                    now,
+                    p,
+                )
                 reply(verdict)
                 return out
             entries: tuple[m.Entry, ...] = tuple(
@@ -68,7 +99,7 @@ class ProduceRole:
         self._trace(
             out,
             "ProducerSend",
-            {"leader": self.id, "records": rids, "acks": acks, "base_offset": base},
+            {"leader": self.id, "records": rids, "acks": acks, **head, "base_offset": base},
             now,
             p,
         )
@@ -109,11 +140,10 @@ class ProduceRole:
     def _answer_duplicate(
         self, p: Partition, req: m.ProduceRequest, client: str, base: int, now: int
     ) -> Effects:
-        """A dropped duplicate appends nothing and traces nothing (the spec's
-        ``Config.idempotence``: the leader drops a retry of a record it already holds; its
-        acknowledgement is the original's, which the spec made when the HW passed it). It is
-        answered like the original: at once if committed, else when the HW passes it (acks=all)
-        or the request times out."""
+        """A dropped duplicate appends nothing (the spec's ``Config.idempotence``: the leader
+        drops a retry of a batch it holds; its ``ProduceAcked`` is the original's, which the
+        spec made when the HW passed it). It is answered like the original: at once if
+        committed, else when the HW passes it (acks=all) or the request times out."""
         self.metrics["produce_duplicates"] += 1
         end = base + len(req.records)
         if req.acks != -1 or p.log.hw >= end:

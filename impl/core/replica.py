@@ -19,7 +19,7 @@ from .fetcher import FetcherPool
 from .follower import FollowerRole
 from .kraft import KraftFetchRole
 from .leader import LeaderRole
-from .log import PartitionLog
+from .log import PartitionLog, trace_entry
 from .logstart import LogStartRole
 from .messages import TP, Effects, Entry
 from .partition import (
@@ -152,7 +152,7 @@ class Broker(
         # Only the tail since the last event: building the whole log here would make every
         # event O(LEO) (it was the cluster's bottleneck, see bench/impl_cluster_throughput.py).
         tail = p.log.entries[start - p.log.log_start :] if start < p.log.leo else []
-        appended = [[e[1], e[0]] for e in tail]
+        appended = [trace_entry(e) for e in tail]
         if appended:
             st["log_append"] = appended
         if self.full_log:

@@ -19,6 +19,9 @@ SPEC_ACTIONS = frozenset(
         "BrokerIgnoreStaleRequest",
         "NetworkLoseLeaderAndIsr",
         "ProducerSend",
+        # the idempotent producer's own steps (node "producer", R6, R15)
+        "ProducerCompleteBatch",
+        "ProducerBumpEpoch",
         "FollowerFetch",
         "FollowerTruncate",
         "LeaderShrinkIsr",

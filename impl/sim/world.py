@@ -100,6 +100,9 @@ class World:
         self.producer = ProducerClient("producer", acks=-1, request_timeout_ms=2_000)
         self.consumer = ConsumerClient("consumer")
         self.history: dict[str, Any] = {"sent": [], "acked": {}, "refused": {}}
+        # R15: records whose next successful produce answer the network loses (the kit's
+        # ``produce`` with ``lose_reply``): the producer times out and retries
+        self.lose_replies: set[str] = set()
         for b in self.ids:
             self.nodes[b] = Node(None, MemStore())
             self._boot(b)
@@ -513,6 +516,8 @@ class World:
         if isinstance(src, int):
             br = self.nodes[src].broker
             return br.clock.value if br else 0
+        if src == "producer" and self.producer.idempotent:
+            return self.producer.clock.value  # its requests carry its clock (FORMAT.md)
         return 0
 
     def _handle_alter(self, l: int, e: m.CasWrite, gen: int) -> None:
@@ -590,6 +595,12 @@ class World:
             self._apply(b, node.broker.on_disconnect(peer, self.now))
 
     def _send(self, src: int | str, dst: int | str, msg: Any, clock: int) -> None:
+        if dst == "producer" and self.lose_replies and isinstance(msg, m.ProduceResponse):
+            p = self.producer.pending.get(msg.correlation_id)
+            lost = {rid for rid, _v in p.records} & self.lose_replies if p else set()
+            if lost and msg.error == m.NONE:
+                self.lose_replies -= lost  # R15: this one answer is lost (the record's first)
+                return
         if self.kraft and (self.net.blocked or self.net.loss or self.net.duplicate):
             self._refuse_kraft(
                 "message loss, duplication and network partitions",
@@ -643,7 +654,9 @@ class World:
 
     def _deliver(self, src: int | str, dst: int | str, msg: Any, clock: int, gen: int) -> None:
         if dst == "producer":
-            self._apply("producer", self.producer.on_response(msg))
+            if self.producer.idempotent:  # its events are ordered after the answer's cause
+                self.producer.clock.merge(clock)
+            self._producer_step(self.producer.on_response, msg)
             return
         if dst == "consumer":
             self.consumer.on_response(msg)
@@ -676,7 +689,7 @@ class World:
             return  # replaced by a later timer with the same key
         if src == "producer":
             self._refresh_metadata()
-            self._apply("producer", self.producer.on_timer(key))
+            self._producer_step(self.producer.on_timer, key)
             return
         assert isinstance(src, int)
         node = self.nodes[src]
@@ -703,7 +716,17 @@ class World:
     def produce(self, tp: TP, rid: str, value: str = "") -> None:
         self._refresh_metadata()
         self.history["sent"].append(rid)
-        self._apply("producer", self.producer.send(tp, [(rid, value or rid)]))
+        self._producer_step(self.producer.send, tp, [(rid, value or rid)])
+
+    def _producer_step(self, fn: Any, *args: Any) -> None:
+        """A step of the producer client: its effects, and (idempotent) its own trace events,
+        ProducerCompleteBatch and ProducerBumpEpoch, recorded before what it sends next."""
+        pr = self.producer
+        pr.now_ms = self.now
+        effs = fn(*args)
+        self.trace.extend(pr.events)
+        pr.events.clear()
+        self._apply("producer", effs)
 
     def consume_all(self, rounds: int = 50) -> dict[tuple[TP, int], str]:
         """Read every partition from offset 0 until nothing new arrives (R5)."""

@@ -25,7 +25,9 @@ def test_retry_of_a_held_batch_is_dropped_and_answered_with_its_offset() -> None
     b = leader()
     b.on_message("c", _req(1, 0, ("a", "b")), 0, 0)  # appended at 0..1, answer lost
     effs = b.on_message("c", _req(2, 0, ("a", "b")), 0, 1)  # the retry: same id and sequence
-    assert b.partitions[TP].log.leo == 2 and actions(effs) == []
+    assert b.partitions[TP].log.leo == 2 and actions(effs) == ["ProducerSend"]
+    dup = next(e.event for e in effs if isinstance(e, m.Trace))
+    assert dup["args"]["duplicate"] is True and dup["args"]["base_offset"] == 0  # (traced)
     fetch(b, 1, 2, now=10)
     effs = fetch(b, 2, 2, now=11)  # the HW passes both: the original and the retry answered
     answers = sorted(
@@ -66,7 +68,14 @@ def test_producer_client_retries_with_the_same_sequence() -> None:
     pc = ProducerClient("c", producer_id=7, metadata={TP: 0})
     first = next(e.msg for e in pc.send(TP, [("a", "v")]) if isinstance(e, m.Send))
     pc.on_timer(f"timeout:{first.correlation_id}:1")
-    retry = [e.msg for e in pc.on_timer(f"retry:{first.correlation_id}:2") if isinstance(e, m.Send)]
+    # a new batch waits until every batch before it reached a leader (the spec's producer has
+    # no gap in its sequences), and the retry goes alone (``ProducerClient._drain``)
+    assert not [e for e in pc.send(TP, [("b", "v")]) if isinstance(e, m.Send)]
+    retry = [e.msg for e in pc.on_timer(f"retry:{first.correlation_id}:1") if isinstance(e, m.Send)]
     assert retry and (retry[0].producer_id, retry[0].base_sequence) == (7, 0)
-    nxt = next(e.msg for e in pc.send(TP, [("b", "v")]) if isinstance(e, m.Send))
-    assert nxt.base_sequence == 1
+    assert retry[0].correlation_id != first.correlation_id  # a late answer to the first: ignored
+    assert pc.on_response(m.ProduceResponse(0, first.correlation_id, "t", 0, m.NONE, 0)) == []
+    resp = m.ProduceResponse(0, retry[0].correlation_id, "t", 0, m.NONE, 0)
+    nxt = next(e.msg for e in pc.on_response(resp) if isinstance(e, m.Send))
+    assert nxt.records == (("b", "v"),) and nxt.base_sequence == 1
+    assert [e["action"] for e in pc.events] == ["ProducerCompleteBatch"]

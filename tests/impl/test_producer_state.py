@@ -78,21 +78,30 @@ def test_the_leaders_answers_are_the_specs() -> None:
 
 
 def test_the_producer_bumps_its_epoch_on_out_of_order_for_the_next_batch() -> None:
-    c = ProducerClient("p", acks=1, producer_id=7, metadata={TP: 0})
-    first = c.send(TP, [("a", "v")])
-    c.send(TP, [("b", "v")])
-    c.send(TP, [("c", "v")])
-    assert [q.base_sequence for q in c.pending.values()] == [0, 1, 2]
-    (req,) = [e.msg for e in first if isinstance(e, m.Send)]
-    c.on_response(m.ProduceResponse(0, req.correlation_id, "t", 0, m.NONE, 0))
-    # the leader lost "a"'s successor: a later batch's OUT_OF_ORDER changes nothing
-    c.on_response(m.ProduceResponse(0, 3, "t", 0, m.OUT_OF_ORDER_SEQUENCE_NUMBER, -1))
-    assert c.producer_epoch == 0
-    # the batch it expects next: a new epoch, the batches in flight rewritten from 0
-    c.on_response(m.ProduceResponse(0, 2, "t", 0, m.OUT_OF_ORDER_SEQUENCE_NUMBER, -1))
-    assert c.producer_epoch == 1
-    assert {k: q.base_sequence for k, q in c.pending.items()} == {2: 0, 3: 1}
-    assert c.sequences[TP] == 2
-    retry = c.on_timer("retry:2:2")
+    """KIP-360 (``TransactionManager.canRetry``): OUT_OF_ORDER_SEQUENCE_NUMBER to the batch
+    after the last acknowledged one bumps the epoch and rewrites the batches in flight from 0;
+    to any other (here an answer to an attempt made before a bump) it is retried as it is.
+    The client sends one request per broker at a time (``ProducerClient._drain``)."""
+    c = ProducerClient("p", acks=-1, producer_id=7, metadata={TP: 0})
+    (ra,) = [e.msg for e in c.send(TP, [("a", "v")]) if isinstance(e, m.Send)]
+    (rb,) = [e.msg for e in c.on_response(m.ProduceResponse(0, ra.correlation_id, "t", 0, m.NONE, 0)) if isinstance(e, m.Send)] or [None]  # fmt: skip
+    assert rb is None  # nothing else to send yet
+    (rb,) = [e.msg for e in c.send(TP, [("b", "v")]) if isinstance(e, m.Send)]
+    assert rb.base_sequence == 1
+    assert not [e for e in c.send(TP, [("c", "v")]) if isinstance(e, m.Send)]  # broker busy
+    # the leader lost "a": "b" (the batch it expects next) is OUT_OF_ORDER: a new epoch
+    c.on_response(
+        m.ProduceResponse(0, rb.correlation_id, "t", 0, m.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+    )
+    assert c.producer_epoch == 1 and c.last_acked == {}
+    assert sorted(q.base_sequence for q in c.pending.values()) == [-1, 0]  # "c" not yet drained
+    assert [e["action"] for e in c.events][-1] == "ProducerBumpEpoch"
+    retry = c.on_timer(f"retry:{rb.correlation_id}:1")
     (req2,) = [e.msg for e in retry if isinstance(e, m.Send)]
-    assert (req2.producer_epoch, req2.base_sequence) == (1, 0)
+    assert (req2.producer_epoch, req2.base_sequence, req2.records) == (1, 0, (("b", "v"),))
+    # an OUT_OF_ORDER answer for a sequence the bump rewrote meanwhile: retried, no bump
+    c.pending[req2.correlation_id].reset = True
+    c.on_response(
+        m.ProduceResponse(0, req2.correlation_id, "t", 0, m.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+    )
+    assert c.producer_epoch == 1

@@ -37,6 +37,7 @@ from .scenarios import (
     KRAFT_FAULT_KINDS,
     START_PROBE,
     Scenario,
+    idempotent_scenarios,
     logstart_scenarios,
     probe_ops,
     schedule_strategy,
@@ -295,6 +296,7 @@ def run_scenario_full(
     seed: int = 0,
     protocol: str = DEFAULT_PROTOCOL,
     spec_protocol: Any = None,
+    start_options: dict[str, Any] | None = None,
 ) -> tuple[Verdict, Outcome]:
     """Run one scenario; the verdict is the validator's on the trace the adapter returned, or
     ``unsupported`` (a coverage gap) when the adapter does not support one of its commands, or
@@ -303,9 +305,12 @@ def run_scenario_full(
     version object, ``isr conform --protocol-file``), else against the version its header
     names."""
     start = {"op": "start", "brokers": 3, "replication": 3, "protocol": protocol, "seed": seed}
+    start.update(start_options or {})  # a session option of every scenario (--idempotence)
     if scenario and scenario[0].get("op") == "start":  # a scenario may set up the cluster
         start.update(scenario[0])
         scenario = scenario[1:]
+    if str(start.get("acks", "all")) != "all":
+        start.pop("idempotence", None)  # (idempotence needs acks=all: the plain producer)
     out = Outcome()
     try:
         head = adapter.request(start).get("header")
@@ -441,6 +446,7 @@ def conform(
     max_ops: int = 24,
     spec_protocol: Any = None,
     scenarios: dict[str, Scenario] | None = None,
+    start_options: dict[str, Any] | None = None,
 ) -> ConformReport:
     """Run the spec-derived, directed and separating scenarios (``default_scenarios``; or
     ``scenarios`` instead, e.g. Apache
@@ -448,7 +454,8 @@ def conform(
     schedules (swarm testing: each draws a subset of the fault kinds the adapter supports,
     ``scenarios.ops_strategy``). ``spec_protocol``: the version object the traces are
     validated against and the scenarios derived from (a user's; default: the built-in
-    ``protocol``, which the adapter runs)."""
+    ``protocol``, which the adapter runs). ``start_options``: added to every scenario's
+    ``start`` (``{"idempotence": true}``: ``isr conform --idempotence``, ADAPTER.md)."""
     t0 = time.perf_counter()
     rep = ConformReport(stderr_path=str(getattr(adapter, "stderr_path", "") or ""))
     from isr.spec.protocols import PROTOCOLS
@@ -479,7 +486,9 @@ def conform(
             scenarios if scenarios is not None else default_scenarios(spec_protocol or protocol)
         )
         for name, sc in chosen.items():
-            v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol)
+            v, out = run_scenario_full(
+                adapter, sc, name, seed, protocol, spec_protocol, start_options
+            )
             record(name, sc, v, out)
             if stop_at_first and v.verdict in FAILED:
                 break
@@ -487,7 +496,7 @@ def conform(
         kinds = supported_kinds(adapter, protocol, seed, rep) if swarm else None
         _random(
             adapter, rep, record, random_examples, seed, protocol, stop_at_first, shrink, kinds,
-            max_ops, spec_protocol,
+            max_ops, spec_protocol, start_options,
         )  # fmt: skip
     fails = rep.rejected
     if fails and rep.shortest_failing is None:
@@ -505,7 +514,13 @@ def default_scenarios(protocol: Any) -> dict[str, Scenario]:
 
     name = getattr(protocol, "name", protocol)
     extra = logstart_scenarios() if name == "kraft" else {}  # (R12: kraft's operator commands)
-    return {**spec_scenarios(3, protocol), **extra, **separating_scenarios(name)}
+    return {
+        **spec_scenarios(3, protocol),
+        **extra,
+        # (R6, R15: the idempotent producer, every version: the spec's --idempotence)
+        **idempotent_scenarios(),
+        **separating_scenarios(name),
+    }
 
 
 def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) -> list[str]:
@@ -533,8 +548,9 @@ def supported_kinds(adapter: Any, protocol: str, seed: int, rep: ConformReport) 
 
 
 def _random(
-    adapter, rep, record, n, seed, protocol, stop_at_first, shrink, kinds, max_ops, spec_protocol
-):
+    adapter, rep, record, n, seed, protocol, stop_at_first, shrink, kinds, max_ops, spec_protocol,
+    start_options=None,
+):  # fmt: skip
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
@@ -556,7 +572,7 @@ def _random(
     def scenario(sc: Scenario) -> None:
         counter[0] += 1
         name = f"random:{counter[0]}"
-        v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol)
+        v, out = run_scenario_full(adapter, sc, name, seed, protocol, spec_protocol, start_options)
         if counter[0] <= n:
             record(name, sc, v, out)
         if v.verdict in FAILED:

@@ -516,6 +516,67 @@ def logstart_scenarios() -> dict[str, Scenario]:
     return {f"logstart:{k}": [*sc, *settle()] for k, sc in out.items()}
 
 
+IDEMPOTENT_START = {"op": "start", "idempotence": True}
+
+
+def idempotent_scenarios() -> dict[str, Scenario]:
+    """The idempotent producer (R6, R15; issue 28 item 4; the spec's --idempotence), every
+    version: the session option ``idempotence`` of ``start`` and ``produce``'s ``lose_reply``
+    (ADAPTER.md). Each loses the answer to a batch that was appended and replicated, so the
+    producer times out (2 s in the reference) and sends it again with the same header: the
+    leader that then holds it must answer DUPLICATE with the original offset and append
+    nothing — the same leader, a new one elected meanwhile (it learned the batch as a
+    follower), or one whose producer state was rebuilt from its log by a restart."""
+    busy = [{"op": "produce", "count": 2}, {"op": "run", "ms": 100}]
+    lost = [{"op": "produce", "count": 1, "lose_reply": True}, {"op": "run", "ms": 100}]
+    tail = [{"op": "run", "ms": 2500}, *busy, {"op": "consume"}]
+    return {
+        "idempotent:lost-reply-duplicate": [IDEMPOTENT_START, *busy, *lost, *tail],
+        "idempotent:lost-reply-new-leader": [
+            IDEMPOTENT_START,
+            *busy,
+            *lost,
+            {"op": "crash", "broker": 0},
+            {"op": "run", "ms": 900},
+            *tail,
+            {"op": "restart", "broker": 0},
+            {"op": "run", "ms": 900},
+            *busy,
+        ],
+        "idempotent:lost-reply-moved-leader": [
+            IDEMPOTENT_START,
+            *busy,
+            *lost,
+            {"op": "elect_leader", "broker": 1},
+            *tail,
+        ],
+        "idempotent:lost-reply-restart-all": [
+            IDEMPOTENT_START,
+            *busy,
+            *lost,
+            *({"op": "crash", "broker": b} for b in (1, 2, 0)),
+            {"op": "run", "ms": 900},
+            *({"op": "restart", "broker": b} for b in (0, 1, 2)),
+            {"op": "run", "ms": 900},
+            *tail,
+        ],
+        "idempotent:retries-while-leaders-change": [
+            IDEMPOTENT_START,
+            *busy,
+            {"op": "produce", "count": 3, "lose_reply": True},
+            {"op": "crash", "broker": 0},
+            {"op": "produce", "count": 2},
+            {"op": "run", "ms": 900},
+            {"op": "restart", "broker": 0},
+            {"op": "crash", "broker": 1},
+            {"op": "run", "ms": 2500},
+            {"op": "restart", "broker": 1},
+            {"op": "run", "ms": 900},
+            *tail,
+        ],
+    }
+
+
 def spec_scenarios(
     replicas: int = 3, protocol: str | ProtocolVersion = DEFAULT_PROTOCOL
 ) -> dict[str, Scenario]:

@@ -297,8 +297,9 @@ def branches_in_trace(proto: Any, events: list[dict[str, Any]]) -> set[str]:
             lkey = (args.get("leader"), ev["topic"], ev["partition"])
             before = logs.get(key, [])
             if lkey in logs and lkey in epochs:
-                flog = tuple((r, int(e) + 1) for r, e in before)
-                llog = tuple((r, int(e) + 1) for r, e in logs[lkey])
+                # (an idempotent batch's entry also carries its header: [r, e, pe, seq])
+                flog = tuple((x[0], int(x[1]) + 1) for x in before)
+                llog = tuple((x[0], int(x[1]) + 1) for x in logs[lkey])
                 out |= truncation_branches(proto, flog, llog, epochs[lkey] + 1)
         logs[key] = log
         ep = (ev.get("state") or {}).get("leader_epoch")

@@ -49,6 +49,8 @@ class PartitionMap:
     key: PartKey
     brokers: list[int]  # spec replica i is broker brokers[i]
     rid_of: list[str] = field(default_factory=lambda: [""])  # spec record number -> record id
+    # --idempotence: record id -> spec record number (a batch keeps its number on every retry)
+    num_of: dict[str, int] = field(default_factory=dict)
     # Leader epochs the controller wrote for an offline partition (leader -1, R9): the spec's
     # controller writes nothing then, so later epochs are one lower in the spec per such write.
     offline: list[int] = field(default_factory=list)
@@ -112,10 +114,48 @@ def part_key(ev: Event) -> PartKey | None:
     return f"{ev['topic']}-{ev['partition']}"
 
 
+# What a leader answered an idempotent producer's batch that appended nothing: skipped by a
+# mapping without --idempotence (VALIDATION.md, decision 7: a dropped duplicate needs none)
+IDEMPOTENT_ERRORS = frozenset({"OUT_OF_ORDER_SEQUENCE_NUMBER", "INVALID_PRODUCER_EPOCH"})
+
+
+def producer_answer_only(ev: Event) -> bool:
+    """A ProducerSend that only answers an idempotent producer (a duplicate, a sequence or
+    epoch error: nothing appended), or one of the producer's own steps: what a mapping without
+    --idempotence skips."""
+    a = ev.get("args") or {}
+    if ev.get("action") in ("ProducerCompleteBatch", "ProducerBumpEpoch"):
+        return True
+    return ev.get("action") == "ProducerSend" and (
+        bool(a.get("duplicate")) or a.get("error") in IDEMPOTENT_ERRORS
+    )
+
+
+def idempotent_trace(header: dict[str, Any], events: list[Event]) -> bool:
+    """Whether the trace is mapped with the spec's --idempotence (VALIDATION.md, decision 7):
+    the header observes the producer (``observed`` has ``producer``: its own steps are in the
+    trace) and its sends carry a batch header (``producer_id``). Any other trace, e.g. an
+    idempotent producer whose steps are not traced (the reference cluster's), is mapped as
+    before: a dropped duplicate skipped, a retry the leader does not hold a new send."""
+    if "producer" not in (header.get("observed") or []):
+        return False
+    return any(
+        ev.get("action") == "ProducerSend"
+        and isinstance((ev.get("args") or {}).get("producer_id"), int)
+        and ev["args"]["producer_id"] >= 0
+        for ev in events
+    )
+
+
 def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config:
     """The smallest spec bounds that fit the trace (records written, highest epoch, crashes),
     and the fault modes it needs (unclean election from the header, lose-unflushed from a power
-    failure, ``BrokerCrash`` with ``lose_unflushed``, session expiries from ``BrokerPause``)."""
+    failure, ``BrokerCrash`` with ``lose_unflushed``, session expiries from ``BrokerPause``,
+    --idempotence with its retries from an idempotent producer's trace, ``idempotent_trace``)."""
+    idem = idempotent_trace(header, events)
+    sent: set[str] = set()
+    producers: set[int] = set()
+    retries = 0
     records = 0
     epoch = 1
     crashes = 0
@@ -131,7 +171,22 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
             retention = True
         elif a == "LeaderDeleteRecords":
             delete_records += 1
-        elif a == "ProducerSend":
+        elif a == "ProducerSend" and idem:
+            recs = [str(r) for r in args.get("records", [])]
+            if len(recs) != 1:
+                raise Unsupported(
+                    "idempotent-batches",
+                    detail="the spec's idempotent producer sends one record per batch; this"
+                    f" trace has a batch of {len(recs)}",
+                )
+            producers.add(args.get("producer_id", -1))
+            if recs[0] in sent:
+                retries += 1  # the spec's ProducerRetry
+            else:
+                sent.add(recs[0])
+                records += 1
+            acks.add(str(args.get("acks", "all")))
+        elif a == "ProducerSend" and not producer_answer_only(ev):
             records += len(args.get("records", []))
             acks.add(str(args.get("acks", "all")))
         elif a == "BrokerCrash":
@@ -155,6 +210,10 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
     ack = mapped.pop() if mapped else "all"
     if ack not in ("all", "1"):
         raise TraceInputError(f"unknown acks setting {ack!r}")
+    if len(producers) > 1:
+        raise Unsupported("idempotent-producers", detail="the spec models one idempotent producer")
+    if idem and ack != "all":
+        raise TraceInputError("an idempotent producer uses acks=all (the spec's --idempotence)")
     cfg = header.get("config") or {}
     min_isr = int(cfg.get("min_insync_replicas", cfg.get("min_isr", 1)))
     if header["protocol"] == "kraft":
@@ -181,6 +240,11 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         # trace's own BrokerDeleteOldSegment and LeaderDeleteRecords events
         retention=retention,
         delete_records=delete_records if header["protocol"] == "kraft" else 0,
+        # R6/R15 --idempotence: the producer's epoch and sequences checked against each
+        # leader's producer state; the retries are the trace's (at least one, which the mode
+        # needs)
+        idempotence=idem,
+        retries=max(1, retries) if idem else 0,
     )
 
 
@@ -252,13 +316,21 @@ def observe_mismatch(
 def _entries_mismatch(pm: PartitionMap, r: Replica, start: int, entries: list) -> str | None:
     rid_of = pm.rid_of
     log = r.log
-    for k, (rid, ep) in enumerate(entries):
-        num, sep = log[start + k]
+    for k, entry in enumerate(entries):
+        rid, ep = entry[0], entry[1]
+        se = log[start + k]
+        num, sep = se[0], se[1]
         # record ids are compared as strings: 1 and "1" are the same id (ADAPTER.md)
         if sep != pm.epoch(ep) or rid_of[num] != str(rid):
             return (
                 f"offset {start + k} holds {rid}@epoch {ep} but the spec has "
                 f"{rid_of[num]}@epoch {pm.trace_epoch(sep)}"
+            )
+        # --idempotence: the batch header (producer epoch, sequence) the entry carries
+        if len(se) == 4 and len(entry) >= 4 and (entry[2], entry[3]) != (se[2], se[3]):
+            return (
+                f"offset {start + k} holds {rid} with producer epoch {entry[2]}, sequence "
+                f"{entry[3]}, but the spec's entry has producer epoch {se[2]}, sequence {se[3]}"
             )
     return None
 

@@ -28,6 +28,8 @@ CONTROLLER_ACTIONS = frozenset(
 )  # fmt: skip
 ROLES = ("leader", "follower", "none")
 NETWORK_ACTIONS = frozenset({"NetworkLoseLeaderAndIsr"})
+# the idempotent producer's own steps (FORMAT.md): node "producer", the client
+PRODUCER_ACTIONS = frozenset({"ProducerCompleteBatch", "ProducerBumpEpoch"})
 
 
 def _is_int(x: Any) -> bool:
@@ -69,6 +71,16 @@ class EventChecker:
             pass
         elif act in CONTROLLER_ACTIONS and node == "controller":
             pass  # a controller that is no broker (an adapter's abstract controller, ADAPTER.md)
+        elif act in PRODUCER_ACTIONS:
+            if node != "producer":
+                raise bad(f'{act} is the producer\'s step: node must be "producer", not {node!r}')
+            a = ev.get("args")
+            if (
+                "topic" not in ev
+                or not isinstance(a, dict)
+                or not isinstance(a.get("record"), (str, int))
+            ):
+                raise bad(f"{act} names no partition or no record")
         elif not _nat(node):
             raise bad(f"node {node!r} is not a broker id (a non-negative integer)")
         elif node not in self.brokers:
@@ -153,9 +165,16 @@ class EventChecker:
         for k in ("log", "log_append"):
             if k in st and not (
                 isinstance(st[k], list)
-                and all(isinstance(e, list) and len(e) == 2 and _is_int(e[1]) for e in st[k])
+                and all(
+                    isinstance(e, list) and len(e) in (2, 4) and all(_is_int(x) for x in e[1:])
+                    for e in st[k]
+                )
             ):
-                raise bad(f"state.{k} is not a list of [record id, leader epoch] pairs")
+                raise bad(
+                    f"state.{k} is not a list of [record id, leader epoch] pairs (or, for an"
+                    " idempotent producer's batch, [record id, leader epoch, producer epoch,"
+                    " sequence])"
+                )
         start = st.get("log_start", 0)  # (the log from the log start, R12)
         if "log" in st and "leo" in st and len(st["log"]) != st["leo"] - start:
             raise bad(

@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .broker import leader_answers_first, on_crash, on_flush, on_pause, prepare_crash, view_is
-from .clients import on_acked, on_consume, on_produce, prepare_produce
+from .clients import (
+    on_acked,
+    on_bump_epoch,
+    on_complete_batch,
+    on_consume,
+    on_produce,
+    prepare_produce,
+    prepare_producer_step,
+)
 from .common import arg_rep, generic_handler
 from .controller import (
     controller_handler,
@@ -82,6 +90,9 @@ HANDLERS: dict[str, Callable] = {
         "BrokerRestart", lambda v, ev: (v.pm.rep(ev["args"]["replica"]),), arg_rep("replica")
     ),
     "ProduceAcked": on_acked,
+    # the idempotent producer's own steps (--idempotence, handlers/clients.py)
+    "ProducerCompleteBatch": on_complete_batch,
+    "ProducerBumpEpoch": on_bump_epoch,
     # kraft (handlers/kraft.py)
     "FollowerSendFetch": on_send_fetch,
     "LeaderHandleFetch": on_handle_fetch,
@@ -105,6 +116,8 @@ HANDLERS: dict[str, Callable] = {
 }
 PREPARE: dict[str, Callable] = {
     "ProducerSend": prepare_produce,
+    "ProducerCompleteBatch": prepare_producer_step,
+    "ProducerBumpEpoch": prepare_producer_step,
     "BrokerCrash": prepare_crash,
     "ControllerElectLeader": prepare_offline,
     "ControllerActivate": prepare_activate,

@@ -13,6 +13,7 @@ from ..mapping import Event, PartitionMap
 
 class PartitionView(Protocol):
     pm: PartitionMap
+    spec: Any  # spec.IsrSpec
     ctx: Any  # spec.actions.common.Ctx
     n: int
     flushed: bool
