@@ -91,18 +91,23 @@ OUT_OF_ORDER_ANSWER = 2  # OUT_OF_ORDER_SEQUENCE_NUMBER, to the batch the produc
 WAITING = 3  # in the purgatory of the leader of (leader epoch, offset): acks=all
 
 
-def answer_waiting(p: Producer, leader_epoch: int, offsets: list[int], acked: bool) -> Producer:
-    """The batches waiting in the purgatory of the leader at ``leader_epoch`` at one of
-    ``offsets`` get their answer: acknowledged, or (``acked`` False) NotEnoughReplicasAfterAppend,
-    an error the producer retries. A leader epoch names one leader, so it and an offset name
-    one purgatory entry (spec.actions.common.advance_leader_hw completes them)."""
+def answer_waiting(p: Producer, broker: int, offsets: list[int], acked: bool) -> Producer:
+    """The batches waiting in the purgatory of leader ``broker`` at one of ``offsets`` get
+    their answer: acknowledged, or (``acked`` False) NotEnoughReplicasAfterAppend, an error the
+    producer retries. A broker and an offset name one purgatory entry: a purgatory lives as
+    long as its broker leads, across a re-election of the same broker in a newer leader epoch
+    (``Partition.makeLeader`` keeps the delayed produce; BrokerBecomeLeader's ``again``), and
+    a leader does not truncate below its own records meanwhile. (Keyed by the batch's leader
+    epoch before, the answer after such a re-election never reached the producer: found by the
+    kit's idempotent random schedules, docs/conformance.md; spec.actions.common.
+    advance_leader_hw completes them.)"""
     batches = p.batches
-    if not any(b[2] == WAITING and b[4] == leader_epoch and b[5] in offsets for b in batches):
+    if not any(b[2] == WAITING and b[3] == broker and b[5] in offsets for b in batches):
         return p
     return p._replace(
         batches=tuple(
             ((b[0], b[1], ACKED, b[3], 0, 0) if acked else (b[0], b[1], NO_ANSWER, -1, 0, 0))
-            if b[2] == WAITING and b[4] == leader_epoch and b[5] in offsets
+            if b[2] == WAITING and b[3] == broker and b[5] in offsets
             else b
             for b in batches
         )
