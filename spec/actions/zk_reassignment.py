@@ -146,7 +146,8 @@ def _complete(ctx: Ctx, s: State) -> list[State]:
 def zk_operator_reassign_partition(ctx: Ctx, s: State, kind: int, out: list) -> None:
     """OperatorReassignPartition(target): the operator asks for the replica set ``target`` (R-1
     brokers; kafka-reassign-partitions --execute: /admin/reassign_partitions, or 2.4+'s
-    AlterPartitionReassignments), at most --reassignments times. The ZooKeeper controller
+    AlterPartitionReassignments), at most --reassignments times; while one is in progress only
+    with KIP-455 (``alter_reassignment_in_progress``, Kafka 2.4+). The ZooKeeper controller
     checks the adding replicas are live (``areNewReplicasAlive``) and runs phase U (the replica
     set ORS + TRS; an unneeded adding replica of the reassignment in progress stopped, leader -1
     if it led: KAFKA-14808, refused with ``reassignment_keeps_leader``), then phase A (a leader
@@ -155,6 +156,8 @@ def zk_operator_reassign_partition(ctx: Ctx, s: State, kind: int, out: list) -> 
     k = s.kraft
     if k.reassignments >= ctx.config.reassignments:
         return
+    if (k.adding or k.removing) and not ctx.protocol.alter_reassignment_in_progress:
+        return  # (before KIP-455: "There is an existing assignment running.")
     c = s.coord
     current = k.assigned
     origin = current & ~k.adding

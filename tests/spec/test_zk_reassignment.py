@@ -31,7 +31,11 @@ MOVE = (
     ("ControllerCompleteReassignment",),
 )
 # examples/protocols/kip320_reassignment_stops_leader.py
-WITHOUT_14808_FIX = KIP_320.variant(reassignment_keeps_leader=False)
+# KIP-455's API (2.4.0: a target may replace one in progress), with and without KAFKA-14808's fix
+WITH_KIP_455 = KIP_320.variant(alter_reassignment_in_progress=True)
+WITHOUT_14808_FIX = KIP_320.variant(
+    alter_reassignment_in_progress=True, reassignment_keeps_leader=False
+)
 
 
 def test_the_bound_is_checked():
@@ -124,12 +128,17 @@ def run_from(m, s, *script):
         ("kip-320", dict(**SMALL, reassignments=1), 4406),
         ("kip-101", dict(**SMALL, reassignments=1), 5738),
         ("kafka-0.10", dict(**SMALL, reassignments=1), 3679),
-        ("kip-320", dict(SMALL, epochs=5, reassignments=2), 19260),
-        ("kip-101", dict(SMALL, epochs=5, reassignments=2), 28581),
+        ("kip-320", dict(SMALL, epochs=5, reassignments=2), 16697),
+        ("kip-101", dict(SMALL, epochs=5, reassignments=2), 25165),
+        ("kip-320", dict(replicas=3, records=0, epochs=4, crashes=0, reassignments=1), 23729),
+        (WITH_KIP_455, dict(SMALL, epochs=5, reassignments=2), 19260),
     ],
 )
 def test_every_safety_property_holds(protocol, bounds, states):
-    m = IsrSpec(Config(protocol=protocol, **bounds))
+    if isinstance(protocol, str):
+        m = IsrSpec(Config(protocol=protocol, **bounds))
+    else:
+        m = IsrSpec(Config(protocol="kip-320", **bounds), protocol=protocol)
     res = check_bfs(m)
     assert res.distinct_states == states
     bad = [p.name for p in res.properties if p.kind in ("always", "action") and not p.holds]
@@ -138,15 +147,25 @@ def test_every_safety_property_holds(protocol, bounds, states):
     assert "SometimesReassigned" in reached
 
 
+def test_before_kip_455_a_reassignment_in_progress_is_not_replaced():
+    """Kafka 0.8 to 2.3: "There is an existing assignment running." (ReassignPartitionsCommand)."""
+    m = model(**SMALL, reassignments=2)
+    s = run(m, MOVE[0])
+    assert moves(m, s, "OperatorReassignPartition") == []
+    m = IsrSpec(Config(protocol="kip-320", **SMALL, reassignments=2), protocol=WITH_KIP_455)
+    s = run(m, MOVE[0])
+    assert [a for a, _ in moves(m, s, "OperatorReassignPartition")] == [(0b01,)]
+
+
 BOUNDS_14808 = dict(SMALL, epochs=5, reassignments=2)
 
 
 def test_kafka_14808_a_new_target_stops_the_adding_replica_that_leads():
-    """Every ZooKeeper-controller release: the second target drops broker 1, an adding replica
-    that leads since broker 0's controlled shutdown; phase U stops it (leader -1, the ISR [1]
-    kept as its last member) and phase A follows with leader -1: LeaderIsReplica, 7 steps. The
-    built-in kip-320 refuses that target (PR 13451's fix) and holds at the same bounds
-    (19,260 states, ``test_every_safety_property_holds``)."""
+    """Every ZooKeeper-controller release with KIP-455 (2.4.0 to 3.9): the second target drops
+    broker 1, an adding replica that leads since broker 0's controlled shutdown; phase U stops
+    it (leader -1, the ISR [1] kept as its last member) and phase A follows with leader -1:
+    LeaderIsReplica, 7 steps. With PR 13451's fix that target is refused and every safety
+    property holds at the same bounds (19,260 states, ``test_every_safety_property_holds``)."""
     bug = IsrSpec(Config(protocol="kip-320", **BOUNDS_14808), protocol=WITHOUT_14808_FIX)
     cex = first_violation(bug, "LeaderIsReplica")
     assert [st.action for st in cex.steps] == [
@@ -168,7 +187,7 @@ def test_kafka_14808_a_new_target_stops_the_adding_replica_that_leads():
     assert (k.assigned, k.adding, k.removing) == (0b01, 0, 0)
     assert (t.coord.leader, t.coord.isr, t.faults.lead_renewed) == (1, 0b10, True)
     assert {(q.dest, q.leader) for q in t.requests if q.epoch == t.coord.epoch} == {(0, -1)}
-    fixed = model(**BOUNDS_14808)
+    fixed = IsrSpec(Config(protocol="kip-320", **BOUNDS_14808), protocol=WITH_KIP_455)
     s = run(fixed, *story)
     assert [a for a, _ in moves(fixed, s, "OperatorReassignPartition")] == []
 
