@@ -248,9 +248,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         type=MODEL_COUNT,
         default=DEFAULTS.reassignments,
         metavar="N",
-        help="kraft: the operator's partition reassignments (KIP-455) per behaviour, a new "
-        "target or a cancel; the partition starts on brokers 0..R-2, broker R-1 is a spare "
-        "(R1, R9)",
+        help="the operator's partition reassignments (KIP-455) per behaviour, a new target "
+        "or (kraft) a cancel; the partition starts on brokers 0..R-2, broker R-1 is a spare; "
+        "the ZooKeeper-era versions run the ZooKeeper controller's reassignment (R1, R9)",
     )
     f.add_argument(
         "--controller-failovers",

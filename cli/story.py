@@ -767,6 +767,15 @@ def _reassign(x: Args, b: State, a: State) -> str:
     )
 
 
+def _complete_reassignment(x: Args, b: State, a: State) -> str:
+    """ZooKeeper era: phase B (spec/actions/zk_reassignment.py)."""
+    return (
+        "The ISR holds the target, so the controller completes the reassignment (the new"
+        " replicas with the old ISR first, then each removed one out of the ISR by its own"
+        " write): " + _reassignment_outcome(b, a)
+    )
+
+
 def _cancel_reassignment(x: Args, b: State, a: State) -> str:
     return "The operator cancels the reassignment: " + _reassignment_outcome(b, a)
 
@@ -966,6 +975,7 @@ SENTENCES: dict[str, Say] = {
     "LeaderDeleteRecords": _delete_records,
     "OperatorReassignPartition": _reassign,
     "OperatorCancelReassignment": _cancel_reassignment,
+    "ControllerCompleteReassignment": _complete_reassignment,
     "BrokerStopReplica": _stop_replica,
 }
 
@@ -997,6 +1007,7 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "LeaderDeleteRecords": ("leader", "offset"),
     "OperatorReassignPartition": ("target",),
     "OperatorCancelReassignment": (),
+    "ControllerCompleteReassignment": (),
     "BrokerStopReplica": ("replica",),
 }
 _FOLLOWER_FIRST = (

@@ -155,6 +155,8 @@ def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
     (ITF's variables are the first state's)."""
     if k is NO_KRAFT or k == NO_KRAFT:
         return {}
+    if not k.broker_epoch:  # a ZooKeeper-era version with --reassignments: KIP-455's alone
+        return _reassignment_to_json(k)
     return {
         "fetch_requests": [q._asdict() for q in k.fetch_requests],
         "fetch_responses": [_fetch_response_to_json(p) for p in k.fetch_responses],
@@ -193,17 +195,17 @@ def _kraft_to_json(k: Kraft, failovers: bool = False) -> dict[str, Any]:
         **({"min_isr_changes": k.min_isr_changes} if k.min_isr_changes else {}),
         **({"delete_records": k.delete_records} if k.delete_records else {}),
         # KIP-455 (--reassignments): the replica set, its reassignment and the leaders' views
-        **(
-            {
-                "replicas": _mask_list(k.assigned),
-                "adding_replicas": _mask_list(k.adding),
-                "removing_replicas": _mask_list(k.removing),
-                "reassignments": k.reassignments,
-                "replica_set_view": {f"r{i}": _mask_list(v) for i, v in enumerate(k.views)},
-            }
-            if k.assigned
-            else {}
-        ),
+        **(_reassignment_to_json(k) if k.assigned else {}),
+    }
+
+
+def _reassignment_to_json(k: Kraft) -> dict[str, Any]:
+    return {
+        "replicas": _mask_list(k.assigned),
+        "adding_replicas": _mask_list(k.adding),
+        "removing_replicas": _mask_list(k.removing),
+        "reassignments": k.reassignments,
+        "replica_set_view": {f"r{i}": _mask_list(v) for i, v in enumerate(k.views)},
     }
 
 
@@ -217,6 +219,14 @@ def _fetch_response_to_json(p: FetchResp) -> dict[str, Any]:
 
 def _kraft_from_json(d: dict[str, Any], n: int) -> Kraft:
     if "broker_epoch" not in d:
+        if "replicas" in d:  # a ZooKeeper-era version with --reassignments
+            return NO_KRAFT._replace(
+                assigned=sum(1 << x for x in d["replicas"]),
+                adding=sum(1 << x for x in d.get("adding_replicas", [])),
+                removing=sum(1 << x for x in d.get("removing_replicas", [])),
+                reassignments=d.get("reassignments", JSON_ABSENT["reassignments"]),
+                views=tuple(sum(1 << x for x in d["replica_set_view"][f"r{i}"]) for i in range(n)),
+            )
         return NO_KRAFT
     return Kraft(
         tuple(sorted(FetchReq(**q) for q in d["fetch_requests"])),

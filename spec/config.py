@@ -48,7 +48,7 @@ class Config:
 
     replicas  R, the assigned replicas of the one partition (2..5); replica 0 is the preferred
               leader by R1 placement and leads at epoch 1 in the initial state. With
-              ``reassignments`` (kraft): R brokers, the partition on 0..R-2 at first.
+              ``reassignments``: R brokers, the partition on 0..R-2 at first.
     records   how many distinct records producers may write (ids 1..records); refused writes
               use up an id too.
     epochs    the highest leader epoch the controller may reach (the initial leader has epoch 1,
@@ -90,11 +90,13 @@ class Config:
     delete_records        R12 (kraft only): how many DeleteRecords requests of the operator a
                           leader may apply (LeaderDeleteRecords: its log start moved up to at
                           most its HW); 0 = never.
-    reassignments         KIP-455 (kraft only): how many AlterPartitionReassignments of the
-                          operator (a new target, OperatorReassignPartition, or a cancel,
+    reassignments         KIP-455: how many AlterPartitionReassignments of the operator (a
+                          new target, OperatorReassignPartition, or, kraft only, a cancel,
                           OperatorCancelReassignment) a behaviour may make; 0 = never. With
                           N > 0 the partition starts on brokers 0..R-2 (replication factor
-                          R-1) and broker R-1 is a spare (issue 28 item 1).
+                          R-1) and broker R-1 is a spare (issue 28 item 1). The ZooKeeper-era
+                          versions run the ZooKeeper controller's reassignment (since 0.8;
+                          spec/actions/zk_reassignment.py); not majority-quorum.
     """
 
     replicas: int = 3
@@ -176,10 +178,21 @@ class Config:
             )
         if self.reassignments < 0:
             raise ConfigError(f"{{reassignments}} must be >= 0, got {self.reassignments}")
-        if self.reassignments and not (version or PROTOCOLS[self.protocol]).split_fetch:
+        proto = version or PROTOCOLS[self.protocol]
+        if self.reassignments and proto.majority_quorum:
             raise ConfigError(
-                f"{{reassignments}} is modelled for the kraft protocols only (KIP-455 as the"
-                f" KRaft controller does it), got {self.protocol}"
+                f"{{reassignments}} is modelled for the ISR versions (the kraft ones and the"
+                f" ZooKeeper-era ones), not for {self.protocol}"
+            )
+        if (
+            self.reassignments
+            and not proto.split_fetch
+            and (self.controller_failovers or self.session_expiries)
+        ):
+            raise ConfigError(
+                "{reassignments} in the ZooKeeper-era versions is not modelled with"
+                " {controller_failovers} or {session_expiries} yet (a new controller resuming a"
+                " reassignment from ZooKeeper; leader -1 is the marker a renewed session uses)"
             )
         if self.reassignments and self.idempotence:
             raise ConfigError(

@@ -64,6 +64,7 @@ class IsrSpec(ReplicaSymmetry):
             or config.retries > 0
             or config.session_expiries > 0
             or self.ctx.split_fetch
+            or self.ctx.reassign  # (the replica set: ZooKeeper-era versions too)
         )
         self._init_symmetry(self.ctx.n, faulty, self.ctx.protocol.replica_symmetric)
         # the dead-state reduction: the canonical form forgets what no step reads any more

@@ -46,6 +46,7 @@ class TypeOk:
         self.split_fetch: bool = ctx.split_fetch
         self.min_isr_changes: int = cfg.min_isr_changes
         self.delete_records: int = cfg.delete_records
+        self.reassignments: int = cfg.reassignments
         # kraft: a broker that is down is fenced (at once), or not yet (at its session timeout)
         self.fence_at_crash: bool = bool(getattr(ctx.protocol, "fence_at_crash", True))
         # --idempotence: log entries carry the batch header; every bump answers an attempt
@@ -117,6 +118,8 @@ class TypeOk:
         AlterPartition per leader, every id a replica; with ``fence_at_crash``, every broker
         that is down is fenced (KIP-841)."""
         n, full, max_len, epochs = self.n, self.full, self.max_len, self.epochs
+        if not k.broker_epoch:  # a ZooKeeper-era version with --reassignments: the KIP-455
+            return self.zk_reassign_ok(k)  # fields alone (spec.state.initial_zk_reassign)
         top_be = 1 + self.crashes
         if len(k.broker_epoch) != n or len(k.remote_epoch) != n:
             return False
@@ -168,6 +171,21 @@ class TypeOk:
             0 <= l < n and 0 < a.new_isr <= full and 1 <= a.leader_be <= top_be
             for l, a in zip(leaders, k.alter_partition, strict=True)
         )
+
+    def zk_reassign_ok(self, k) -> bool:
+        """ZooKeeper era with --reassignments: every kraft-only field at NO_KRAFT's value; the
+        replica set R-1 brokers, or during a reassignment R-1 targets plus the removing ones;
+        adding and removing within it and apart; a view per broker; the count within bound."""
+        n, full = self.n, self.full
+        if k[:16] != NO_KRAFT[:16] or len(k.views) != n:
+            return False
+        if not (0 < k.assigned <= full and 0 <= k.reassignments <= self.reassignments):
+            return False
+        if (k.adding | k.removing) & ~k.assigned or k.adding & k.removing:
+            return False
+        if (k.assigned & ~k.removing).bit_count() != n - 1:
+            return False
+        return all(0 <= v <= full for v in k.views)
 
     def faults_ok(self, s: State, f) -> bool:
         n, full = self.n, self.full
@@ -299,11 +317,24 @@ def strong_isr(s: State) -> bool:
 
 
 def weak_isr(s: State) -> bool:
-    """WeakIsr: as StrongIsr, for the ISR as the presumed leader itself records it."""
+    """WeakIsr: as StrongIsr, for the ISR as the presumed leader itself records it; with
+    --reassignments its members within the replica set it applied and within the controller's
+    (a ZooKeeper-era leader may hold a removed replica in its ISR until phase B's second
+    request, KAFKA-6638's state: it neither counts it for the HW nor serves its fetches; and a
+    removed broker may apply its StopReplica, deleting its log, before the leader applies the
+    change that removed it: the controller's ISR and elections have dropped it already)."""
     reps = s.replicas
+    k = s.kraft
+    views = k.views
+    rs = k.assigned
     i = 0
     for r in reps:  # fields by position: hw 1, alive 3, leader 4, isr 6
-        if r[1] and r[3] and r[4] == i and not _isr_agrees(reps, i, r, r[6]):
+        if (
+            r[1]
+            and r[3]
+            and r[4] == i
+            and not _isr_agrees(reps, i, r, r[6] & views[i] & rs if views else r[6])
+        ):
             return False
         i += 1  # noqa: SIM113 - cheaper than enumerate on this hot path
     return True
@@ -609,14 +640,19 @@ def leader_is_replica(s: State) -> bool:
 
 def isr_within_replicas(s: State) -> bool:
     """IsrWithinReplicas (KIP-455): the recorded ISR is within the recorded replica set, and
-    so is every live leader's own ISR within the replica set it applied (its view): the KRaft
-    counterpart of KAFKA-6638 and KAFKA-9672, where the ZooKeeper controller left a removed
-    replica in the ISR (R7, R9)."""
+    (kraft) so is every live leader's own ISR within the replica set it applied (its view): the
+    KRaft counterpart of KAFKA-6638 and KAFKA-9672, where the ZooKeeper controller left a removed
+    replica in the ISR (R7, R9). The ZooKeeper era is held to the first half only: its phase B
+    sends the new replica set with the old ISR first and the ISR shrink after (two writes, by
+    design at every release), so a leader's own ISR holds a removed replica until the second
+    request (KAFKA-6638's state; docs/design/kraft.md)."""
     k = s.kraft
     if not k.assigned:
         return True
     if s.coord.isr & ~k.assigned:
         return False
+    if not k.broker_epoch:
+        return True  # (ZooKeeper era: see above)
     views = k.views
     for i, r in enumerate(s.replicas):
         if r.alive and r.leader == i and r.isr & ~views[i]:

@@ -357,6 +357,15 @@ def initial_kraft(n: int, epoch_cache: bool = False, spare: bool = False) -> Kra
     return k._replace(assigned=assigned, views=(assigned, *(0,) * (n - 1)))
 
 
+def initial_zk_reassign(n: int) -> Kraft:
+    """The ZooKeeper-era versions with --reassignments (spec/actions/zk_reassignment.py): only
+    Kraft's KIP-455 fields move off NO_KRAFT's values (the replica set, brokers 0..n-2, and
+    broker 0's view of it as leader); the kraft-only fields stay empty, so every ZooKeeper path
+    that tests ``Kraft.broker_epoch`` stays one."""
+    assigned = spare_assignment(n)
+    return NO_KRAFT._replace(assigned=assigned, views=(assigned, *(0,) * (n - 1)))
+
+
 def spare_assignment(n: int) -> int:
     """--reassignments: the initial replica set, brokers 0..n-2 (replication factor n-1); broker
     n-1 is a spare, alive with an empty log, hosting no replica, the first reassignment's

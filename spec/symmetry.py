@@ -307,7 +307,10 @@ def _permute_producer(p: Producer, pos: list[int]) -> Producer:
 
 def _kraft_key(k: Kraft, i: int) -> tuple:
     """Replica ``i``'s share of the kraft variables, for the canonical order: its broker epoch
-    and what its fetches in flight say apart from replica ids."""
+    and what its fetches in flight say apart from replica ids. (A ZooKeeper-era version with
+    --reassignments has the KIP-455 fields alone: ``spec.state.initial_zk_reassign``.)"""
+    if not k.broker_epoch:
+        return (k.assigned >> i & 1, k.adding >> i & 1, k.removing >> i & 1, k.views[i].bit_count())
     return (
         k.broker_epoch[i],
         tuple(q[2:] for q in k.fetch_requests if q.follower == i),
@@ -332,6 +335,13 @@ def _kraft_key(k: Kraft, i: int) -> tuple:
 def _permute_kraft(k: Kraft, order: list[int], pos: list[int]) -> Kraft:
     """The kraft variables with replica ``order[j]`` renamed ``j``: fetch messages name their
     follower and leader, the leaders' views of broker epochs are per (leader, follower)."""
+    if not k.broker_epoch:  # a ZooKeeper-era version with --reassignments: KIP-455's alone
+        return k._replace(
+            assigned=_perm_mask(k.assigned, pos),
+            adding=_perm_mask(k.adding, pos),
+            removing=_perm_mask(k.removing, pos),
+            views=tuple([_perm_mask(k.views[o], pos) for o in order]),
+        )
     reqs = k.fetch_requests
     if reqs:
         reqs = tuple(sorted(FetchReq(pos[q.follower], pos[q.leader], *q[2:]) for q in reqs))

@@ -75,6 +75,11 @@ from .retention import (
     follower_reset_to_log_start,
 )
 from .session import broker_renew_session, coordination_expire_session
+from .zk_reassignment import (
+    controller_complete_reassignment,
+    zk_broker_stop_replica,
+    zk_operator_reassign_partition,
+)
 
 ActionFn = Callable[[Ctx, State, int, list], None]
 
@@ -164,6 +169,11 @@ def _delete_records(c: Config, p: ProtocolVersion) -> bool:
 def _reassignments(c: Config, p: ProtocolVersion) -> bool:
     """kraft with --reassignments: KIP-455 (issue 28 item 1)."""
     return p.split_fetch and c.reassignments > 0
+
+
+def _zk_reassignments(c: Config, p: ProtocolVersion) -> bool:
+    """A ZooKeeper-era ISR version with --reassignments (issue 28 item 1, ZooKeeper side)."""
+    return not p.split_fetch and not p.majority_quorum and c.reassignments > 0
 
 
 ACTIONS: tuple[ActionDef, ...] = (
@@ -422,6 +432,27 @@ ACTIONS: tuple[ActionDef, ...] = (
         broker_stop_replica,
         "R1, R11",
         when=_reassignments,
+    ),
+    ActionDef(
+        "OperatorReassignPartition",
+        ("target",),
+        zk_operator_reassign_partition,
+        "R1, R9",
+        when=_zk_reassignments,
+    ),
+    ActionDef(
+        "ControllerCompleteReassignment",
+        (),
+        controller_complete_reassignment,
+        "R1, R7, R9",
+        when=_zk_reassignments,
+    ),
+    ActionDef(
+        "BrokerStopReplica",
+        ("replica",),
+        zk_broker_stop_replica,
+        "R1, R11",
+        when=_zk_reassignments,
     ),
 )
 

@@ -114,7 +114,15 @@ def broker_become_leader(ctx: Ctx, s: State, kind: int, out: list) -> None:
                     t, i, assign(t.kraft.epoch_cache[i], q.epoch, len(r.log)), True
                 )
         else:
-            t = _apply(s, i, nr, q)
+            if ctx.reassign:  # (ZooKeeper era, KIP-455: the replica set it leads, as kraft's;
+                # ``Partition.makeLeader`` removes the replicas no longer assigned)
+                rl = nr[8]
+                nr = nr._replace(
+                    remote_leo=tuple(x if q.replicas >> j & 1 else -1 for j, x in enumerate(rl))
+                )
+                t = with_view(_apply(s, i, nr, q), i, q.replicas)
+            else:
+                t = _apply(s, i, nr, q)
         out.append(((kind, (i, q.epoch)), advance_leader_hw(ctx, t, i)))
 
 
@@ -542,7 +550,10 @@ def _registered(ctx: Ctx, t: State, i: int, unclean: bool) -> State:
         and (not rs or rs >> i & 1)
     ):
         # (kraft with leader -1 recorded, ``Faults.lead_renewed``: told there is no leader)
-        leader = NO_LEADER if ctx.split_fetch and t.faults.lead_renewed else c.leader
+        leader = (
+            NO_LEADER if (ctx.split_fetch or ctx.reassign) and t.faults.lead_renewed else c.leader
+        )
+        # (ZooKeeper era with --reassignments: leader -1 after KAFKA-14808's stop of the leader)
         req = Request(i, leader, c.epoch, c.isr, True, t.faults.ctrl_epoch, t.kraft.assigned)
         if req not in t.requests:
             t = t._replace(requests=tuple(sorted((*t.requests, req))))

@@ -26,6 +26,7 @@ from ..state import (
     Request,
     State,
     initial_kraft,
+    initial_zk_reassign,
 )
 
 
@@ -64,7 +65,8 @@ class Ctx:
         False  # R8: LeaderAndIsr in order per (broker, controller); every version but kraft
     )
     initial_kraft: Kraft = NO_KRAFT
-    reassign: bool = False  # kraft with --reassignments: the replica set moves (KIP-455)
+    reassign: bool = False  # --reassignments: the replica set moves (KIP-455; the ZooKeeper-era
+    # versions' reassignment too, spec/actions/zk_reassignment.py)
 
     @staticmethod
     def of(config: Config, protocol: ProtocolVersion | None = None) -> Ctx:
@@ -123,9 +125,12 @@ class Ctx:
                     spare=proto.split_fetch and config.reassignments > 0,
                 )
                 if proto.split_fetch
+                else initial_zk_reassign(n)
+                if config.reassignments > 0 and not proto.majority_quorum
                 else NO_KRAFT
             ),
-            reassign=proto.split_fetch and config.reassignments > 0,
+            # (the ZooKeeper-era versions too: spec/actions/zk_reassignment.py)
+            reassign=config.reassignments > 0 and not proto.majority_quorum,
         )
 
 
@@ -499,6 +504,10 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
         for a in s.kraft.alter_partition:
             if a.leader == leader:
                 counted = isr | a.new_isr if ctx.protocol.maximal_isr else a.new_isr
+    if ctx.reassign and not ctx.split_fetch:  # (ZooKeeper era: ISR members outside the
+        # replica set it applied are not counted, ``maybeIncrementLeaderHW`` reads the assigned
+        # replicas: KAFKA-6638's state, after phase B's first request)
+        counted &= s.kraft.views[leader]
     if ctx.quorum:
         new_hw = quorum_hw(ctx, r, leader)
     else:

@@ -43,6 +43,9 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
     (R12). Fetches that would change nothing are not listed (they are stuttering steps). A fetch
     offset below the leader's log start (retention) is FollowerResetToLogStart's."""
     start = s.faults.log_start
+    views = s.kraft.views if ctx.reassign else None  # (--reassignments: the leader serves the
+    # replicas it applied; a fetch from another is refused, ``Partition.updateFollowerFetchState``
+    # finds no replica: NOT_LEADER_FOR_PARTITION)
     on_divergence = ctx.on_divergence
     fetch_fenced = ctx.fetch_fenced
     reps = s.replicas
@@ -56,6 +59,8 @@ def follower_fetch(ctx: Ctx, s: State, kind: int, out: list) -> None:
             continue
         lr = reps[l]
         if not lr[3] or lr[4] != l or fetch_fenced(lr[5], r[5]):
+            continue
+        if views is not None and not views[l] >> f & 1:
             continue
         if on_divergence and diverges(r.log, lr.log):
             continue  # answered LOG_TRUNCATION: FollowerTruncate's

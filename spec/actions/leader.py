@@ -6,7 +6,7 @@ here (LeaderCompleteRecovery)."""
 
 from __future__ import annotations
 
-from ..state import NO_KRAFT, Coord, Replica, State
+from ..state import Coord, Replica, State
 from .alter_partition import alter_in_flight
 from .common import Ctx, advance_leader_hw, stale_alters, with_stale_versions
 from .controller import elr_after_shrink
@@ -20,9 +20,10 @@ def _leader_write(s: State, leader: int, new_isr: int) -> State:
     r = _new(Replica, (*r[:6], new_isr, *r[7:]))  # isr is field 6
     reps = reps[:leader] + (r,) + reps[leader + 1 :]
     c = s.coord
-    # (the kraft variables stay NO_KRAFT: the leader's own ISR writes are not kraft's)
+    # (the kraft variables stay what they are: NO_KRAFT, or with --reassignments the replica
+    # set, which a leader's own ISR writes do not touch)
     return _new(
-        State, (reps, _new(Coord, (c[0], c[1], new_isr)), reqs, s.history, s.faults, NO_KRAFT)
+        State, (reps, _new(Coord, (c[0], c[1], new_isr)), reqs, s.history, s.faults, s.kraft)
     )
 
 

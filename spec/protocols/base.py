@@ -57,6 +57,17 @@ class ProtocolVersion:
     broker_epoch_fencing: ClassVar[bool] = False  # KIP-380: a previous incarnation is fenced
     truncate_on_divergence: ClassVar[bool] = False  # KIP-320's first design: no truncation
     # phase; the leader answers LOG_TRUNCATION to a fetch whose last epoch disagrees
+    alter_reassignment_in_progress: ClassVar[bool] = False  # ZooKeeper era with
+    # --reassignments: KIP-455 (Kafka 2.4.0, AlterPartitionReassignments and
+    # ``KafkaController.updateCurrentReassignment``) lets a new target replace a reassignment in
+    # progress; before it (every built-in ZooKeeper-era version: 0.8 to 2.3) the operator's tool
+    # refuses while /admin/reassign_partitions exists (``ReassignPartitionsCommand``: "There is
+    # an existing assignment running.")
+    reassignment_keeps_leader: ClassVar[bool] = True  # ZooKeeper era with --reassignments:
+    # KAFKA-14808's fix (apache/kafka#13451, closed unmerged, so no Kafka release has it): a new
+    # target that would stop the current leader, an adding replica of the reassignment in
+    # progress, is refused; without it the controller's phase U records leader -1 and the
+    # partition stays leaderless (spec/actions/zk_reassignment.py)
     split_fetch: ClassVar[bool] = False  # kraft: the fetch as request and delayed response, with
     # DivergingEpoch truncation in the response (spec/actions/fetch.py, spec.state.Kraft)
     walks_back: ClassVar[bool] = False  # KIP-279: OffsetsForLeaderEpoch in rounds, epoch by

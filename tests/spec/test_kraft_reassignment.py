@@ -31,8 +31,8 @@ MOVE = (
 def test_the_bound_is_checked():
     with pytest.raises(ConfigError):
         Config(protocol="kraft", reassignments=-1).validate()
-    with pytest.raises(ConfigError, match="kraft protocols only"):
-        Config(protocol="kip-320", reassignments=1).validate()
+    with pytest.raises(ConfigError, match="ISR versions"):  # (ZooKeeper era: test_zk_reassignment)
+        Config(protocol="majority-quorum", reassignments=1).validate()
     with pytest.raises(ConfigError, match="replication factor"):
         Config(protocol="kraft", replicas=2, min_isr=2, reassignments=1).validate()
     with pytest.raises(ConfigError, match="idempotence"):
