@@ -284,6 +284,13 @@ class CasWrite:
     added: int = -1
     added_broker_epoch: int = -1
     leader_broker_epoch: int = -1
+    # kraft, KIP-455 (purpose "reassign"/"cancel"): the partition's replica set written with the
+    # state (target + current - target during a reassignment), and its adding and removing
+    # replicas (Kafka's PartitionRegistration.replicas/addingReplicas/removingReplicas); ()
+    # for a write that leaves the assignment as it is
+    replicas: tuple[int, ...] = ()
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
