@@ -112,7 +112,10 @@ def on_handle_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) 
         # is taken exactly when the event is an error answer
         lr = s.replicas[l]
         stale = v.ctx.protocol.fence_stale_fetch and q.broker_epoch < s.kraft.remote_epoch[l][f]
-        if err != (lr.leader != l or q.leader_epoch != lr.epoch or stale):
+        # (KIP-455: a follower outside the replica set the leader applied is answered
+        # UNKNOWN_LEADER_EPOCH)
+        outside = bool(s.kraft.views) and not s.kraft.views[l] >> f & 1
+        if err != (lr.leader != l or q.leader_epoch != lr.epoch or stale or outside):
             continue
         if not err and new:
             p: FetchResp = next(iter(new))
