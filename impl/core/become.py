@@ -218,12 +218,12 @@ class BecomeRole:
     def _kraft_stop_replica(self, out: Effects, p: Partition, now: int) -> None:
         """The broker is no longer a replica of ``p`` (a completed or cancelled reassignment):
         it stops and deletes its replica (``ReplicaManager.applyDelta`` → ``stopPartitions``
-        with ``deleteLocalLog``), the spec's BrokerStopReplica. If its fetcher has a fetch of
-        it in flight the stop waits for that fetch's end (``stop_pending``): Kafka's leader
-        still handles the request, whose answer the stopped fetcher then drops; the spec drops
-        a request and its answer with the stop, so the stop comes after the leader's handling."""
-        f = self.fetchers.fetcher_of(p.tp) if p.role == FOLLOWER else None
-        if f is not None and (f.in_flight is not None or p.tp in f.pending):
+        with ``deleteLocalLog``), the spec's BrokerStopReplica. If a fetch carrying it is in
+        flight (to its leader, or still to a previous leader, which may hold it parked) the
+        stop waits for that fetch's end (``stop_pending``): Kafka's leader still handles the
+        request, whose answer the stopped fetcher then drops; the spec drops a request and its
+        answer with the stop, so the stop comes after the leader's handling."""
+        if self.fetchers.carrying(p.tp):
             p.stop_pending = True  # (a diverging answer's truncation to come, too)
             return
         self._kraft_delete_replica(out, p, now)

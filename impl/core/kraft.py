@@ -196,8 +196,10 @@ class KraftFetchRole:
             tp = (d.topic, d.partition)
             p = self.partitions.get(tp)
             if p is not None and p.stop_pending:
-                # KIP-455: no longer a replica: the answer is dropped with the stop, now
-                self._kraft_delete_replica(out, p, now)
+                # KIP-455: no longer a replica: the answer is dropped, with the stop once no
+                # other fetch carrying it is outstanding
+                if not self.fetchers.carrying(tp):
+                    self._kraft_delete_replica(out, p, now)
                 continue
             if d.error == m.OFFSET_OUT_OF_RANGE:  # R12 (impl/core/logstart.py)
                 self._kraft_offset_out_of_range(out, resp.leader_id, d, p, now)
@@ -264,8 +266,8 @@ class KraftFetchRole:
             args["diverging"] = [ep, end]
             args["offset"] = cut
             self._trace(out, "FollowerHandleFetchResponse", args, now, p)
-            if p.stop_pending:  # (KIP-455: stopped once its truncation is done)
-                self._kraft_delete_replica(out, p, now)
+            if p.stop_pending and not self.fetchers.carrying(tp):  # (KIP-455: stopped once
+                self._kraft_delete_replica(out, p, now)  # its truncation is done)
         self._drop_idle_fetcher(f)
         if f.partitions:
             self._maybe_fetch(out, f, now)
@@ -303,12 +305,13 @@ class KraftFetchRole:
             if f.leader != peer or f.in_flight is None:
                 continue
             f.in_flight = None
-            for tp in sorted(f.partitions):
+            for tp in sorted(f.carried | f.partitions):
                 p = self.partitions.get(tp)
-                if p is not None and p.stop_pending and tp not in f.pending:
+                if p is not None and p.stop_pending and not self.fetchers.carrying(tp):
                     self._kraft_delete_replica(out, p, now)  # (KIP-455: its fetch is gone)
                     continue
-                self.fetchers.backoff(tp, now + self.config.request_timeout_ms)
+                if tp in f.partitions:
+                    self.fetchers.backoff(tp, now + self.config.request_timeout_ms)
             self._drop_idle_fetcher(f)
             if f.partitions:
                 out.append(m.SetTimer(f.key, self.config.request_timeout_ms))
