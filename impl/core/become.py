@@ -50,6 +50,8 @@ class BecomeRole:
             p = self.partitions.get(tp)
             if p is not None and p.stop_pending:
                 p.stop_pending = False  # (KIP-455: a replica again before it stopped)
+            if p is None and lp.zk_version <= self.removed_at.get(tp, -1):
+                continue  # KIP-455: an image older than the one that removed it (superseded)
             if p is None:
                 p = self.partitions[tp] = Partition(tp, PartitionLog())
                 # the log exists on disk from now on: a restart finds it (and traces it, R13)
@@ -189,8 +191,11 @@ class BecomeRole:
         if req.controller_epoch < self.controller_epoch:
             return out
         self.controller_epoch = req.controller_epoch
-        for topic, part in req.partitions:
+        for k, (topic, part) in enumerate(req.partitions):
             p = self.partitions.get((topic, part))
+            if req.delete and k < len(req.versions):
+                tp = (topic, part)
+                self.removed_at[tp] = max(self.removed_at.get(tp, -1), req.versions[k])
             if p is None:
                 continue
             if not req.delete:

@@ -554,10 +554,13 @@ class Controller:
         return out + self._stop_replicas(gone)
 
     def _stop_replicas(self, per: dict[int, list[TP]]) -> Effects:
-        return [
-            m.Send(b, m.StopReplica(self.id, self.epoch, tuple(v), delete=True))
-            for b, v in sorted(per.items())
-        ]
+        """StopReplica with delete, carrying each partition's version (the metadata image
+        that removed the broker: it ignores older partition state still in flight)."""
+        out: Effects = []
+        for b, v in sorted(per.items()):
+            versions = tuple(self.states[tp][1] if tp in self.states else -1 for tp in v)
+            out.append(m.Send(b, m.StopReplica(self.id, self.epoch, tuple(v), True, versions)))
+        return out
 
     def stop_strays(self, brokers: list[int]) -> Effects:
         """KIP-455: a broker that (re)registers learns from the metadata which partitions it no

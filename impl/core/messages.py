@@ -79,6 +79,10 @@ class StopReplica:
     controller_epoch: int
     partitions: tuple[tuple[str, int], ...]
     delete: bool = False
+    # kraft, KIP-455: per partition, the partition epoch (version) of the state that removed
+    # the broker: a LeaderAndIsr not newer than it, still in flight, is an older metadata image
+    # the broker must not apply after it deleted the replica; () where not given
+    versions: tuple[int, ...] = ()
 
 
 # ---- replication -------------------------------------------------------------------------------

@@ -100,6 +100,7 @@ class World:
         self.producer = ProducerClient("producer", acks=-1, request_timeout_ms=2_000)
         self.consumer = ConsumerClient("consumer")
         self.history: dict[str, Any] = {"sent": [], "acked": {}, "refused": {}}
+        self.created: dict[TP, tuple[int, ...]] = {}
         for b in self.ids:
             self.nodes[b] = Node(None, MemStore())
             self._boot(b)
@@ -109,6 +110,8 @@ class World:
         """Write the R1 assignment (/brokers/topics/[t]); the controller's watch fires."""
         new = {(topic, i): reps for i, reps in assign(self.ids, partitions, replication).items()}
         self.coord.assignments.update(new)
+        # the trace header's assignments: as created (KIP-455 may move the replica sets since)
+        self.created.update(new)
         c = self.coord.controller
         if c >= 0 and self.nodes[c].controller is not None:
             self._apply(c, self.nodes[c].controller.on_topics_changed(self.now, new))
@@ -796,7 +799,7 @@ class World:
         brokers and replica assignments, seed."""
         from isr.traces.format import header
 
-        assignments = {f"{t}-{p}": list(r) for (t, p), r in sorted(self.coord.assignments.items())}
+        assignments = {f"{t}-{p}": list(r) for (t, p), r in sorted(self.created.items())}
         flags = self.protocol_flags()
         if flags:
             extra = {"protocol_flags": flags, **extra}

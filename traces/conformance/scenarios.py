@@ -115,7 +115,9 @@ def step_ops(
     implementation's own business and becomes time passing (``run``). Raises NoAdapterCommand
     for a step in ``NO_COMMAND`` (``kraft``: but for ``KRAFT_COMMANDS``, which the kraft
     adapters cause: LeaderDeleteRecords -> delete_records, BrokerDeleteOldSegment ->
-    retention)."""
+    retention). KIP-455's operator steps: OperatorReassignPartition -> reassign (the target's
+    brokers), OperatorCancelReassignment -> cancel_reassignment; a removed broker's
+    BrokerStopReplica is the implementation's own."""
     if name in NO_COMMAND and not (kraft and name in KRAFT_COMMANDS):
         raise NoAdapterCommand(f"{name}: {NO_COMMAND[name]}")
     if name == "ProducerSend":
@@ -147,6 +149,12 @@ def step_ops(
         ]
     if name == "BrokerDeleteOldSegment":  # retention's time has come (R12)
         return [{"op": "retention", "broker": args["replica"]}]
+    if name == "OperatorReassignPartition":  # KIP-455 (kraft): the target, a bitmask of
+        # spec replicas, which are brokers 0..n-1 (the spare last, as the kit's layout)
+        t = int(args["target"])
+        return [{"op": "reassign", "replicas": [j for j in range(t.bit_length()) if t >> j & 1]}]
+    if name == "OperatorCancelReassignment":
+        return [{"op": "cancel_reassignment"}]
     if name == "NetworkLoseLeaderAndIsr":
         return [
             {"op": "partition", "a": 0, "b": args["replica"]},

@@ -103,6 +103,8 @@ class PartitionValidator:
         self.stale_alter: set[int] = set()
         self.activations = 0  # ControllerActivate events seen: the first is the spec's Init
         self.crashed_once: set[int] = set()  # kraft: replicas with a BrokerCrash in the trace
+        # KIP-455: fetch requests a BrokerStopReplica dropped (handlers/reassign.py)
+        self.dropped_fetches: set = set()
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:

@@ -70,6 +70,9 @@ def on_stop_replica(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) 
     for _a, t in steps:
         if v.check(ev, i, t, mism):
             out.append((t, pend, ack))
+            # the fetches of the broker the stop drops (a previous incarnation's too, still
+            # queued at a leader): a leader's later error answer to one is a stutter
+            v.dropped_fetches.update(set(s.kraft.fetch_requests) - set(t.kraft.fetch_requests))
     r = s.replicas[i]
     outside = s.kraft.assigned and not s.kraft.assigned >> i & 1
     if not steps and r.alive and outside and v.check(ev, i, s, mism):

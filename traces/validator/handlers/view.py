@@ -22,6 +22,7 @@ class PartitionView(Protocol):
     reached_epoch: dict[int, int]
     stale_alter: set[int]
     crashed_once: set[int]
+    dropped_fetches: set
     activations: int
 
     def steps(
