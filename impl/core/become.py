@@ -240,11 +240,12 @@ class BecomeRole:
         answered = p.alter_answered
         del self.partitions[p.tp]
         out.append(m.DeleteLog(p.tp))
+        state = dict(STOPPED_STATE, **({"log": []} if self.full_log else {}))
         out.append(
             m.Trace(
                 event(
                     self.clock.tick(), self.id, "BrokerStopReplica", {"replica": self.id},
-                    now_ms=now, tp=p.tp, state=dict(STOPPED_STATE),
+                    now_ms=now, tp=p.tp, state=dict(state),
                 )
             )
         )  # fmt: skip
@@ -253,7 +254,7 @@ class BecomeRole:
                 m.Trace(
                     event(
                         self.clock.tick(), self.id, "LeaderClearPendingAlterPartition",
-                        {"leader": self.id}, now_ms=now, tp=p.tp, state=dict(STOPPED_STATE),
+                        {"leader": self.id}, now_ms=now, tp=p.tp, state=dict(state),
                     )
                 )
             )  # fmt: skip

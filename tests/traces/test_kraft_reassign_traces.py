@@ -185,3 +185,15 @@ def test_adapter_commands_and_their_spec_steps() -> None:
     ]
     assert step_ops("OperatorCancelReassignment", {}) == [{"op": "cancel_reassignment"}]
     assert step_ops("BrokerStopReplica", {"replica": 0}) == [{"op": "run", "ms": 60}]
+
+
+def test_a_written_trace_with_full_logs_validates(tmp_path) -> None:
+    """``World.write_trace`` (delta+full: every state carries its ``log``) through ``isr
+    validate``: a stopped replica's state says its log is empty."""
+    from isr.traces.validator.validate import validate_paths
+
+    w = _moved()
+    path = tmp_path / "moved.ndjson"
+    w.write_trace(str(path))
+    v = validate_paths([path])
+    assert v.verdict == "accepted", v.reason
