@@ -197,3 +197,13 @@ def test_a_written_trace_with_full_logs_validates(tmp_path) -> None:
     w.write_trace(str(path))
     v = validate_paths([path])
     assert v.verdict == "accepted", v.reason
+
+
+def test_a_story_with_reassignments_starts_with_a_spare() -> None:
+    """``isr conform --from-counterexample`` of a --reassignments model: the partition on all
+    brokers but the last (the spec's layout), not on all of them."""
+    from isr.traces.conformance.from_counterexample import start_command
+
+    got = start_command({"replicas": 3, "min_isr": 2, "reassignments": 1}, "kraft")
+    assert (got["brokers"], got["replication"]) == (3, 2)
+    assert start_command({"replicas": 3}, "kraft")["replication"] == 3
