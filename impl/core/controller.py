@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from . import messages as m
 from .config import Config
@@ -54,7 +55,7 @@ class Controller:
         # ("shutdown", broker). ``_purpose``: the request the write in flight carries out.
         self.requests: dict[TP, tuple[str, int]] = {}
         self._purpose: dict[TP, tuple[str, int]] = {}
-        self._why: dict[TP, tuple[str, int]] = {}  # set by decide() when a request decided
+        self._why: dict[TP, tuple[str, Any]] = {}  # set by decide(): the request decided
         # Brokers in a controlled shutdown, until their session ends or they register again.
         # As Kafka's shuttingDownBrokerIds: they get no LeaderAndIsr (unless elected: see
         # ``_pick``), so a deposed leader stays a zombie until it stops and a follower taken
