@@ -397,6 +397,41 @@ class Session:
         w.run_until(w.now + 10)
         return None
 
+    def op_reassign(self, c: dict[str, Any]) -> dict[str, Any]:
+        """The operator's partition reassignment (kraft, KIP-455; kafka-reassign-partitions,
+        ``Admin.alterPartitionReassignments``; the spec's OperatorReassignPartition): every
+        partition, or ``partition``, moves to the replica set ``replicas``. The controller
+        records it (target + current), the new replicas follow and fetch, and it completes when
+        the target is in the ISR: the removed replicas stop and delete their logs. A target
+        equal to the current one changes nothing. ``results``: per partition, ``NONE`` or
+        ``NOT_CONTROLLER`` (no controller running: the request is lost)."""
+        return self._reassign(c, [int(b) for b in c["replicas"]])
+
+    def op_cancel_reassignment(self, c: dict[str, Any]) -> dict[str, Any]:
+        """Cancel the reassignment in progress (kraft, KIP-455; kafka-reassign-partitions
+        --cancel, a null target; the spec's OperatorCancelReassignment) of every partition, or
+        ``partition``: back to the replicas without the adding ones. Nothing in progress:
+        nothing happens."""
+        return self._reassign(c, None)
+
+    def _reassign(self, c: dict[str, Any], replicas: list[int] | None) -> dict[str, Any]:
+        w = self.world
+        if not w.kraft:
+            return _unsupported("reassign: partition reassignment is built in the kraft version")
+        if replicas is not None and (
+            len(set(replicas)) != len(replicas) or not set(replicas) <= set(w.ids)
+        ):
+            return {"ok": False, "error": f"replicas {replicas}: distinct brokers of the cluster"}
+        part = c.get("partition")
+        results = {}
+        for tp in sorted(w.coord.assignments):
+            if part is not None and tp[1] != int(part):
+                continue
+            ok = w.reassign(tp, replicas)
+            results[f"{tp[0]}-{tp[1]}"] = "NONE" if ok else "NOT_CONTROLLER"
+        w.run_until(w.now + 10)
+        return {"ok": True, "results": results}
+
     def op_jitter(self, c: dict[str, Any]) -> None:
         self.world.net.max_delay_ms = max(1, int(c.get("max_ms", 200)))
 

@@ -661,3 +661,55 @@ IDEMPOTENT_MUTANTS: dict[str, Mutant] = {
 }
 MUTANTS.update(IDEMPOTENT_MUTANTS)
 KRAFT_MUTANTS.update(IDEMPOTENT_MUTANTS)
+
+
+# ---- partition reassignment (kraft, KIP-455; issue 28 item 1) ---------------------------------
+class ReassignBelowMinIsr(Controller):
+    """KAFKA-15665 undone (Kafka 3.3 to 3.7; fixed in 3.8.0, apache/kafka#15359): the
+    controller completes a reassignment once the ISR less the removing replicas holds every
+    *adding* replica, though target replicas it keeps are out of the ISR, so the completion can
+    leave the ISR below min.insync.replicas (the spec's ``reassignment_needs_full_isr=False``,
+    examples/protocols/kraft_reassignment_below_min_isr.py: ReassignmentKeepsMinIsr)."""
+
+    @classmethod
+    def reassignment_done(cls, isr, replicas, adding, removing):  # type: ignore[override]
+        if not adding and not removing:
+            return None
+        new_isr = tuple(r for r in isr if r not in removing)
+        target = tuple(r for r in replicas if r not in removing)
+        if not new_isr or not target or not set(adding) <= set(new_isr):
+            return None
+        return target, new_isr
+
+
+KRAFT_MUTANTS["reassign-below-min-isr"] = Mutant(
+    "reassign-below-min-isr",
+    "a reassignment completes once the adding replicas are in the ISR (KAFKA-15665 undone)",
+    controller_cls=ReassignBelowMinIsr,
+)
+
+
+class ReassignBeforeIsr(Controller):
+    """A reassignment completed before the new replicas are in the ISR: the controller makes
+    the target the replica set as soon as the ISR less the removing replicas is not empty (a
+    ``maybeCompleteReassignment`` without its ``containsAll`` check), so the new replica leads
+    or counts in the replica set before it has a record (LeaderIsReplica holds, but the ISR
+    loses the removed members while the new ones are not in it: the committed records may
+    live on the removed brokers only)."""
+
+    @classmethod
+    def reassignment_done(cls, isr, replicas, adding, removing):  # type: ignore[override]
+        if not adding and not removing:
+            return None
+        new_isr = tuple(r for r in isr if r not in removing)
+        target = tuple(r for r in replicas if r not in removing)
+        if not new_isr or not target:
+            return None
+        return target, new_isr
+
+
+KRAFT_MUTANTS["reassign-before-isr"] = Mutant(
+    "reassign-before-isr",
+    "a reassignment completes before the new replicas are in the ISR",
+    controller_cls=ReassignBeforeIsr,
+)

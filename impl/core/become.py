@@ -17,6 +17,14 @@ from .partition import (
     Partition,
     RemoteReplica,
 )
+from .trace import event
+
+# KIP-455: what a broker observes of a replica it deleted (the spec's stopped replica: no log,
+# no leader, no epoch)
+STOPPED_STATE = {
+    "alive": True, "role": "none", "leader": -1, "leader_epoch": -1, "isr": [], "hw": 0,
+    "hw_checkpoint": 0, "leo": 0, "log_start": 0,
+}  # fmt: skip
 
 
 class BecomeRole:
@@ -40,6 +48,10 @@ class BecomeRole:
                 continue
             tp = (lp.topic, lp.partition)
             p = self.partitions.get(tp)
+            if p is not None and p.stop_pending:
+                p.stop_pending = False  # (KIP-455: a replica again before it stopped)
+            if p is None and lp.zk_version <= self.removed_at.get(tp, -1):
+                continue  # KIP-455: an image older than the one that removed it (superseded)
             if p is None:
                 p = self.partitions[tp] = Partition(tp, PartitionLog())
                 # the log exists on disk from now on: a restart finds it (and traces it, R13)
@@ -91,6 +103,12 @@ class BecomeRole:
         gone follower removed): the leader adopts the ISR and partition epoch and keeps its
         followers' fetch state and its purgatory (the spec's BrokerApplyPartitionChange)."""
         p.isr, p.zk_version = frozenset(lp.isr), lp.zk_version
+        if set(lp.replicas) != set(p.replicas):
+            # KIP-455: replicas added in the leader's own epoch (only a removal bumps it):
+            # ``Partition.makeLeader`` → ``updateAssignmentAndIsr`` adds them to the replicas
+            # whose fetches it accepts, their LEOs unknown, and keeps the others' state
+            p.replicas = lp.replicas
+            p.remote = {r: p.remote.get(r, RemoteReplica()) for r in lp.replicas if r != self.id}
         raised = self._raise_hw(p, now)
         self._trace(out, "BrokerApplyPartitionChange", {"replica": self.id}, now, p)
         if raised:
@@ -109,7 +127,9 @@ class BecomeRole:
         self.fetchers.remove(p.tp)
         p.role, p.leader, p.leader_epoch = LEADER, self.id, lp.leader_epoch
         p.isr, p.zk_version = frozenset(lp.isr), lp.zk_version
-        p.pending_isr = None
+        answered = p.alter_answered  # (KIP-455: cleared after this step, below)
+        if not answered:
+            p.pending_isr = None
         p.epoch_start_offset = p.log.leo
         # Followers in the ISR get a fresh lag clock so they are not shrunk before fetching.
         p.remote = {
@@ -125,6 +145,8 @@ class BecomeRole:
         self._trace(
             out, "BrokerBecomeLeader", {"replica": self.id, "epoch": lp.leader_epoch}, now, p
         )
+        if answered:
+            self._clear_answered(out, p, now)
         if raised:
             self._complete_delayed(out, p, now)
         if self.strat.diverging_epoch_fetch:
@@ -155,6 +177,8 @@ class BecomeRole:
             now,
             p,
         )
+        if p.alter_answered:
+            self._clear_answered(out, p, now)
         if lp.leader < 0:  # offline partition: nobody to fetch from
             return
         if p.fetch_state == TRUNCATING:
@@ -167,8 +191,11 @@ class BecomeRole:
         if req.controller_epoch < self.controller_epoch:
             return out
         self.controller_epoch = req.controller_epoch
-        for topic, part in req.partitions:
+        for k, (topic, part) in enumerate(req.partitions):
             p = self.partitions.get((topic, part))
+            if req.delete and k < len(req.versions):
+                tp = (topic, part)
+                self.removed_at[tp] = max(self.removed_at.get(tp, -1), req.versions[k])
             if p is None:
                 continue
             if not req.delete:
@@ -180,6 +207,9 @@ class BecomeRole:
                     p.resume_state, p.fetch_state = p.fetch_state, STOPPED
                 self._trace(out, "StopReplica", {"replica": self.id, "delete": False}, now, p)
                 continue
+            if self.strat.diverging_epoch_fetch:
+                self._kraft_stop_replica(out, p, now)
+                continue
             self._fail_delayed(out, p, m.NOT_LEADER)
             self.fetchers.remove(p.tp)
             p.role = NONE_ROLE
@@ -188,3 +218,51 @@ class BecomeRole:
                 del self.partitions[p.tp]
                 out.append(m.DeleteLog(p.tp))
         return out
+
+    # ---- kraft, KIP-455: a replica removed by a reassignment ----------------------------------
+    def _kraft_stop_replica(self, out: Effects, p: Partition, now: int) -> None:
+        """The broker is no longer a replica of ``p`` (a completed or cancelled reassignment):
+        it stops and deletes its replica (``ReplicaManager.applyDelta`` → ``stopPartitions``
+        with ``deleteLocalLog``), the spec's BrokerStopReplica. If a fetch carrying it is in
+        flight (to its leader, or still to a previous leader, which may hold it parked) the
+        stop waits for that fetch's end (``stop_pending``): Kafka's leader still handles the
+        request, whose answer the stopped fetcher then drops; the spec drops a request and its
+        answer with the stop, so the stop comes after the leader's handling."""
+        if self.fetchers.carrying(p.tp):
+            p.stop_pending = True  # (a diverging answer's truncation to come, too)
+            return
+        self._kraft_delete_replica(out, p, now)
+
+    def _kraft_delete_replica(self, out: Effects, p: Partition, now: int) -> None:
+        p.stop_pending = False
+        self._fail_delayed(out, p, m.NOT_LEADER)  # (not acknowledged: NOT_LEADER_OR_FOLLOWER)
+        self.fetchers.remove(p.tp)
+        answered = p.alter_answered
+        del self.partitions[p.tp]
+        out.append(m.DeleteLog(p.tp))
+        state = dict(STOPPED_STATE, **({"log": []} if self.full_log else {}))
+        out.append(
+            m.Trace(
+                event(
+                    self.clock.tick(), self.id, "BrokerStopReplica", {"replica": self.id},
+                    now_ms=now, tp=p.tp, state=dict(state),
+                )
+            )
+        )  # fmt: skip
+        if answered:
+            out.append(
+                m.Trace(
+                    event(
+                        self.clock.tick(), self.id, "LeaderClearPendingAlterPartition",
+                        {"leader": self.id}, now_ms=now, tp=p.tp, state=dict(state),
+                    )
+                )
+            )  # fmt: skip
+
+    def _clear_answered(self, out: Effects, p: Partition, now: int) -> None:
+        """KIP-455: newer metadata overrides a change left pending by a completion's answer
+        (``Partition.makeLeader``/``makeFollower`` set the committed state): the spec's
+        LeaderClearPendingAlterPartition, after the step that applied it."""
+        p.alter_answered = p.alter_in_flight = False
+        p.pending_isr = None
+        self._trace(out, "LeaderClearPendingAlterPartition", {"leader": self.id}, now, p)

@@ -26,7 +26,9 @@ stays a follower here and may rejoin the ISR, which the spec allows).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from . import messages as m
 from .config import Config
@@ -53,7 +55,7 @@ class Controller:
         # ("shutdown", broker). ``_purpose``: the request the write in flight carries out.
         self.requests: dict[TP, tuple[str, int]] = {}
         self._purpose: dict[TP, tuple[str, int]] = {}
-        self._why: dict[TP, tuple[str, int]] = {}  # set by decide() when a request decided
+        self._why: dict[TP, tuple[str, Any]] = {}  # set by decide(): the request decided
         # Brokers in a controlled shutdown, until their session ends or they register again.
         # As Kafka's shuttingDownBrokerIds: they get no LeaderAndIsr (unless elected: see
         # ``_pick``), so a deposed leader stays a zombie until it stops and a follower taken
@@ -79,6 +81,18 @@ class Controller:
         # kraft: brokers known to be down (the runtime's; fenced at once, ``fence_at_crash``):
         # never elected, though their session may not have expired yet
         self.down: set[int] = set()
+        # kraft, KIP-455: the reassignment in progress per partition, tp -> (adding, removing)
+        # (``assignments`` holds its replicas: target + current - target); the partitions a
+        # reassignment ever wrote (``moved``: their strays are told to stop); the operator's
+        # requests not yet written, tp -> target replicas, or None for a cancel; and the
+        # assignment each write in flight carries
+        self.reassigning: dict[TP, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self.moved: set[TP] = set()
+        self.reassign_requests: dict[TP, tuple[int, ...] | None] = {}
+        self._assign_next: dict[TP, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {}
+        self._pending_assign: dict[
+            TP, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+        ] = {}
 
     # ---- events -------------------------------------------------------------------------------
     def activate(
@@ -108,6 +122,7 @@ class Controller:
         ]
         out += self._repair(sorted(self.assignments))
         out += self._send_state(sorted(self.assignments), sorted(self.live))
+        out += self.stop_strays(sorted(self.live))  # (KIP-455)
         out.append(m.SetTimer("resync", self.config.controller_resync_ms))
         return out
 
@@ -130,6 +145,7 @@ class Controller:
         # A returning broker learns the state of every partition it hosts (it becomes follower).
         back = sorted(tp for tp, reps in self.assignments.items() if set(reps) & came)
         out += self._send_state(back, sorted(came), fresh_only=True)
+        out += self.stop_strays(sorted(came))  # (KIP-455)
         return out
 
     def on_broker_bounced(self, now: int, broker: int, as_failure: bool = False) -> Effects:
@@ -152,6 +168,7 @@ class Controller:
                 # BrokerRegister sends it the state, unless it is the recorded leader)
                 mine = sorted(tp for tp, reps in self.assignments.items() if broker in reps)
                 out += self._send_state(mine, [broker], fresh_only=True)
+                out += self.stop_strays([broker])  # (KIP-455)
             return out
         self.live.discard(broker)
         self.held.add(broker)
@@ -242,9 +259,11 @@ class Controller:
         done: list[TP] = []
         retry: list[TP] = []
         stop: dict[int, list[TP]] = {}
+        stop_delete: dict[int, list[TP]] = {}
         for res in results:
             self.in_flight.discard(res.tp)
             self._pending.pop(res.tp, None)
+            assign = self._pending_assign.pop(res.tp, None)
             rebounce = res.tp in self._rebounce
             self._rebounce.discard(res.tp)
             purpose = self._purpose.pop(res.tp, None)
@@ -258,6 +277,18 @@ class Controller:
                     self.bounced.add(res.tp)  # its leader bounced while the write was in flight
                 if purpose is not None and self.requests.get(res.tp) == purpose:
                     del self.requests[res.tp]  # done; a conflict leaves it to be decided again
+                if (
+                    purpose is not None
+                    and purpose[0] in ("reassign", "cancel")
+                    and self.reassign_requests.get(res.tp, ()) == _target_of(purpose)
+                ):
+                    del self.reassign_requests[res.tp]
+                if assign is not None:  # KIP-455: the replica set written with the state
+                    before = self.assignments[res.tp]
+                    self.adopt_assignment(res.tp, *assign[:3])
+                    for b in sorted(set(before) - set(assign[0])):
+                        if b in self.live:  # no longer a replica: stops, deletes its log
+                            stop_delete.setdefault(b, []).append(res.tp)
                 if purpose is not None and purpose[0] == "shutdown" and old is not None:
                     b = purpose[1]  # (the write replaced ``old``: its version matched)
                     if (
@@ -288,6 +319,7 @@ class Controller:
             m.Send(b, m.StopReplica(self.id, self.epoch, tuple(v), delete=False))
             for b, v in sorted(stop.items())
         ]
+        out += self._stop_replicas(stop_delete)
         # conflicts are decided again on the state that won; a write that landed may leave
         # more to do (another dead follower to remove)
         out += self._repair(sorted(set(retry) | set(done)))
@@ -333,6 +365,225 @@ class Controller:
         incarnation, which may have lost what it had fetched in an unclean shutdown, justifies
         nothing. The mutation point of ``no-broker-epoch-check`` (impl/mutants.py)."""
         return broker_epochs.get(w.added) == w.added_broker_epoch
+
+    # ---- partition reassignment (kraft, KIP-455) ----------------------------------------------
+    def reassign(self, now: int, tp: TP, target: tuple[int, ...] | None) -> Effects:
+        """The operator's AlterPartitionReassignments for ``tp`` (kraft; KIP-455, R1, R9):
+        ``target`` the new replica set, or None to cancel the reassignment in progress. Kept
+        as a request, decided after any repair the partition needs and any pending leadership
+        move, by ``_reassign_state`` (``ReplicationControlManager.changePartitionReassignment``
+        / ``cancelPartitionReassignment``), written with the state as one record and traced
+        as the spec's OperatorReassignPartition(target) / OperatorCancelReassignment() when it
+        lands. A target equal to the one in progress (or to the replica set, with none in
+        progress) changes nothing: Kafka records only a new replica order, which the spec does
+        not model, so it is not written."""
+        if tp not in self.assignments:
+            return []
+        self.reassign_requests[tp] = None if target is None else tuple(target)
+        return self._repair([tp])
+
+    def _eligible_leader(self, r: int) -> bool:
+        """kraft: ``r`` may lead (``PartitionChangeBuilder.isAcceptableLeader``): live (a
+        registered, unfenced broker), not in controlled shutdown, not back from an unclean
+        shutdown (KIP-966), not known to be down."""
+        return r in self.live and r not in self.shutting_down | self.barred | self.down
+
+    def _reassign_state(self, tp: TP) -> PartitionState | None:
+        """The record of ``tp``'s pending reassignment request, or None (the request dropped:
+        nothing to change, no reassignment to cancel, no leader recorded, or, for a cancel that
+        empties the ISR without unclean election, refused: InvalidReplicaAssignmentException).
+        Sets ``_assign_next`` and ``_why``."""
+        target = self.reassign_requests[tp]
+        st = self.states[tp][0]
+        cur = self.assignments[tp]
+        adding, removing = self.reassigning.get(tp, ((), ()))
+        built = None
+        if st.leader >= 0:  # (the spec's ``_in_office``: leader -1 recorded, nothing is built)
+            if target is None:
+                built = self._cancel(st, cur, adding, bool(adding or removing))
+            elif set(target) != set(cur) - set(removing):
+                reps = (*target, *(r for r in cur if r not in target))
+                add = tuple(r for r in target if r not in cur)
+                rem = tuple(r for r in cur if r not in target)
+                built = self.build_reassignment(
+                    st, st.isr, cur, reps, add, rem, self._eligible_leader, self.epoch
+                )
+        if built is None:
+            del self.reassign_requests[tp]
+            return None
+        new, reps, add, rem = built
+        self._assign_next[tp] = (reps, add, rem)
+        self._why[tp] = ("cancel", -1) if target is None else ("reassign", target)
+        return new
+
+    def _cancel(
+        self, st: PartitionState, cur: tuple[int, ...], adding: tuple[int, ...], moving: bool
+    ) -> tuple[PartitionState, tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+        """``cancelPartitionReassignment`` (``PartitionReassignmentRevert``): the replicas
+        without the adding ones, the ISR without them; an ISR that would be empty takes the
+        first live original replica alone with unclean election enabled, else the cancel is
+        refused. None with no reassignment in progress (NoReassignmentInProgressException)."""
+        if not moving:
+            return None
+        original = tuple(r for r in cur if r not in adding)
+        isr = tuple(r for r in st.isr if r not in adding)
+        if not isr:
+            live = [r for r in original if self._eligible_leader(r)]
+            if not self.config.unclean_leader_election or not live:
+                return None
+            isr = (live[0],)
+        return self.build_reassignment(
+            st, isr, cur, original, (), (), self._eligible_leader, self.epoch
+        )
+
+    @classmethod
+    def reassignment_done(
+        cls,
+        isr: tuple[int, ...],
+        replicas: tuple[int, ...],
+        adding: tuple[int, ...],
+        removing: tuple[int, ...],
+    ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """KIP-455, ``PartitionReassignmentReplicas.maybeCompleteReassignment`` (Kafka 3.8.0+,
+        KAFKA-15665's fix): (target replicas, ISR) once the reassignment in progress can
+        complete with ISR ``isr``: the ISR less the removing replicas, not empty, holds every
+        target replica. Before 3.8 it was enough that it held the adding ones, which can leave
+        the ISR below min.insync.replicas (the mutant ``reassign-below-min-isr``). The mutation
+        point of the completion rule (impl/mutants.py)."""
+        if not adding and not removing:
+            return None
+        new_isr = tuple(r for r in isr if r not in removing)
+        target = tuple(r for r in replicas if r not in removing)
+        if not new_isr or not target or not set(target) <= set(new_isr):
+            return None
+        return target, new_isr
+
+    @classmethod
+    def build_reassignment(
+        cls,
+        st: PartitionState,
+        isr: tuple[int, ...],
+        before: tuple[int, ...],
+        replicas: tuple[int, ...],
+        adding: tuple[int, ...],
+        removing: tuple[int, ...],
+        eligible: Callable[[int], bool],
+        controller_epoch: int,
+    ) -> tuple[PartitionState, tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+        """``PartitionChangeBuilder.build`` for a change of the ISR to ``isr`` and of the
+        replica set (``before``) to ``replicas`` with ``adding``/``removing`` (the spec's
+        ``reassignment.build_change``): complete the reassignment if it can
+        (``completeReassignmentIfNeeded``, ``reassignment_done``), keep the leader if it is
+        still in the ISR, a replica and acceptable, else elect the first acceptable ISR member
+        in replica order (``tryElection``), and bump the leader epoch if the leader changes or
+        the replica set loses a broker (``triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``).
+        (state, replicas, adding, removing), or None when no leader can be found (Kafka would
+        write leader -1; the spec does not take the step). The ELR is the caller's."""
+        done = cls.reassignment_done(isr, replicas, adding, removing)
+        if done is not None:
+            replicas, isr = done
+            adding = removing = ()
+        isr = tuple(r for r in replicas if r in isr)
+        leader = st.leader
+        if leader not in isr or leader not in replicas or not eligible(leader):
+            leader = next((r for r in isr if eligible(r)), -1)
+            if leader < 0:
+                return None
+        bump = leader != st.leader or bool(set(before) - set(replicas))
+        new = PartitionState(leader, st.leader_epoch + int(bump), isr, controller_epoch, st.elr)
+        return new, tuple(replicas), tuple(adding), tuple(removing)
+
+    @classmethod
+    def complete_reassignment(
+        cls,
+        st: PartitionState,
+        new: PartitionState,
+        replicas: tuple[int, ...],
+        adding: tuple[int, ...],
+        removing: tuple[int, ...],
+        eligible: Callable[[int], bool],
+    ) -> tuple[PartitionState, tuple[int, ...]] | None:
+        """KIP-455: the completion an accepted AlterPartition's record makes (``new``: the ISR
+        the leader asked for), or None when it does not complete the reassignment in progress
+        (the spec's ControllerHandleAlterPartition → ``_completing``). Kafka's build runs
+        ``completeReassignmentIfNeeded`` on the requested ISR; a completion shrinks the replica
+        set, so the leader epoch is bumped, and a removed leader is replaced."""
+        if cls.reassignment_done(new.isr, replicas, adding, removing) is None:
+            return None
+        built = cls.build_reassignment(
+            st, new.isr, replicas, replicas, adding, removing, eligible, new.controller_epoch
+        )
+        if built is None:
+            return None
+        return built[0], built[1]
+
+    def adopt_assignment(
+        self,
+        tp: TP,
+        replicas: tuple[int, ...],
+        adding: tuple[int, ...] = (),
+        removing: tuple[int, ...] = (),
+    ) -> None:
+        """KIP-455: the replica set recorded for ``tp`` (a write of this controller's, or one
+        the coordination service holds: an AlterPartition's completion)."""
+        self.assignments[tp] = tuple(replicas)
+        self.moved.add(tp)
+        if adding or removing:
+            self.reassigning[tp] = (tuple(adding), tuple(removing))
+        else:
+            self.reassigning.pop(tp, None)
+
+    def on_reassignment_completed(
+        self,
+        now: int,
+        tp: TP,
+        state: tuple[PartitionState, int],
+        replicas: tuple[int, ...],
+    ) -> Effects:
+        """KIP-455: an accepted AlterPartition completed ``tp``'s reassignment (the record the
+        coordination service decided, ``MemCoord.alter_partition``): adopt it, send the new
+        state to the live replicas of the new set (a new leader epoch: they become leader or
+        follower) and tell the removed brokers to stop and delete their replica
+        (``ReplicaManager.applyDelta`` → ``stopPartitions(delete = true)``)."""
+        before = self.assignments.get(tp, ())
+        self.adopt({tp: state})
+        self.adopt_assignment(tp, replicas)
+        if tp in self.in_flight:
+            return []  # (a write of its own in flight fails on the partition epoch and re-decides)
+        out = self._send_state([tp], sorted(self.live))
+        gone = {b: [tp] for b in sorted(set(before) - set(replicas)) if b in self.live}
+        return out + self._stop_replicas(gone)
+
+    def _stop_replicas(self, per: dict[int, list[TP]]) -> Effects:
+        """StopReplica with delete, carrying each partition's version (the metadata image
+        that removed the broker: it ignores older partition state still in flight)."""
+        out: Effects = []
+        for b, v in sorted(per.items()):
+            versions = tuple(self.states[tp][1] if tp in self.states else -1 for tp in v)
+            out.append(m.Send(b, m.StopReplica(self.id, self.epoch, tuple(v), True, versions)))
+        return out
+
+    def stop_strays(self, brokers: list[int]) -> Effects:
+        """KIP-455: a broker that (re)registers learns from the metadata which partitions it no
+        longer hosts: those a reassignment moved away from it are stopped and deleted (Kafka:
+        ``ReplicaManager.applyDelta`` deletes, or at startup ``LogManager``'s stray logs). A
+        broker without that partition ignores it. Only partitions a reassignment ever moved
+        (``moved``), so a run without reassignments sends what it sent before."""
+        per: dict[int, list[TP]] = {}
+        for tp in sorted(self.moved):
+            reps = self.assignments.get(tp, ())
+            for b in brokers:
+                if b not in reps and b in self.live:
+                    per.setdefault(b, []).append(tp)
+        return self._stop_replicas(per)
+
+    def _elr_next(self, old: PartitionState, new: PartitionState) -> tuple[int, ...]:
+        """kip-966, the spec's ``elr_next``: empty if the new ISR has min.insync.replicas, else
+        the old ELR and ISR less the new ISR and the brokers back from an unclean shutdown."""
+        if len(new.isr) >= self.config.min_insync_replicas:
+            return ()
+        gone = (set(old.elr) | set(old.isr)) - set(new.isr) - self.barred
+        return tuple(sorted(gone))
 
     # ---- leadership moves (R9: ControllerMoveLeader, ControllerShutdownBroker) ------------------
     def elect_leader(
@@ -464,13 +715,21 @@ class Controller:
         """The state ``tp`` should have given the live brokers, or None if it is fine (R9): a
         repair first (a lost leader, a dead follower in the ISR), then a pending move."""
         self._elr_pick = False
+        self._assign_next.pop(tp, None)
         new = self._repair_state(tp)
         if new is None and tp in self.requests and tp in self.states:
             new = self._request_state(tp)
+        if new is None and tp in self.reassign_requests and tp in self.states:
+            new = self._reassign_state(tp)
         if new is not None and self.config.protocol == "kraft":
             cur = self.states.get(tp)
             self._why_now = self._why.get(tp)
-            new = replace(new, elr=self._elr_after(cur[0] if cur else None, new))
+            if tp in self._assign_next and cur is not None:
+                # KIP-455: a reassignment's record is built as any change
+                # (``maybePopulateTargetElr``, the spec's elr_next)
+                new = replace(new, elr=self._elr_next(cur[0], new))
+            else:
+                new = replace(new, elr=self._elr_after(cur[0] if cur else None, new))
         return new
 
     _elr_pick = False  # the decision is an election from the ELR (kraft)
@@ -571,7 +830,15 @@ class Controller:
                 self._purpose.pop(tp, None)
             self.in_flight.add(tp)
             self._pending[tp] = new
-            out.append(m.CasWrite(tp, new, cur[1] if cur else -1, purpose))
+            assign = self._assign_next.pop(tp, None)
+            if assign is None:
+                out.append(m.CasWrite(tp, new, cur[1] if cur else -1, purpose))
+                continue
+            self._pending_assign[tp] = assign
+            out.append(
+                m.CasWrite(tp, new, cur[1] if cur else -1, purpose, replicas=assign[0],
+                           adding=assign[1], removing=assign[2])
+            )  # fmt: skip
         return out
 
     def _trace_decision(
@@ -597,7 +864,19 @@ class Controller:
             "isr": list(new.isr),
             "version": version,
         }
-        if purpose is not None and purpose[0] == "move":
+        if purpose is not None and purpose[0] in ("reassign", "cancel"):
+            # KIP-455: the operator's request and its record (the spec's
+            # OperatorReassignPartition(target) / OperatorCancelReassignment()): the state and
+            # the replica set it wrote
+            reps, adding, removing = self.assignments[tp], *self.reassigning.get(tp, ((), ()))
+            if tp in self._pending_assign:
+                reps, adding, removing = self._pending_assign[tp]
+            coord.update(replicas=list(reps), adding=list(adding), removing=list(removing))
+            if purpose[0] == "reassign":
+                acts = [("OperatorReassignPartition", {"replicas": list(_target_of(purpose))})]
+            else:
+                acts = [("OperatorCancelReassignment", {})]
+        elif purpose is not None and purpose[0] == "move":
             acts = [("ControllerMoveLeader", {"leader": new.leader})]
         elif purpose is not None and purpose[0] == "shutdown":
             # the spec's arguments: the broker shutting down, the leader after the write
@@ -655,3 +934,8 @@ class Controller:
         return [
             m.Send(b, m.LeaderAndIsr(self.id, self.epoch, tuple(v))) for b, v in sorted(per.items())
         ]
+
+
+def _target_of(purpose: tuple[str, object]) -> tuple[int, ...] | None:
+    """The operator request a reassignment write carries out: its target, None for a cancel."""
+    return None if purpose[0] == "cancel" else tuple(purpose[1])  # type: ignore[arg-type]

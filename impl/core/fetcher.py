@@ -25,6 +25,7 @@ class Fetcher:
     fid: int
     partitions: set[TP] = field(default_factory=set)
     in_flight: int | None = None  # correlation id of the outstanding request
+    carried: frozenset[TP] = frozenset()  # the partitions the outstanding request carries
     # kraft: diverging answers taken, their truncation not yet done (the fetcher's next step;
     # KAFKA-14704): tp -> (leader epoch of the fetch, fetch offset, (epoch, end offset)). The
     # fetcher sends nothing until it is done.
@@ -69,6 +70,14 @@ class FetcherPool:
             if tp in f.partitions:
                 return f
         return None
+
+    def carrying(self, tp: TP) -> bool:
+        """A fetch carrying ``tp`` is outstanding, or its diverging answer's truncation is to
+        come, in any fetcher (one whose partitions left keeps its fetch until answered)."""
+        return any(
+            (f.in_flight is not None and tp in f.carried) or tp in f.pending
+            for f in self.fetchers.values()
+        )
 
     def backoff(self, tp: TP, until_ms: int) -> None:
         f = self.fetcher_of(tp)

@@ -96,7 +96,7 @@ class FollowerRole:
                 )
                 for tp in tps
             )
-        f.in_flight = corr
+        f.in_flight, f.carried = corr, frozenset(tps)
         out.append(m.Send(f.leader, m.FetchRequest(self.id, f.fid, corr, parts)))
         if self.strat.diverging_epoch_fetch:
             return  # kraft: a fetch ends by its answer or a disconnect (on_disconnect)

@@ -106,6 +106,11 @@ class KraftFetchRole:
             err = m.FENCED_LEADER_EPOCH
         elif fp.current_leader_epoch > p.leader_epoch:
             err = m.UNKNOWN_LEADER_EPOCH
+        elif f not in p.replicas:
+            # KIP-455: a broker outside the replica set this leader applied (an adding replica
+            # before the leader learnt of it): ``Partition.followerReplicaOrThrow`` answers
+            # UNKNOWN_LEADER_EPOCH, not counted; the follower retries
+            err = m.UNKNOWN_LEADER_EPOCH
         elif fp.broker_epoch < p.remote.setdefault(f, RemoteReplica()).broker_epoch:
             err = m.STALE_BROKER_EPOCH  # a previous incarnation's fetch (KAFKA-15221)
         elif self._kraft_out_of_range(p, fp):
@@ -190,6 +195,12 @@ class KraftFetchRole:
         for d in resp.partitions:
             tp = (d.topic, d.partition)
             p = self.partitions.get(tp)
+            if p is not None and p.stop_pending:
+                # KIP-455: no longer a replica: the answer is dropped, with the stop once no
+                # other fetch carrying it is outstanding
+                if not self.fetchers.carrying(tp):
+                    self._kraft_delete_replica(out, p, now)
+                continue
             if d.error == m.OFFSET_OUT_OF_RANGE:  # R12 (impl/core/logstart.py)
                 self._kraft_offset_out_of_range(out, resp.leader_id, d, p, now)
                 continue
@@ -255,6 +266,8 @@ class KraftFetchRole:
             args["diverging"] = [ep, end]
             args["offset"] = cut
             self._trace(out, "FollowerHandleFetchResponse", args, now, p)
+            if p.stop_pending and not self.fetchers.carrying(tp):  # (KIP-455: stopped once
+                self._kraft_delete_replica(out, p, now)  # its truncation is done)
         self._drop_idle_fetcher(f)
         if f.partitions:
             self._maybe_fetch(out, f, now)
@@ -292,8 +305,13 @@ class KraftFetchRole:
             if f.leader != peer or f.in_flight is None:
                 continue
             f.in_flight = None
-            for tp in f.partitions:
-                self.fetchers.backoff(tp, now + self.config.request_timeout_ms)
+            for tp in sorted(f.carried | f.partitions):
+                p = self.partitions.get(tp)
+                if p is not None and p.stop_pending and not self.fetchers.carrying(tp):
+                    self._kraft_delete_replica(out, p, now)  # (KIP-455: its fetch is gone)
+                    continue
+                if tp in f.partitions:
+                    self.fetchers.backoff(tp, now + self.config.request_timeout_ms)
             self._drop_idle_fetcher(f)
             if f.partitions:
                 out.append(m.SetTimer(f.key, self.config.request_timeout_ms))

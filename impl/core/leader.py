@@ -147,6 +147,11 @@ class LeaderRole:
         for r, rem in p.remote.items():
             if r in p.isr or r in joining:
                 leos.append(rem.leo)
+        if p.alter_answered and any(r not in p.remote for r in joining if r != self.id):
+            # KIP-455: a pending change kept after a completion counts a member this leader no
+            # longer follows (removed: its LEO unknown), which holds the HW until the change is
+            # cleared (the spec's maximal ISR with the remote LEO -1)
+            return False
         new_hw = min(leos)
         if new_hw <= p.log.hw:
             return False
@@ -282,7 +287,16 @@ class LeaderRole:
         ControllerHandleAlterPartition, whose answer the leader applies in the same step): adopt
         the ISR and partition epoch if accepted, else roll back to the ISR we had (the maximal
         ISR falls back; a change the controller made meanwhile arrives as metadata)."""
-        if res.ok and p.role == LEADER and p.leader_epoch == epoch:
+        st = res.state
+        completed = res.ok and st is not None and (st.leader != self.id or st.leader_epoch != epoch)
+        still = p.role == LEADER and p.leader_epoch == epoch
+        if completed and still:
+            # KIP-455: the record completed a reassignment (a new leader epoch: NEW_LEADER_ELECTED,
+            # or an answer ``handleAlterPartitionUpdate`` ignores as of a newer leader epoch):
+            # the change stays pending, its maximal ISR counted, until the metadata overrides it
+            p.alter_in_flight, p.alter_answered = True, True
+            p.pending_isr = (kind, new, epoch)
+        elif res.ok and still:
             p.isr, p.zk_version = new, res.version
             self.metrics["isr_expands" if kind == "expand" else "isr_shrinks"] += 1
         raised = self._raise_hw(p, now)
@@ -290,6 +304,8 @@ class LeaderRole:
         if not res.ok:
             args["error"] = res.error or "INVALID_UPDATE_VERSION"
         self._trace(out, "ControllerHandleAlterPartition", args, now, p)
+        if completed and not still:  # (moved on already: nothing stays pending)
+            self._trace(out, "LeaderClearPendingAlterPartition", {"leader": self.id}, now, p)
         if raised:
             self._complete_delayed(out, p, now)
             self._wake_parked(out, p.tp, now)

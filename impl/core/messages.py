@@ -79,6 +79,10 @@ class StopReplica:
     controller_epoch: int
     partitions: tuple[tuple[str, int], ...]
     delete: bool = False
+    # kraft, KIP-455: per partition, the partition epoch (version) of the state that removed
+    # the broker: a LeaderAndIsr not newer than it, still in flight, is an older metadata image
+    # the broker must not apply after it deleted the replica; () where not given
+    versions: tuple[int, ...] = ()
 
 
 # ---- replication -------------------------------------------------------------------------------
@@ -284,6 +288,13 @@ class CasWrite:
     added: int = -1
     added_broker_epoch: int = -1
     leader_broker_epoch: int = -1
+    # kraft, KIP-455 (purpose "reassign"/"cancel"): the partition's replica set written with the
+    # state (target + current - target during a reassignment), and its adding and removing
+    # replicas (Kafka's PartitionRegistration.replicas/addingReplicas/removingReplicas); ()
+    # for a write that leaves the assignment as it is
+    replicas: tuple[int, ...] = ()
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,15 @@ class Partition:
     # kraft: an AlterPartition of this replica is in flight (kept across a re-election, unlike
     # ``pending_isr``: one in flight per leader, as the spec's, until the controller answers)
     alter_in_flight: bool = False
+    # kraft, KIP-455: the controller's answer completed a reassignment (a new leader epoch, or
+    # NEW_LEADER_ELECTED): the change stays pending, not in flight, until newer metadata
+    # overrides it (``Partition.handleAlterPartitionError``; the spec's
+    # LeaderClearPendingAlterPartition)
+    alter_answered: bool = False
+    # kraft, KIP-455: told to stop and delete the replica (no longer a replica) while a fetch
+    # of it was in flight: the stop waits for that fetch's end (Kafka's leader still handles
+    # the request; the answer is dropped with the fetcher)
+    stop_pending: bool = False
     delayed: list[DelayedProduce] = field(default_factory=list)
     # follower only
     fetch_state: str = FETCHING

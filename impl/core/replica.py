@@ -70,6 +70,9 @@ class Broker(
         self.broker_epoch = 1
         self._corr = corr_start
         self._parked: dict[tuple[int, int], m.FetchRequest] = {}  # (replica, corr) -> request
+        # kraft, KIP-455: per partition this incarnation was removed from, the version of the
+        # state that removed it (older partition state still in flight is not applied)
+        self.removed_at: dict[TP, int] = {}
         self._flush_count: dict[TP, int] = {}
         self.metrics: dict[str, int] = {
             "isr_shrinks": 0,

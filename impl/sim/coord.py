@@ -32,6 +32,13 @@ class MemCoord:
         # kraft: each partition's last leader other than -1 (an offline write records leader
         # -1 and keeps the ISR; Kafka's PartitionRegistration keeps it as lastKnownElr)
         self.last_leader: dict[TP, int] = {}
+        # kraft, KIP-455: a reassignment in progress, tp -> (adding, removing) replicas (the
+        # registration's addingReplicas/removingReplicas; ``assignments`` holds its replicas,
+        # target + current - target); ``moved``: the partitions whose replica set was ever
+        # written by a reassignment (the controller tells strays of those only, so a run
+        # without reassignments sends exactly what it did before)
+        self.reassigning: dict[TP, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self.moved: set[TP] = set()
         self.controller: int = -1  # /controller
         self.controller_epoch: int = 0  # /controller_epoch
         # A Lamport clock threaded through every interaction (World._coord_sync): what a broker
@@ -49,8 +56,22 @@ class MemCoord:
         if cur is None or cur[1] != w.expected_version:
             return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1)
         self.states[w.tp] = (w.state, cur[1] + 1)
+        if w.replicas:
+            self.set_assignment(w.tp, w.replicas, w.adding, w.removing)
         self._landed(w.tp, cur[0], w.state)
         return CasResult(w.tp, True, w.state, cur[1] + 1)
+
+    def set_assignment(
+        self, tp: TP, replicas: tuple[int, ...], adding: tuple[int, ...], removing: tuple[int, ...]
+    ) -> None:
+        """kraft, KIP-455: the replica set written with a partition state (one record, as
+        ``PartitionChangeRecord`` carries both)."""
+        self.assignments[tp] = tuple(replicas)
+        self.moved.add(tp)
+        if adding or removing:
+            self.reassigning[tp] = (tuple(adding), tuple(removing))
+        else:
+            self.reassigning.pop(tp, None)
 
     def _landed(self, tp: TP, old: PartitionState | None, new: PartitionState) -> None:
         """A controller write landed: its leader is the last known one, and a leader elected
@@ -94,12 +115,17 @@ class MemCoord:
         w: CasWrite,
         error: Callable[[PartitionState, CasWrite], str],
         min_isr: int = 1,
+        complete: Callable[..., tuple[PartitionState, tuple[int, ...]] | None] | None = None,
     ) -> CasResult:
         """kraft: a leader's AlterPartition decided (the spec's ControllerHandleAlterPartition):
         refused with INVALID_UPDATE_VERSION unless made on the current partition epoch (the
         version), else with what ``error`` (the controller's checks: ``Controller.
         alter_partition_error``) finds against the recorded state, else written. The follower
-        it adds is no longer barred by an unclean shutdown (kip-966)."""
+        it adds is no longer barred by an unclean shutdown (kip-966). KIP-455: with a
+        reassignment in progress the same record may complete it (``complete``: the
+        controller's ``PartitionChangeBuilder.build``, ``Controller.complete_reassignment``),
+        which writes the target replica set, an ISR without the removed replicas and a leader
+        epoch + 1 (a new leader if the old one was removed)."""
         cur = self.states.get(w.tp)
         if cur is None or cur[1] != w.expected_version:
             return CasResult(w.tp, False, cur[0] if cur else None, cur[1] if cur else -1,
@@ -108,16 +134,26 @@ class MemCoord:
         err = error(st, w)
         if err:
             return CasResult(w.tp, False, st, version, err)
-        # KIP-966: members removed while the ISR is below min ISR join the ELR (the spec's
-        # elr_after_shrink), unless back from an unclean shutdown; an ISR at or above min ISR
-        # clears it
         new = w.state
+        moving = self.reassigning.get(w.tp)
+        done = None
+        if moving is not None and complete is not None:
+            done = complete(st, new, self.assignments[w.tp], *moving)
+        if done is not None:
+            new = done[0]
+        # KIP-966: members removed while the ISR is below min ISR join the ELR (the spec's
+        # elr_after_shrink; after a completion, from the ISR before the record to the one it
+        # writes: ``maybePopulateTargetElr`` runs last in the build), unless back from an
+        # unclean shutdown; an ISR at or above min ISR clears it
         if len(new.isr) >= min_isr:
             elr: tuple[int, ...] = ()
         else:
             gone = (set(st.elr) | (set(st.isr) - set(new.isr))) - self.unclean - set(new.isr)
             elr = tuple(sorted(gone))
         new = PartitionState(new.leader, new.leader_epoch, new.isr, new.controller_epoch, elr)
+        if done is not None:
+            self.set_assignment(w.tp, done[1], (), ())
+            self._landed(w.tp, st, new)
         self.states[w.tp] = (new, version + 1)
         if w.added >= 0:
             self.unclean.discard(w.added)

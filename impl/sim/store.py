@@ -45,7 +45,11 @@ class MemStore:
             # (the recovery point follows the log start: a crash never brings back less)
             self.flushed[eff.tp] = max(0, self.flushed.get(eff.tp, 0) - n)
         elif isinstance(eff, m.DeleteLog):
-            self.logs.pop(eff.tp, None)
+            # the replica's directory goes, and its entries of the checkpoint files with it
+            # (KIP-455's stop with delete: a broker given the partition again starts empty,
+            # HW 0, not at a checkpoint of its previous replica)
+            for d in (self.logs, self.log_start, self.flushed, self.hw_checkpoint):
+                d.pop(eff.tp, None)
 
     def power_failure(self) -> None:
         for tp, log in self.logs.items():

@@ -103,6 +103,7 @@ class World:
         # R15: records whose next successful produce answer the network loses (the kit's
         # ``produce`` with ``lose_reply``): the producer times out and retries
         self.lose_replies: set[str] = set()
+        self.created: dict[TP, tuple[int, ...]] = {}
         for b in self.ids:
             self.nodes[b] = Node(None, MemStore())
             self._boot(b)
@@ -112,6 +113,8 @@ class World:
         """Write the R1 assignment (/brokers/topics/[t]); the controller's watch fires."""
         new = {(topic, i): reps for i, reps in assign(self.ids, partitions, replication).items()}
         self.coord.assignments.update(new)
+        # the trace header's assignments: as created (KIP-455 may move the replica sets since)
+        self.created.update(new)
         c = self.coord.controller
         if c >= 0 and self.nodes[c].controller is not None:
             self._apply(c, self.nodes[c].controller.on_topics_changed(self.now, new))
@@ -269,6 +272,14 @@ class World:
                 state={"alive": False},
             )
         )
+        for tp, p in sorted(br.partitions.items()):
+            if p.alter_answered:
+                # KIP-455: a change a completion left pending is gone with its memory (the
+                # spec's LeaderClearPendingAlterPartition of a crashed leader)
+                self.trace.append(
+                    event(br.clock.tick(), b, "LeaderClearPendingAlterPartition", {"leader": b},
+                          now_ms=self.now, tp=tp, state={"alive": False})
+                )  # fmt: skip
         self._coord_sync(b)  # its session will end: whoever reacts to that comes after
         node.alive, node.controller = False, None
         self.coord.down.add(b)
@@ -439,6 +450,9 @@ class World:
                 node.controller.shutting_down = set(self.coord.shutting_down)
                 node.controller.barred = self.coord.unclean  # (the quorum's, read as it is)
                 node.controller.down = self.coord.down
+                # KIP-455: the reassignments in progress, from the metadata
+                node.controller.reassigning = dict(self.coord.reassigning)
+                node.controller.moved = set(self.coord.moved)
             effs = node.controller.activate(
                 self.now,
                 live,
@@ -538,9 +552,28 @@ class World:
                 st, w, self.broker_epochs, co.sessions, co.shutting_down, down
             )
 
-        res = co.alter_partition(e, error, self.config.min_insync_replicas)
+        cls = self.controller_cls
+
+        def eligible(r: int) -> bool:  # (the controller's acceptable leaders, KIP-455's build)
+            return r in co.sessions and r not in co.shutting_down | co.unclean | co.down
+
+        def complete(st: m.PartitionState, new: m.PartitionState, reps, adding, removing):
+            return cls.complete_reassignment(st, new, reps, adding, removing, eligible)
+
+        before = co.assignments.get(e.tp)
+        res = co.alter_partition(e, error, self.config.min_insync_replicas, complete)
+        completed = res.ok and co.assignments.get(e.tp) != before  # (KIP-455)
         ctl = self._running_controller()
-        if res.ok and ctl is not None and e.tp in co.states:
+        if completed and ctl is not None:
+            # the record completed a reassignment: the controller tells the new replica set
+            # and stops the removed brokers (after the leader takes the answer, below)
+            c = self.coord.controller
+            self._coord_sync(c)
+            effs = ctl.on_reassignment_completed(
+                self.now, e.tp, co.states[e.tp], co.assignments[e.tp]
+            )
+            self.at(self.now, self._apply, c, effs)
+        elif res.ok and ctl is not None and e.tp in co.states:
             # the controller wrote it: its own view is current at once (Kafka's controller is
             # the metadata log's one writer), not at its next resync; a controlled shutdown
             # decided in between would otherwise act on the ISR before the expansion
@@ -569,6 +602,13 @@ class World:
             event(br.clock.tick(), l, "ControllerHandleAlterPartition", args, now_ms=self.now,
                   tp=e.tp, state={"alive": live})
         )  # fmt: skip
+        if completed and not node.alive:
+            # KIP-455: the change a completion leaves pending dies with the crashed leader's
+            # memory (the spec's LeaderClearPendingAlterPartition of a crashed leader)
+            self.trace.append(
+                event(br.clock.tick(), l, "LeaderClearPendingAlterPartition", {"leader": l},
+                      now_ms=self.now, tp=e.tp, state={"alive": False})
+            )  # fmt: skip
         self._coord_sync(l)
         if live:
             self.at(node.paused_until, self._answer_alter, l, res, gen, True)
@@ -701,6 +741,14 @@ class World:
         if key == "resync":
             if node.controller is not None:
                 self._coord_sync(src)  # it reads the partition states
+                if self.kraft and self.coord.moved:  # KIP-455: and replica sets it missed
+                    ctl = node.controller
+                    for tp in sorted(self.coord.moved):
+                        if tp not in ctl.in_flight:
+                            ctl.adopt_assignment(
+                                tp, self.coord.assignments[tp],
+                                *self.coord.reassigning.get(tp, ((), ())),
+                            )  # fmt: skip
                 effs = node.controller.on_resync(self.now, dict(self.coord.states))
                 self._apply(src, effs)
             return
@@ -774,7 +822,7 @@ class World:
         brokers and replica assignments, seed."""
         from isr.traces.format import header
 
-        assignments = {f"{t}-{p}": list(r) for (t, p), r in sorted(self.coord.assignments.items())}
+        assignments = {f"{t}-{p}": list(r) for (t, p), r in sorted(self.created.items())}
         flags = self.protocol_flags()
         if flags:
             extra = {"protocol_flags": flags, **extra}
@@ -805,6 +853,21 @@ class World:
         for b, node in self.nodes.items():
             if not node.alive:
                 self.restart(b)
+
+    # ---- partition reassignment (kraft, KIP-455) ----------------------------------------------
+    def reassign(self, tp: TP, replicas: list[int] | None) -> bool:
+        """The operator's AlterPartitionReassignments for ``tp`` (kraft): ``replicas`` the
+        target replica set, or None to cancel the reassignment in progress. It reaches the
+        controller at once (an admin request is not subject to the simulated network); the
+        controller decides it after what it must repair first (``Controller.reassign``). False
+        if no controller is running to take it (it is lost)."""
+        ctl = self._running_controller()
+        if ctl is None or tp not in self.coord.assignments:
+            return False
+        c = self.coord.controller
+        self._coord_sync(c)
+        self._apply(c, ctl.reassign(self.now, tp, None if replicas is None else tuple(replicas)))
+        return True
 
     # ---- the log start offset (kraft, R12; impl/core/logstart.py) -----------------------------
     def delete_records(self, tp: TP, offset: int, broker: int | None = None) -> str:

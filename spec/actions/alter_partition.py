@@ -244,13 +244,17 @@ def _completing(ctx: Ctx, t: State, a: AlterReq) -> list[State] | None:
     k = t.kraft
     if maybe_complete(ctx, a.new_isr, k.assigned, k.adding, k.removing) is None:
         return None
+    if a.added >= 0 and t.faults.unclean >> a.added & 1:
+        # kip-966: eligible again, and so for this build's election too: Kafka's
+        # ``PartitionChangeBuilder.isValidNewLeader`` accepts any active member of the
+        # target ISR, the follower this request adds included (found by the kit's random
+        # kraft schedules: the reference elected the spare it had just added)
+        f = t.faults
+        t = t._replace(faults=f._replace(unclean=f.unclean & ~(1 << a.added)))
     out = []
     for u in build_change(ctx, t, a.new_isr, k.assigned, k.adding, k.removing):
         if t.kraft.leader_recovery and ctx.protocol.leader_recovers_at_once:
             u = with_kraft(u, u.kraft._replace(leader_recovery=0))
-        if a.added >= 0 and u.faults.unclean >> a.added & 1:  # kip-966: eligible again
-            f = u.faults
-            u = u._replace(faults=f._replace(unclean=f.unclean & ~(1 << a.added)))
         out.append(u)
     return out
 

@@ -231,3 +231,19 @@ def test_kafka_14808_a_new_target_keeps_a_previous_adding_replica_that_leads():
     assert (k.assigned, k.adding, k.removing) == (0b111, 0, 0b100)
     assert (s.coord.leader, s.coord.isr) == (2, 0b101)
     assert leader_is_replica(s)
+
+
+def test_a_completion_may_elect_the_follower_its_request_adds_back_after_an_unclean_shutdown():
+    """kip-966's bar on a broker back from an unclean shutdown ends when an AlterPartition adds
+    it back to the ISR; Kafka's build elects from that target ISR
+    (``PartitionChangeBuilder.isValidNewLeader``: any active member), so the completion the same
+    request makes may elect it. Found by the kit's random kraft schedules (isr conform
+    --protocol kraft --random 40 --seed 7): the reference elected the spare it had just added,
+    which the spec refused while it cleared the bar only after the build."""
+    m = kraft(**SMALL, reassignments=1)
+    s = run(m, *MOVE[:6])
+    f = s.faults
+    s = s._replace(faults=f._replace(unclean=f.unclean | 0b10))  # broker 1 registered unclean
+    (t,) = [t for a, t in moves(m, s, "ControllerHandleAlterPartition")]
+    assert (t.kraft.assigned, t.coord.leader, t.coord.isr) == (0b10, 1, 0b10)
+    assert not t.faults.unclean

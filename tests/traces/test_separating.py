@@ -258,6 +258,9 @@ def test_conform_mutants_names_each_kraft_mutants_story(capsys) -> None:
         # the log start's (issue 28 item 3): kraft's logstart scenarios, no story shipped yet
         "retention-beyond-hw": "logstart:retention-while-hw-lags",
         "hw-below-log-start-on-reset": "logstart:follower-reset-to-log-start",
+        # reassignment's (issue 28 item 1): kraft's reassign scenarios, no story shipped yet
+        "reassign-below-min-isr": "reassign:min-isr-2-waits",
+        "reassign-before-isr": "reassign:follower-to-spare",
     }
     for name in KRAFT_KILLS:
         own = [

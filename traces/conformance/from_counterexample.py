@@ -324,7 +324,7 @@ def read(path: str, version: ProtocolVersion | None = None) -> cxfile.Counterexa
 
 def start_command(config: dict[str, Any], protocol: str) -> dict[str, Any]:
     """The ``start`` of a story: one broker per spec replica (replica i is broker i), one
-    partition replicated on all of them, the model's min.insync.replicas and acks. A setting the
+    partition replicated on all of them (with --reassignments on all but the last, the spare), the model's min.insync.replicas and acks. A setting the
     adapter protocol cannot ask for is a StoryError."""
     if config.get("unclean"):
         raise StoryError(
@@ -338,10 +338,12 @@ def start_command(config: dict[str, Any], protocol: str) -> dict[str, Any]:
             "acks all or 1"
         )
     n = int(config.get("replicas", 3))
+    # KIP-455 (--reassignments): the partition starts on brokers 0..n-2, broker n-1 the spare
+    rf = n - 1 if int(config.get("reassignments", 0) or 0) > 0 else n
     return {
         "op": "start",
         "brokers": n,
-        "replication": n,
+        "replication": rf,
         "partitions": 1,
         "min_insync": int(config.get("min_isr", 1)),
         "acks": acks,

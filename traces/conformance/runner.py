@@ -40,6 +40,7 @@ from .scenarios import (
     idempotent_scenarios,
     logstart_scenarios,
     probe_ops,
+    reassign_scenarios,
     schedule_strategy,
     spec_scenarios,
 )
@@ -513,7 +514,8 @@ def default_scenarios(protocol: Any) -> dict[str, Scenario]:
     from .separating import separating_scenarios
 
     name = getattr(protocol, "name", protocol)
-    extra = logstart_scenarios() if name == "kraft" else {}  # (R12: kraft's operator commands)
+    # (kraft's operator commands: R12's log start, KIP-455's reassignment)
+    extra = {**logstart_scenarios(), **reassign_scenarios()} if name == "kraft" else {}
     return {
         **spec_scenarios(3, protocol),
         **extra,

@@ -115,7 +115,9 @@ def step_ops(
     implementation's own business and becomes time passing (``run``). Raises NoAdapterCommand
     for a step in ``NO_COMMAND`` (``kraft``: but for ``KRAFT_COMMANDS``, which the kraft
     adapters cause: LeaderDeleteRecords -> delete_records, BrokerDeleteOldSegment ->
-    retention)."""
+    retention). KIP-455's operator steps: OperatorReassignPartition -> reassign (the target's
+    brokers), OperatorCancelReassignment -> cancel_reassignment; a removed broker's
+    BrokerStopReplica is the implementation's own."""
     if name in NO_COMMAND and not (kraft and name in KRAFT_COMMANDS):
         raise NoAdapterCommand(f"{name}: {NO_COMMAND[name]}")
     if name == "ProducerSend":
@@ -147,6 +149,12 @@ def step_ops(
         ]
     if name == "BrokerDeleteOldSegment":  # retention's time has come (R12)
         return [{"op": "retention", "broker": args["replica"]}]
+    if name == "OperatorReassignPartition":  # KIP-455 (kraft): the target, a bitmask of
+        # spec replicas, which are brokers 0..n-1 (the spare last, as the kit's layout)
+        t = int(args["target"])
+        return [{"op": "reassign", "replicas": [j for j in range(t.bit_length()) if t >> j & 1]}]
+    if name == "OperatorCancelReassignment":
+        return [{"op": "cancel_reassignment"}]
     if name == "NetworkLoseLeaderAndIsr":
         return [
             {"op": "partition", "a": 0, "b": args["replica"]},
@@ -577,6 +585,86 @@ def idempotent_scenarios() -> dict[str, Scenario]:
     }
 
 
+def reassign_scenarios() -> dict[str, Scenario]:
+    """kraft's partition reassignment (KIP-455; R1, R7, R9; issue 28 item 1), by the operator
+    commands ``reassign`` and ``cancel_reassignment`` (ADAPTER.md), on three brokers with
+    replication factor 2 (broker 2 the spare, as the spec's ``--reassignments`` layout): a
+    follower moved to the spare (it follows, catches up, joins the ISR, which completes the
+    move: the removed follower stops and deletes its log), the leader moved off (the
+    completion elects another ISR member and bumps the leader epoch; the removed leader's
+    pending change is cleared), a move at min ISR 2 with a follower down (the ISR [0, 2]
+    must wait for broker 1: completing with ISR [2] alone is KAFKA-15665), a cancel before the
+    spare caught up, a move there and back, and the spare crashing and restarting before it
+    is added (its restart registers a new broker epoch that its fetches carry)."""
+    start = {"op": "start", "brokers": 3, "replication": 2}
+    busy = [{"op": "produce", "count": 3}, {"op": "run", "ms": 200}]
+    out = {
+        "follower-to-spare": [
+            start,
+            *busy,
+            {"op": "reassign", "replicas": [0, 2]},
+            {"op": "run", "ms": 300},
+            *busy,
+            {"op": "consume"},
+        ],
+        "leader-off": [
+            start,
+            *busy,
+            {"op": "reassign", "replicas": [1, 2]},
+            {"op": "run", "ms": 300},
+            *busy,
+            {"op": "consume"},
+        ],
+        "min-isr-2-waits": [
+            {**start, "min_insync": 2},
+            *busy,
+            {"op": "crash", "broker": 1},
+            {"op": "run", "ms": 900},
+            {"op": "reassign", "replicas": [1, 2]},
+            {"op": "run", "ms": 300},
+            {"op": "produce", "count": 2},
+            {"op": "run", "ms": 300},
+            {"op": "restart", "broker": 1},
+            {"op": "run", "ms": 900},
+            *busy,
+        ],
+        "cancel": [
+            start,
+            *busy,
+            {"op": "crash", "broker": 2},
+            {"op": "reassign", "replicas": [1, 2]},
+            {"op": "run", "ms": 100},
+            {"op": "cancel_reassignment"},
+            {"op": "restart", "broker": 2},
+            {"op": "run", "ms": 300},
+            *busy,
+        ],
+        "there-and-back": [
+            start,
+            *busy,
+            {"op": "reassign", "replicas": [0, 2]},
+            {"op": "run", "ms": 300},
+            *busy,
+            {"op": "reassign", "replicas": [0, 1]},
+            {"op": "run", "ms": 300},
+            *busy,
+            {"op": "consume"},
+        ],
+        "spare-restarts": [
+            start,
+            *busy,
+            {"op": "crash", "broker": 2},
+            {"op": "run", "ms": 100},
+            {"op": "restart", "broker": 2},
+            {"op": "run", "ms": 100},
+            {"op": "reassign", "replicas": [1, 2]},
+            {"op": "run", "ms": 300},
+            *busy,
+        ],
+    }
+    return {f"reassign:{k}": [*sc, *settle()] for k, sc in out.items()}
+
+
 def spec_scenarios(
     replicas: int = 3, protocol: str | ProtocolVersion = DEFAULT_PROTOCOL
 ) -> dict[str, Scenario]:
@@ -606,7 +694,7 @@ FAULT_KINDS = (
 )
 # kraft's operator commands of the log start offset (R12, ADAPTER.md): probed, and drawn into
 # random schedules, for kraft only (the ZooKeeper-era versions have no DeleteRecords)
-KRAFT_FAULT_KINDS = ("delete_records", "retention")
+KRAFT_FAULT_KINDS = ("delete_records", "retention", "reassign")
 START_PROBE = {"brokers": 3, "replication": 3}
 
 
@@ -625,11 +713,20 @@ def probe_ops(kind: str) -> Scenario:
         "controlled_shutdown": [{"op": "controlled_shutdown", "broker": 2}],
         "delete_records": [{"op": "delete_records", "offset": -1}],
         "retention": [{"op": "retention", "broker": 1}],
+        # (the probe cluster's replicas are all its brokers: a target of the same set changes
+        # nothing, KIP-455)
+        "reassign": [{"op": "reassign", "replicas": [0, 1, 2]}],
     }.get(kind, [])
 
 
-def _kind_ops(kind: str, b: Any) -> Any:
+def _kind_ops(kind: str, b: Any, brokers: int = 3, rf: int = 3) -> Any:
     from hypothesis import strategies as st
+
+    # KIP-455 (kraft): targets of ``rf`` brokers among the first rf + 1, so that each of the
+    # (at most two) partitions, on brokers 0..rf-1 and 1..rf (R1), has one spare broker, as
+    # the spec's --reassignments layout; every partition, or one; or a cancel
+    spread = min(brokers, rf + 1)
+    target = st.lists(st.integers(0, spread - 1), min_size=rf, max_size=rf, unique=True)
 
     ms = st.sampled_from([50, 200, 500, 900, 1500])
     rate = st.sampled_from([0.05, 0.2, 0.5])
@@ -661,6 +758,18 @@ def _kind_ops(kind: str, b: Any) -> Any:
             st.one_of(st.just(-1), b),
         ),
         "retention": st.builds(lambda x: {"op": "retention", "broker": x}, b),
+        "reassign": st.one_of(
+            st.builds(
+                lambda t, p: {
+                    "op": "reassign",
+                    "replicas": t,
+                    **({"partition": p} if p >= 0 else {}),
+                },
+                target,
+                st.sampled_from([-1, -1, 0, 1]),
+            ),
+            st.just({"op": "cancel_reassignment"}),
+        ),
     }[kind]
 
 
@@ -697,7 +806,7 @@ def schedule_strategy(kinds: list[str] | None = None, max_ops: int = 24, swarm: 
             st.just({"op": "heal"}),
             st.builds(lambda t: {"op": "run", "ms": t}, st.sampled_from([20, 100, 400, 900])),
         ]
-        op = st.one_of(*base, *(_kind_ops(k, b) for k in chosen))
+        op = st.one_of(*base, *(_kind_ops(k, b, brokers, rf) for k in chosen))
         ops = draw(st.lists(op, min_size=1, max_size=max_ops))
         return [start, *ops, *settle(brokers)]
 

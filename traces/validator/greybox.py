@@ -60,7 +60,13 @@ WINDOW_STEPS: dict[str, list[tuple[str, bool]]] = {
     "restart": [("BrokerRestart", True)],
     "controlled_shutdown": [("ControllerShutdownBroker", False), ("BrokerCrash", True)],
     "elect_leader": [("ControllerMoveLeader", False)],
+    # KIP-455: the operator's AlterPartitionReassignments, answered once its record committed
+    "reassign": [("OperatorReassignPartition", True)],
+    "cancel_reassignment": [("OperatorCancelReassignment", True)],
 }
+# operator requests about a partition, not a broker: the window's ``replica`` is the spec
+# action's first argument, the target's bitmask (None for a cancel)
+PARTITION_OPS = ("reassign", "cancel_reassignment")
 ENV_ACTIONS = {a for steps in WINDOW_STEPS.values() for a, _ in steps}
 # Steps a broker takes itself (its replica is the action's first argument); the controller's
 # and the network's are not.
@@ -72,8 +78,8 @@ class GreyBoxError(ValueError):
 
 
 Proj = tuple[
-    int, int, int, int, int, tuple[int, ...]
-]  # leader, epoch, isr, elr, fenced, incarnations
+    int, int, int, int, int, tuple[int, ...], int
+]  # leader, epoch, isr, elr, fenced, incarnations, replica set
 
 
 def projection(s: State, elr: bool = False) -> Proj:
@@ -114,6 +120,8 @@ def projection(s: State, elr: bool = False) -> Proj:
         elr_set,
         k.fenced,
         _live_incarnations(k.broker_epoch, k.fenced),
+        # KIP-455: the partition's replica set (every broker when nothing moves it)
+        k.assigned or (1 << len(s.replicas)) - 1,
     )
 
 
@@ -122,7 +130,7 @@ def _live_incarnations(inc: Iterable[int], fenced: int) -> tuple[int, ...]:
 
 
 def describe(p: Proj, brokers: list[int]) -> str:
-    lead, epoch, isr, elr, fenced, inc = p
+    lead, epoch, isr, elr, fenced, inc, reps = p
 
     def names(mask: int) -> list[int]:
         return [b for j, b in enumerate(brokers) if mask >> j & 1]
@@ -131,6 +139,7 @@ def describe(p: Proj, brokers: list[int]) -> str:
     return (
         f"leader {leader} epoch {epoch} ISR {names(isr)} ELR {names(elr)} fenced {names(fenced)}"
         f" incarnations {dict(zip(brokers, inc, strict=True))}"
+        + (f" replicas {names(reps)}" if reps != (1 << len(brokers)) - 1 else "")
     )
 
 
@@ -140,7 +149,8 @@ class Window:
 
     wid: int
     op: str
-    replica: int  # the spec's replica index of the broker
+    replica: int | None  # the spec's replica index of the broker (``PARTITION_OPS``: the
+    # spec action's first argument, a reassignment's target bitmask, None for a cancel)
     start: float
     end: float
     index: int  # position in the trace
@@ -236,13 +246,35 @@ def build_runs(header: dict[str, Any], events: list[dict[str, Any]]) -> list[Par
             brokers = [int(b) for b in reps]
         except (ValueError, IndexError, TypeError):
             raise GreyBoxError(f"header: bad assignment {key!r}: {reps!r}") from None
-        run = PartitionRun(key, brokers)
+        run = PartitionRun(key, brokers + _spare(key, part, brokers, events))
         _read_batches(run, part, events)
         if run.init is None:
             raise GreyBoxError(f"no PartitionRecord for {key} in the metadata log")
         _read_windows(run, events)
         runs.append(run)
     return runs
+
+
+def _spare(key: str, part: int, brokers: list[int], events: list[dict[str, Any]]) -> list[int]:
+    """KIP-455: the spare broker of a partition the run reassigns (the brokers its replica sets
+    in the metadata log name outside the assignment), laid out as the spec's replica n-1
+    (``spec.state.spare_assignment``); [] when nothing moves it. More than one is beyond the
+    spec (one spare)."""
+    extra: list[int] = []
+    for ev in events:
+        if ev.get("kind") != "metadata" or ev.get("record") not in ("Partition", "PartitionChange"):
+            continue
+        if ev.get("partition") != part:
+            continue
+        for b in ev.get("replicas") or []:
+            if b not in brokers and b not in extra:
+                extra.append(int(b))
+    if len(extra) > 1:
+        raise GreyBoxError(
+            f"{key}: reassignments reach brokers {extra} outside {brokers}; the spec has one"
+            " spare broker"
+        )
+    return extra
 
 
 class _Replay:
@@ -336,8 +368,20 @@ def _read_pauses(run: PartitionRun, events: list[dict[str, Any]]) -> None:
 def _read_windows(run: PartitionRun, events: list[dict[str, Any]]) -> None:
     _read_pauses(run, events)
     regs = _registrations(events)
+    part = int(run.key.rsplit("-", 1)[1])
     for idx, ev in enumerate(events):
         b = ev.get("broker")
+        if ev.get("kind") == "fault" and ev.get("applied") and ev.get("op") in PARTITION_OPS:
+            if part not in (ev.get("partitions") or []):
+                continue
+            # KIP-455: from the request to Kafka's answer (its record committed by then)
+            start = float(ev.get("started", ev.get("time", 0.0)))
+            end = float(ev.get("answered", ev.get("time", 0.0))) + TOLERANCE
+            reps = ev.get("replicas")
+            target = None if reps is None else _mask(reps, run.brokers)
+            if end >= run.start_time:
+                run.windows.append(Window(len(run.windows), ev["op"], target, start, end, idx))
+            continue
         if ev.get("kind") != "fault" or not ev.get("applied") or b not in run.brokers:
             continue
         if ev.get("op") not in WINDOW_STEPS:
@@ -383,6 +427,7 @@ def _kafka_proj(
         _mask(st.get("elr", []), brokers),
         _mask(fenced, brokers),
         _live_incarnations((max(1, inc[b]) for b in brokers), _mask(fenced, brokers)),
+        _mask(st.get("replicas", brokers), brokers),
     )
 
 
@@ -619,6 +664,7 @@ def _between(p: Proj, base: set[Proj], target: Proj) -> bool:
         and p[1] in (b[1], target[1])
         and all(_bits_between(p[i], b[i], target[i]) for i in (2, 4))
         and all(x in (y, z) for x, y, z in zip(p[5], b[5], target[5], strict=True))
+        and p[6] in (b[6], target[6])
         for b in base
     )
 
@@ -656,6 +702,8 @@ def spec_config(header: dict[str, Any], run: PartitionRun, protocol: str) -> Con
     )
     crashes = sum(1 for w in run.windows if w.op in ("crash", "controlled_shutdown")) + fences
     cfg = header.get("config") or {}
+    # KIP-455: one of --reassignments per request (the spec then lays out the spare)
+    moves = sum(1 for w in run.windows if w.op in PARTITION_OPS)
     return Config(
         replicas=len(run.brokers),
         records=0,
@@ -665,6 +713,7 @@ def spec_config(header: dict[str, Any], run: PartitionRun, protocol: str) -> Con
         min_isr=int(cfg.get("min_insync", 1)),
         protocol=protocol,
         unclean=bool(cfg.get("unclean_election", False)),
+        reassignments=moves,
     )
 
 

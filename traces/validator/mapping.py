@@ -163,6 +163,7 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
     power_failure = False
     retention = False
     delete_records = 0
+    reassignments = 0
     acks: set[str] = set()
     for ev in events:
         a = ev["action"]
@@ -171,6 +172,8 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
             retention = True
         elif a == "LeaderDeleteRecords":
             delete_records += 1
+        elif a in REASSIGN_ACTIONS:
+            reassignments += 1
         elif a == "ProducerSend" and idem:
             recs = [str(r) for r in args.get("records", [])]
             if len(recs) != 1:
@@ -245,7 +248,51 @@ def derive_config(header: dict[str, Any], events: list[Event], n: int) -> Config
         # needs)
         idempotence=idem,
         retries=max(1, retries) if idem else 0,
+        # KIP-455 (kraft): the operator's reassignments and cancels, from the trace's own
+        # OperatorReassignPartition / OperatorCancelReassignment events; the spec then lays out
+        # the partition on brokers 0..n-2 with broker n-1 the spare (``partition_layout``)
+        reassignments=reassignments if header["protocol"] == "kraft" else 0,
     )
+
+
+REASSIGN_ACTIONS = ("OperatorReassignPartition", "OperatorCancelReassignment")
+
+
+def partition_layout(key: PartKey, assignment: list[int], events: list[Event]) -> list[int]:
+    """The brokers a partition's spec replicas stand for, spec replica i being broker
+    ``layout[i]``: the header's assignment (R1 order), and, when the partition's trace
+    reassigns it (KIP-455, kraft), the one spare the spec adds as replica n-1 (``spec.state
+    .spare_assignment``): the broker its targets name outside the assignment. A reassignment
+    that reaches more than one broker outside the initial replica set, or changes the
+    replication factor, is beyond the spec (Unsupported)."""
+    extra: list[int] = []
+    for ev in events:
+        if ev.get("action") != "OperatorReassignPartition" or part_key(ev) != key:
+            continue
+        target = [int(b) for b in (ev.get("args") or {}).get("replicas", [])]
+        if len(target) != len(assignment):
+            raise Unsupported(
+                "replication-factor-change",
+                detail=f"{key}: a reassignment to {target} changes the replication factor"
+                f" {len(assignment)} (the spec keeps it)",
+            )
+        for b in target:
+            if b not in assignment and b not in extra:
+                extra.append(b)
+    if len(extra) > 1:
+        raise Unsupported(
+            "reassignment-spares",
+            detail=f"{key}: reassignments reach brokers {extra} outside {assignment}; the spec"
+            " has one spare broker",
+        )
+    has = any(ev.get("action") in REASSIGN_ACTIONS and part_key(ev) == key for ev in events)
+    if has and not extra:
+        # (only cancels, or targets within the replica set: the spec still lays out a spare)
+        raise Unsupported(
+            "reassignment-without-spare",
+            detail=f"{key}: the trace reassigns it but names no broker outside {assignment}",
+        )
+    return [*assignment, *extra]
 
 
 # ---- observation: the acting replica's local state against a spec replica -------------------

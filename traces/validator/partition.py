@@ -51,6 +51,10 @@ KRAFT_ONLY = frozenset(
         "BrokerRegister",
         "FollowerHandleOffsetOutOfRange",
         "LeaderDeleteRecords",
+        "OperatorReassignPartition",
+        "OperatorCancelReassignment",
+        "BrokerStopReplica",
+        "LeaderClearPendingAlterPartition",
     }
 )
 
@@ -105,6 +109,8 @@ class PartitionValidator:
         self.stale_alter: set[int] = set()
         self.activations = 0  # ControllerActivate events seen: the first is the spec's Init
         self.crashed_once: set[int] = set()  # kraft: replicas with a BrokerCrash in the trace
+        # KIP-455: fetch requests a BrokerStopReplica dropped (handlers/reassign.py)
+        self.dropped_fetches: set = set()
 
     # ---- spec steps ------------------------------------------------------------------------
     def steps(self, s: State, name: str, args: tuple | None = None) -> list[tuple[tuple, State]]:
@@ -131,6 +137,14 @@ class PartitionValidator:
         if self.flushed and not lose_unflushed:
             pre = [t for _a, t in self.steps(s, "BrokerFlush", (i,))] or [s]
         return [(t, pend, ack) for p in pre for _a, t in self.steps(p, "BrokerCrash", (i,))]
+
+    def silent_register(self, t: State, i: int) -> list[State]:
+        """kraft: a broker restarted without an event of this partition (it holds nothing of
+        it: KIP-455's spare, or a replica a reassignment removed) registers without one too
+        (the spec's BrokerRegister: its new broker epoch, which its later fetches carry)."""
+        if not self.ctx.split_fetch:
+            return [t]
+        return [u for _a, u in self.steps(t, "BrokerRegister", (i,))] or [t]
 
     def force_crash(self, i: int) -> None:
         """Broker ``i`` is seen again: its deferred crash happened before, in every candidate."""
@@ -234,10 +248,11 @@ class PartitionValidator:
                 for a, t in self.steps(s, "BrokerRestart", (actor,)):
                     r = s.replicas[a[0]]
                     if not r.log and not r.hw_ckpt:
-                        c = (t, pend, ack)
-                        if c not in seen:
-                            seen[c] = None
-                            nxt.append(c)
+                        for u in self.silent_register(t, a[0]):
+                            c = (u, pend, ack)
+                            if c not in seen:
+                                seen[c] = None
+                                nxt.append(c)
             frontier = nxt
             if len(seen) > MAX_CANDIDATES:
                 break

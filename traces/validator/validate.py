@@ -50,6 +50,7 @@ from .mapping import (
     Unsupported,
     derive_config,
     part_key,
+    partition_layout,
 )
 from .partition import PartitionValidator
 from .wellformed import EventChecker
@@ -164,9 +165,15 @@ def _hosts(reps: list[Any], ev: Event) -> bool:
     return not isinstance(b, int) or b in {int(x) for x in reps}
 
 
-def split_partitions(header: dict[str, Any], events: list[Event]) -> dict[str, list[Event]]:
-    """The events of each partition: its own, and the broker-wide ones of its brokers."""
+def split_partitions(
+    header: dict[str, Any], events: list[Event], layout: dict[str, list[int]] | None = None
+) -> dict[str, list[Event]]:
+    """The events of each partition: its own, and the broker-wide ones of its brokers
+    (``layout``: the brokers each partition's spec replicas stand for, its spare included when
+    it is reassigned; the header's assignments by default)."""
     assignments = (header.get("cluster") or {}).get("assignments") or {}
+    if layout is not None:
+        assignments = {**assignments, **layout}
     parts: dict[str, list[Event]] = {k: [] for k in assignments}
     for ev in events:
         k = part_key(ev)
@@ -210,12 +217,17 @@ def validate_events(
             mode = UNSUPPORTED_IMPL.get(ev.get("action", ""))
             if mode:
                 raise Unsupported(mode, idx)
-        parts = split_partitions(header, events)
-        v.partitions = len(parts)
         assignments = header["cluster"]["assignments"]
+        # KIP-455: a reassigned partition's spec replicas include its spare broker
+        layout = {
+            k: partition_layout(k, [int(b) for b in reps], events)
+            for k, reps in assignments.items()
+        }
+        parts = split_partitions(header, events, layout)
+        v.partitions = len(parts)
         index_of = {id(ev): k for k, ev in enumerate(events)}
         for key, evs in sorted(parts.items()):
-            pm = PartitionMap(key, [int(b) for b in assignments[key]])
+            pm = PartitionMap(key, layout[key])
             cfg = derive_config(header, evs, len(pm.brokers))
             pv = PartitionValidator(pm, IsrSpec(cfg, version))
             for ev in evs:

@@ -24,7 +24,7 @@ BROKER_KEYS = ("alive", "role", "leader", "leader_epoch", "hw", "hw_checkpoint",
 LEADER_KEYS = ("isr", "remote_leo")
 CONTROLLER_ACTIONS = frozenset(
     {"ControllerElectLeader", "ControllerShrinkIsr", "ControllerMoveLeader",
-     "ControllerShutdownBroker"}
+     "ControllerShutdownBroker", "OperatorReassignPartition", "OperatorCancelReassignment"}
 )  # fmt: skip
 ROLES = ("leader", "follower", "none")
 NETWORK_ACTIONS = frozenset({"NetworkLoseLeaderAndIsr"})
@@ -126,6 +126,9 @@ class EventChecker:
                     raise bad(f"coord.leader_epoch {co.get('leader_epoch')!r} is not an int")
                 if not self._isr_ok(co.get("isr")):
                     raise bad(f"coord.isr {co.get('isr')!r} is not a list of brokers")
+                for k in ("replicas", "adding", "removing"):  # (KIP-455, kraft)
+                    if k in co and not self._isr_ok(co[k]):
+                        raise bad(f"coord.{k} {co[k]!r} is not a list of distinct brokers")
             return
         if "alive" in st and not isinstance(st["alive"], bool):
             raise bad(f"state.alive {st['alive']!r} is not a boolean")

@@ -131,6 +131,7 @@ public final class KafkaDriver {
       case "offsets": offsets(c, ans); break;
       case "elect": elect(c, ans); break;
       case "delete": delete(c, ans); break;
+      case "reassign": reassign(c, ans); break;
       case "ping": admin().describeCluster().nodes().get(5, TimeUnit.SECONDS); break;
       case "reset": closeAll(); break;
       default: throw new IllegalArgumentException("unknown op " + op);
@@ -276,6 +277,51 @@ public final class KafkaDriver {
     ObjectNode res = ans.putObject("results");
     for (Map.Entry<TopicPartition, Optional<Throwable>> e : r.entrySet())
       res.put(Integer.toString(e.getKey().partition()), e.getValue().map(KafkaDriver::oneLine).orElse("ok"));
+  }
+
+  // reassign: Admin alterPartitionReassignments (KIP-455) of each partition to `replicas`, or,
+  // without them, a cancel (Optional.empty(): kafka-reassign-partitions --cancel); the answer
+  // per partition is "ok" or the error's class. Then, with `wait_ms`, listPartitionReassignments
+  // until none of them is in progress (the completion, or the cancel, is in the metadata):
+  // `done` says whether that happened in time, `in_progress` what was still moving.
+  static void reassign(JsonNode c, ObjectNode ans) throws Exception {
+    String topic = c.path("topic").asText();
+    Optional<NewPartitionReassignment> target = Optional.empty();
+    if (c.has("replicas")) {
+      List<Integer> rs = new ArrayList<>();
+      for (JsonNode r : c.path("replicas")) rs.add(r.asInt());
+      target = Optional.of(new NewPartitionReassignment(rs));
+    }
+    Map<TopicPartition, Optional<NewPartitionReassignment>> q = new HashMap<>();
+    for (JsonNode p : c.path("partitions")) q.put(new TopicPartition(topic, p.asInt()), target);
+    Map<TopicPartition, KafkaFuture<Void>> r = admin().alterPartitionReassignments(q).values();
+    ObjectNode res = ans.putObject("results");
+    for (Map.Entry<TopicPartition, KafkaFuture<Void>> e : r.entrySet()) {
+      String key = Integer.toString(e.getKey().partition());
+      try {
+        e.getValue().get(15, TimeUnit.SECONDS);
+        res.put(key, "ok");
+      } catch (ExecutionException ex) {
+        res.put(key, ex.getCause().getClass().getSimpleName());
+      }
+    }
+    ans.put("time", now());
+    long waitMs = c.path("wait_ms").asLong(0);
+    long deadline = System.currentTimeMillis() + waitMs;
+    boolean done = false;
+    ArrayNode moving = ans.putArray("in_progress");
+    while (waitMs > 0) {
+      Map<TopicPartition, PartitionReassignment> cur =
+          admin().listPartitionReassignments(q.keySet()).reassignments().get(5, TimeUnit.SECONDS);
+      if (cur.isEmpty()) { done = true; break; }
+      if (System.currentTimeMillis() > deadline) {
+        for (TopicPartition tp : cur.keySet()) moving.add(tp.partition());
+        break;
+      }
+      Thread.sleep(100);
+    }
+    ans.put("done", done);
+    ans.put("done_time", now());
   }
 
   // delete: Admin deleteRecords (KIP-107) up to `offset` (-1: the HW) on each partition; the

@@ -380,6 +380,64 @@ class Session:
             out[f"{TOPIC}-{p}"] = "NONE" if isinstance(r, int) else _error_name(str(r))
         return {"results": out}
 
+    def op_reassign(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The operator's partition reassignment (KIP-455; ADAPTER.md): Admin
+        alterPartitionReassignments of every partition, or ``partition``, to ``replicas``,
+        then listPartitionReassignments until it is no longer in progress (at most ``wait_ms``,
+        default 30 s: the new replica must catch up and join the ISR). Traced as a ``reassign``
+        fault event (the request's time, Kafka's answers, whether it completed in time). A
+        target equal to the replica set is no reassignment for the spec (only a new replica
+        order) and is not sent."""
+        return self._reassign(cmd, [int(b) for b in cmd["replicas"]])
+
+    def op_cancel_reassignment(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Cancel the reassignment in progress (KIP-455; Admin alterPartitionReassignments
+        with an empty target: kafka-reassign-partitions --cancel). Traced as a
+        ``cancel_reassignment`` fault event; Kafka answers NoReassignmentInProgressException
+        when nothing moves (applied false)."""
+        return self._reassign(cmd, None)
+
+    def _reassign(self, cmd: dict[str, Any], replicas: list[int] | None) -> dict[str, Any]:
+        assert self.driver
+        part = cmd.get("partition")
+        parts = [p for p in range(self.partitions) if part is None or p == int(part)]
+        op = "reassign" if replicas is not None else "cancel_reassignment"
+        if replicas is not None:
+            with contextlib.suppress(DriverError, KafkaSetupError):
+                d = self.driver.request({"op": "describe", "topic": TOPIC}, timeout=15)
+                same = {
+                    x["partition"] for x in d["partitions"] if set(x["replicas"]) == set(replicas)
+                }
+                parts = [p for p in parts if p not in same]
+        if not parts:
+            self._fault(op, False, replicas=replicas, reason="nothing to move")
+            return {"results": {}}
+        req: dict[str, Any] = {"op": "reassign", "topic": TOPIC, "partitions": parts}
+        if replicas is not None:
+            req["replicas"] = replicas
+        req["wait_ms"] = int(cmd.get("wait_ms", 30_000))
+        t0 = time.time()
+        try:
+            ans = self.driver.request(req, timeout=req["wait_ms"] / 1000 + 40)
+        except DriverError as e:
+            self._fault(op, False, replicas=replicas, error=str(e), started=t0)
+            return {"results": {f"{TOPIC}-{p}": "ERROR" for p in parts}}
+        res = ans["results"]
+        ok = [p for p in parts if res.get(str(p)) == "ok"]
+        self._fault(
+            op, bool(ok), partitions=ok, replicas=replicas, results=res, done=ans.get("done"),
+            started=t0, answered=ans.get("time"), done_time=ans.get("done_time"),
+        )  # fmt: skip
+        return {
+            "results": {
+                f"{TOPIC}-{p}": "NONE"
+                if res.get(str(p)) == "ok"
+                else _error_name(str(res.get(str(p))))
+                for p in parts
+            },
+            "done": ans.get("done"),
+        }
+
     def op_run(self, cmd: dict[str, Any]) -> None:
         time.sleep(max(0, int(cmd.get("ms", 100))) / 1000)
 

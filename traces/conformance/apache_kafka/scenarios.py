@@ -92,6 +92,16 @@ def kafka_scenarios() -> dict[str, Scenario]:
             {"op": "produce", "count": 2},
             {"op": "consume"},
         ],
+        # the operator's partition reassignment (KIP-455): replicas [0, 1] of three brokers,
+        # the leader moved off to the spare (broker 2 follows, catches up, joins the ISR; the
+        # completion elects broker 1 and broker 0 deletes its replica)
+        "kafka:reassign": [
+            _start(replication=2),
+            {"op": "produce", "count": 4},
+            {"op": "reassign", "replicas": [1, 2]},
+            {"op": "produce", "count": 3},
+            {"op": "consume"},
+        ],
         # every broker killed at once, then restarted: unclean-shutdown handling (KIP-966)
         "kafka:all-crash": [
             _start(),

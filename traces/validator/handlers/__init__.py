@@ -37,6 +37,7 @@ from .kraft import (
     on_send_fetch,
 )
 from .leader import on_shrink
+from .reassign import on_cancel, on_clear_pending, on_reassign, on_stop_replica
 
 HANDLERS: dict[str, Callable] = {
     "ControllerActivate": on_activate,
@@ -113,6 +114,11 @@ HANDLERS: dict[str, Callable] = {
     ),
     "BrokerDeleteOldSegment": on_delete_old_segment,
     "FollowerHandleOffsetOutOfRange": on_offset_out_of_range,
+    # partition reassignment (KIP-455, kraft: handlers/reassign.py)
+    "OperatorReassignPartition": on_reassign,
+    "OperatorCancelReassignment": on_cancel,
+    "BrokerStopReplica": on_stop_replica,
+    "LeaderClearPendingAlterPartition": on_clear_pending,
 }
 PREPARE: dict[str, Callable] = {
     "ProducerSend": prepare_produce,

@@ -76,7 +76,11 @@ def on_crash(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> list
         if r.log or r.hw_ckpt:
             mism.append(f"BrokerCrash({ev['args']['replica']}): crashed, and never restarted")
             return []
-        return [(t, pend, ack) for _a, t in v.steps(s, "BrokerRestart", (i,))]
+        return [
+            (u, pend, ack)
+            for _a, t in v.steps(s, "BrokerRestart", (i,))
+            for u in v.silent_register(t, i)
+        ]
     return [c]
 
 

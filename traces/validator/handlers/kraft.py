@@ -112,7 +112,10 @@ def on_handle_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) 
         # is taken exactly when the event is an error answer
         lr = s.replicas[l]
         stale = v.ctx.protocol.fence_stale_fetch and q.broker_epoch < s.kraft.remote_epoch[l][f]
-        if err != (lr.leader != l or q.leader_epoch != lr.epoch or stale):
+        # (KIP-455: a follower outside the replica set the leader applied is answered
+        # UNKNOWN_LEADER_EPOCH)
+        outside = bool(s.kraft.views) and not s.kraft.views[l] >> f & 1
+        if err != (lr.leader != l or q.leader_epoch != lr.epoch or stale or outside):
             continue
         if not err and new:
             p: FetchResp = next(iter(new))
@@ -133,6 +136,18 @@ def on_handle_fetch(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) 
             continue  # (the answer is lost: the branch the spec took, from the request)
         # (no new response: the follower's incarnation is gone, the answer is lost)
         _fit(v, ev, l, c, t, out, mism)
+    if not out and err and v.dropped_fetches:
+        # KIP-455: a request a BrokerStopReplica of its follower dropped (the spec drops a
+        # removed broker's fetches with its fetcher) that the leader still had queued, parked
+        # or from a previous incarnation, answered with an error: the error branch changes
+        # nothing but the request, which the spec no longer has (a stutter)
+        want = (
+            f, l, int(a["fetch_offset"]), _ep(v, a["leader_epoch"]), int(a["broker_epoch"])
+        )  # fmt: skip
+        gone = [q for q in v.dropped_fetches if (q.follower, q.leader, q.fetch_offset,
+                                                 q.leader_epoch, q.broker_epoch) == want]  # fmt: skip
+        if gone and v.check(ev, l, s, mism):
+            out.append(c)
     return _not_enabled(mism, ev, out)
 
 

@@ -23,6 +23,7 @@ class PartitionView(Protocol):
     reached_epoch: dict[int, int]
     stale_alter: set[int]
     crashed_once: set[int]
+    dropped_fetches: set
     activations: int
 
     def steps(
@@ -32,6 +33,8 @@ class PartitionView(Protocol):
     def check(
         self, ev: Event, i: int, t: State, mism: list[str], leo_only: bool = False
     ) -> bool: ...
+
+    def silent_register(self, t: State, i: int) -> list[State]: ...
 
     def fit(
         self, ev: Event, i: int, t: State, gained: frozenset, mism: list[str]
