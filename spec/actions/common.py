@@ -549,9 +549,7 @@ def advance_leader_hw(ctx: Ctx, s: State, leader: int) -> State:
                     refused=sorted_add(history.refused, [log[o][0] for o in done])
                 )
             if faults.producer:  # --idempotence: the producer's batches waiting there
-                faults = faults._replace(
-                    producer=answer_waiting(faults.producer, leader, done, ok)
-                )
+                faults = faults._replace(producer=answer_waiting(faults.producer, leader, done, ok))
     r = _new(Replica, (r[0], new_hw, r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], pending))
     reps = s.replicas
     return _new(
