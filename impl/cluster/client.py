@@ -88,8 +88,10 @@ class ClusterClient:
         # Idempotent producer, on by default as in Kafka 3.x (KIP-98, KIP-679): a producer id
         # and per-partition sequence numbers; a retry resends the same (id, sequence), so a
         # leader that already holds the batch drops it (R15: no duplicates from retries).
-        # The id is drawn at random (Kafka's InitProducerId asks the cluster for one).
-        self.producer_id = int.from_bytes(os.urandom(7), "big") if idempotent else -1
+        # The id is drawn at random (Kafka's InitProducerId asks the cluster for one), 48 bits:
+        # traces carry it, and a trace's integers stay within JSON's exact range (±2^53,
+        # traces/FORMAT.md).
+        self.producer_id = int.from_bytes(os.urandom(6), "big") if idempotent else -1
         self.sequences: dict[TP, int] = {}
         self.producer_epoch = 0  # KIP-360: bumped after OUT_OF_ORDER_SEQUENCE_NUMBER
         self.timeout = request_timeout_s

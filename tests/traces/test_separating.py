@@ -261,6 +261,10 @@ def test_conform_mutants_names_each_kraft_mutants_story(capsys) -> None:
         # reassignment's (issue 28 item 1): kraft's reassign scenarios, no story shipped yet
         "reassign-below-min-isr": "reassign:min-isr-2-waits",
         "reassign-before-isr": "reassign:follower-to-spare",
+        # the idempotent producer's (issue 28 item 4): its idempotent:* scenarios, every version
+        "idem-append-retry-again": "idempotent:lost-reply-duplicate",
+        "idem-duplicate-window-off-by-one": "idempotent:lost-reply-duplicate",
+        "idem-state-not-rebuilt": "idempotent:lost-reply-new-leader",
     }
     for name in KRAFT_KILLS:
         own = [
