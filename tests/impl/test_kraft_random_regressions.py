@@ -147,3 +147,29 @@ def test_a_restarted_leader_leaves_the_isr_before_it_registers(seed: int) -> Non
     ]
     assert later and all(c["isr"] == [1] and c["leader"] == 1 for c in later)
     assert v.verdict == "accepted", (v.reason, v.mismatches)
+
+
+# Open (docs/conformance.md, random kraft item 6): the controlled shutdown of a leader no other
+# ISR member can replace. Broker 1 crashed and left the ISR; it restarts and broker 0, leader
+# with ISR [0], asks for a controlled shutdown before 1 is back in the ISR. Kafka's controller
+# (``handleBrokerInControlledShutdown`` → ``generateLeaderAndIsrUpdates`` →
+# ``PartitionChangeBuilder.build``, no acceptable leader) records leader -1 with a new leader
+# epoch, as the spec's ControllerShutdownBroker does (``_leaderless``); the reference keeps the
+# leader and traces nothing, then refuses 0's expansion with INELIGIBLE_REPLICA (0 is shutting
+# down), which no spec step explains. Strict: it fails once the reference writes leader -1.
+LEADERLESS_SHUTDOWN = [
+    _start(1),
+    {"op": "crash", "broker": 1},
+    {"op": "run", "ms": 500},
+    {"op": "restart", "broker": 1},
+    {"op": "controlled_shutdown", "broker": 0},
+    {"op": "run", "ms": 300},
+    *CLOSING,
+]
+
+
+@pytest.mark.xfail(strict=True, reason="random kraft item 6: reference gap, open")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_leader_with_no_successor_shuts_down_leaderless(seed: int) -> None:
+    v, _events = _run(LEADERLESS_SHUTDOWN, seed)
+    assert v.verdict == "accepted", (v.reason, v.mismatches)
