@@ -71,6 +71,9 @@ class Controller:
         # count as dead until the writes that handling started have landed, then get their state.
         self.held: set[int] = set()
         self._pending: dict[TP, PartitionState] = {}  # the state each write in flight writes
+        # kraft: partition changes a registration wrote after a write of this controller that
+        # had landed, before its answer came (``on_partitions_changed``): the newer state wins
+        self._newer: dict[TP, tuple[PartitionState, int]] = {}
         self._rebounce: set[TP] = set()  # writes in flight whose new leader bounced since
         # kraft (KIP-966, Kafka 4.x): brokers back from an unclean shutdown, neither elected
         # cleanly nor put in an ELR until back in the ISR (the coordination service's set, which
@@ -174,6 +177,19 @@ class Controller:
         self.held.add(broker)
         return self._repair(sorted(self.assignments)) + self._release_held()
 
+    def on_broker_fenced(self, now: int, broker: int) -> Effects:
+        """kraft: ``broker`` (crashed, its session not yet over) is about to register a new
+        incarnation: it counts as not live from now on, so it leaves every ISR and a partition
+        it led is re-elected from the rest (leader -1 with none), as in Kafka's registration
+        batch (``handleBrokerUncleanShutdown`` -> ``generateLeaderAndIsrUpdates`` removes it
+        from every ISR whatever its leadership). Its registration then comes as a broker back
+        (``on_brokers_changed``). The runtime's ``_fence_before_register``."""
+        if broker not in self.live:
+            return []
+        self.live.discard(broker)
+        self.told.pop(broker, None)
+        return self._repair(sorted(self.assignments))
+
     def _release_held(self) -> Effects:
         """Held brokers none of whose partitions has a write in flight come back (R9): the
         controller's startup handling, as on_brokers_changed for a broker that came back."""
@@ -197,6 +213,11 @@ class Controller:
         in its own epoch: BrokerApplyPartitionChange). A partition with a write of this
         controller in flight learns it when that write fails on the partition epoch."""
         self.adopt(states)  # (the ELRs it left too: no partition epoch of their own)
+        for tp in tps:
+            if tp in self.in_flight and tp in states:
+                # the write in flight may have landed already (the answer is on its way): it
+                # then succeeds, and this later change must not be lost behind it
+                self._newer[tp] = states[tp]
         done = [tp for tp in tps if tp not in self.in_flight and tp in states]
         return self._send_state(done, sorted(self.live))
 
@@ -270,6 +291,9 @@ class Controller:
             old = self.states.get(res.tp)
             if res.state is not None:
                 self.states[res.tp] = (res.state, res.version)
+            newer = self._newer.pop(res.tp, None)
+            if newer is not None and newer[1] > self.states.get(res.tp, (None, -1))[1]:
+                self.states[res.tp] = newer  # (a registration's partition change came after it)
             if res.ok:
                 bounced = res.tp in self.bounced
                 self.bounced.discard(res.tp)

@@ -166,7 +166,8 @@ class World:
             corr_start=node.generation << 32,
         )
         node.alive, node.controller = True, None
-        self.coord.down.discard(b)
+        if not (self.kraft and clock0 > 0):
+            self.coord.down.discard(b)  # (kraft: at its registration, below)
         if self.kraft:
             self.broker_epochs[b] = self.broker_epochs.get(b, 0) + 1
             node.broker.broker_epoch = self.broker_epochs[b]
@@ -176,7 +177,10 @@ class World:
             # saw while it was down (a controller's reaction to its expired session).
             self._coord_sync(b)
         self._apply(b, node.broker.start(self.now))
+        fenced_live = False
         if self.kraft and clock0 > 0:
+            fenced_live = self._fence_before_register(b)
+            self.coord.down.discard(b)
             # kraft (KIP-841, KIP-903): the restarted broker registers with the controller, gets
             # its new broker epoch and is unfenced (the spec's BrokerRegister)
             br = node.broker
@@ -193,7 +197,51 @@ class World:
                     )
                 )
             self._register_unclean(b)
-        self._register(b, bounced=clock0 > 0)
+        self._register(b, bounced=clock0 > 0 and not fenced_live)
+        ctl = self._running_controller()
+        if fenced_live and ctl is not None and b in self.coord.sessions and b not in ctl.live:
+            # the controller that handled its fence sees it come back (a new incarnation: told
+            # its state, never resuming a leadership of the old one)
+            c = self.coord.controller
+            self._coord_sync(c)
+            self._apply(c, ctl.on_brokers_changed(self.now, set(self.coord.sessions)))
+
+    def _fence_before_register(self, b: int) -> bool:
+        """kraft: broker ``b``'s new incarnation is about to register while its previous one's
+        session still holds (a restart inside the session timeout). Kafka's controller handles
+        the registration and the unclean shutdown in one batch (``ClusterControlManager.
+        registerBroker`` -> ``ReplicationControlManager.handleBrokerUncleanShutdown`` ->
+        ``generateLeaderAndIsrUpdates`` with ``b`` to remove, over every partition whose ISR
+        holds it): ``b`` leaves the ISR *whatever its leadership*, and a partition it led gets
+        a leader from the rest (``PartitionChangeBuilder``; leader -1 with none), all before
+        ``b`` is unfenced. This controller learnt of the crash at once (``fence_at_crash``) but
+        acts on a session's end only, so it makes those changes here, with ``b`` still fenced
+        (``coord.down``), before the BrokerRegister events: the spec's ControllerElectLeader /
+        ControllerShrinkIsr of a fenced broker, then BrokerRegister with nothing left to
+        remove. Without it a leader that registered kept its ISR membership (the spec's
+        BrokerRegister keeps a recorded leader in the ISR, barred) and was re-elected from an
+        ISR Kafka no longer has it in (docs/conformance.md, random kraft item 3). A controller
+        co-located with ``b`` restarted with it: the quorum's next controller is elected now,
+        with ``b`` fenced. True if a running controller handled the fence (it learns of the
+        registration from ``on_brokers_changed`` then, not as a bounce)."""
+        if b not in self.coord.sessions:
+            return False  # its session ended: the controller handled that as a failure already
+        node = self.nodes[b]
+        if self.coord.controller == b and node.controller is None:
+            self.coord.controller = -1  # (it resigns: its process restarted)
+        ctl = self._running_controller()
+        if ctl is None:
+            handled = self._membership_changed(fenced=b)
+        else:
+            self._coord_sync(b)
+            self._coord_sync(self.coord.controller)
+            self._apply(self.coord.controller, ctl.on_broker_fenced(self.now, b))
+            handled = True
+        if self.coord.controller >= 0:
+            # the registration comes after those decisions (its events' Lamport clock)
+            self._coord_sync(self.coord.controller)
+            self._coord_sync(b)
+        return handled
 
     def _register_unclean(self, b: int) -> None:
         """kraft: the registration of broker ``b``'s new incarnation is handled as an unclean
@@ -431,9 +479,11 @@ class World:
             node.controller = None
             self._membership_changed()
 
-    def _membership_changed(self) -> None:
-        """Watches fire: controller election (R9), then the controller sees the live set."""
-        live = set(self.coord.sessions)
+    def _membership_changed(self, fenced: int = -1) -> bool:
+        """Watches fire: controller election (R9), then the controller sees the live set.
+        ``fenced``: a broker whose registration is pending (kraft, ``_fence_before_register``),
+        not live to the controller yet. True if a controller is running after it."""
+        live = set(self.coord.sessions) - {fenced}
         # a paused process cannot take /controller either (it takes no steps)
         running = {b for b in self.nodes if self._usable(b)}
         if self.coord.elect_controller(running):
@@ -469,6 +519,7 @@ class World:
                 self._apply(
                     self.coord.controller, node.controller.on_brokers_changed(self.now, live)
                 )
+        return self._running_controller() is not None
 
     def _usable(self, b: int) -> bool:
         node = self.nodes[b]
