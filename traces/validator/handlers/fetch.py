@@ -10,6 +10,7 @@ from isr.spec.log import epoch_start
 from isr.spec.state import Replica, State
 
 from ..candidates import (
+    ANSWER,
     Cand,
     Pending,
     follow_truncations,
@@ -43,11 +44,6 @@ def parked_responses(v: PartitionValidator, s: State, pend: Pending, l: int) -> 
         if v.steps(s, "FollowerFetch", (f, l)):
             pend = with_held(pend, f, (l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
     return pend
-
-
-# The offset slot of a held OffsetsForLeaderEpoch answer (``parked_answers``): no fetch offset,
-# so ``_fetch_apply`` never takes it for a fetch response.
-ANSWER = -1
 
 
 def parked_answers(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
