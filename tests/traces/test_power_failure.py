@@ -225,3 +225,80 @@ def test_no_power_failure_keeps_lose_unflushed_off() -> None:
     assert flushes(w) and not derive_config(head, evs, 3).lose_unflushed
     v = verdict(w)
     assert v.verdict == "accepted", (v.reason, v.mismatches)
+
+
+# ---- (c) an OffsetsForLeaderEpoch answer applied after the leader's power failure ------------
+# `isr conform --random 60 --seed 5` (random 5, 11-15, 36; shrunk to these 12 commands): broker
+# 1, elected leader with two unflushed records, answered follower 0's OffsetsForLeaderEpoch
+# (epoch 0 ends at 2), lost power, and restarted with an empty log; 0 then applied the answer
+# (no truncation). Kafka 2.1 does so: ``fetchEpochsFromLeader`` is a blocking sendRequest, and
+# ``AbstractFetcherThread.maybeTruncate`` applies the answer if the partition is still fetched;
+# the leader answered from memory (``Partition.lastOffsetForLeaderEpoch``). The validator took
+# the spec's truncation on the leader's log after the crash (empty): truncate to 0.
+ANSWER_BEFORE_POWER_FAILURE = [
+    {"op": "start", "brokers": 2, "replication": 2, "partitions": 1, "min_insync": 1,
+     "acks": "all", "session_timeout_ms": 300},
+    {"op": "produce", "count": 2},
+    {"op": "elect_leader", "broker": 1},
+    {"op": "power_fail", "broker": 1},
+    {"op": "heal"},
+    {"op": "restart", "broker": 0},
+    {"op": "restart", "broker": 1},
+    {"op": "run", "ms": 800},
+    {"op": "produce", "count": 2},
+    {"op": "run", "ms": 300},
+    {"op": "consume"},
+    {"op": "run", "ms": 200},
+]  # fmt: skip
+
+
+def _answer_run(seed: int) -> tuple[Verdict, dict[str, Any], list[dict[str, Any]]]:
+    from isr.impl.adapter import Session
+    from isr.traces.conformance.runner import InProcess, run_scenario_full
+
+    v, out = run_scenario_full(InProcess(Session(None)), ANSWER_BEFORE_POWER_FAILURE, "r", seed)
+    assert out.header is not None and out.events is not None
+    return v, out.header, out.events
+
+
+def _late_truncation(evs: list[dict[str, Any]]) -> int:
+    """The index of follower 0's FollowerTruncate applying broker 1's answer after 1 restarted
+    (the story: the answer came from the log the power failure lost)."""
+    crash = next(k for k, e in enumerate(evs) if e["action"] == "BrokerCrash")
+    assert evs[crash]["args"] == {"replica": 1, "lose_unflushed": True}
+    restart = next(
+        k
+        for k, e in enumerate(evs)
+        if k > crash and e["action"] == "BrokerRestart" and e["args"]["replica"] == 1
+    )
+    assert evs[restart]["state"]["leo"] == 0  # nothing was flushed: the log is gone
+    return next(
+        k
+        for k, e in enumerate(evs)
+        if k > restart
+        and e["action"] == "FollowerTruncate"
+        and e["args"]["leader"] == 1
+        and e["args"]["leader_answer"] == [0, 2]
+    )
+
+
+@pytest.mark.parametrize("seed", [2, 5])  # (both rejected before the fix)
+def test_an_answer_sent_before_the_leaders_power_failure_is_applied_after_it(seed: int) -> None:
+    v, _head, evs = _answer_run(seed)
+    k = _late_truncation(evs)
+    assert evs[k]["args"]["offset"] == 2 and evs[k]["state"]["leo"] == 2
+    assert v.verdict == "accepted", (v.reason, v.mismatches)
+
+
+def test_a_truncation_the_lost_log_does_not_explain_is_still_rejected() -> None:
+    """The held log is the leader's before the crash, not any log: a follower cutting a record
+    that log had at the follower's epoch is a wrong truncation (the answer said 2)."""
+    v, head, evs = _answer_run(5)
+    assert v.verdict == "accepted", (v.reason, v.mismatches)
+    k = _late_truncation(evs)
+    bad = [dict(e) for e in evs]
+    bad[k] = {**bad[k], "args": {**bad[k]["args"], "offset": 1}}
+    bad[k]["state"] = {**bad[k]["state"], "leo": 1, "hw": 1}
+    got = validate_events(head, bad)
+    assert got.verdict == "rejected", got.verdict
+    assert "FollowerTruncate" in got.reason and got.event == bad[k], got.reason

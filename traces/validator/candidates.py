@@ -43,11 +43,19 @@ def strip_history(t: State) -> tuple[State, frozenset]:
     )
 
 
+# The offset slot of a held OffsetsForLeaderEpoch answer (handlers/fetch.py ``parked_answers``):
+# no fetch offset, so a fetch's apply never takes it for a fetch response.
+ANSWER = -1
+
+
 def refresh_held(c: Cand) -> Cand:
     """A held fetch response is built when it is sent, which may be after the serve (a parked
     fetch): its HW is any HW its leader had at that epoch since, so the largest is remembered,
     and its entries come from the leader's log as last seen leading at that epoch (a power
-    failure may cut that log before the follower applies the response, R14)."""
+    failure may cut that log before the follower applies the response, R14). A held
+    OffsetsForLeaderEpoch answer is dropped once its follower no longer waits for one from
+    that leader (it crashed, follows another, or truncated: ``AbstractFetcherThread.
+    maybeTruncate`` applies an answer only to a partition still truncating)."""
     s, pend, ack = c
     if not any(pend):
         return c
@@ -55,6 +63,12 @@ def refresh_held(c: Cand) -> Cand:
     new = list(pend)
     changed = False
     for f, hs in enumerate(pend):
+        r = reps[f]
+        waits = r.leader if r.alive and r.truncating else None
+        kept = tuple(h for h in hs if h[2] != ANSWER or h[0] == waits)
+        if len(kept) < len(hs):
+            hs = new[f] = kept
+            changed = True
         for k, h in enumerate(hs):
             lr = reps[h[0]]
             leading = lr.alive and lr.leader == h[0] and lr.epoch == h[1]

@@ -26,7 +26,7 @@ from .candidates import (
 )
 from .handlers import HANDLERS, PREPARE
 from .handlers.broker import mark_crash
-from .handlers.fetch import parked_responses
+from .handlers.fetch import parked_answers, parked_responses
 from .handlers.leader import shrink_one
 from .mapping import (
     Event,
@@ -130,9 +130,10 @@ class PartitionValidator:
         """The spec's BrokerCrash(i). A power failure is the spec's crash, which keeps the
         flushed prefix in lose-unflushed mode; a process crash keeps the whole log (the OS page
         cache survives): in that mode it is the spec's BrokerFlush, hidden, then BrokerCrash.
-        A crashing leader may have answered a parked fetch it never logged (``parked_responses``)."""
+        A crashing leader may have answered a parked fetch it never logged (``parked_responses``)
+        and a truncating follower's OffsetsForLeaderEpoch (``parked_answers``)."""
         s, pend, ack = c
-        pend = parked_responses(self, s, pend, i)
+        pend = parked_answers(self, s, parked_responses(self, s, pend, i), i)
         pre = [s]
         if self.flushed and not lose_unflushed:
             pre = [t for _a, t in self.steps(s, "BrokerFlush", (i,))] or [s]

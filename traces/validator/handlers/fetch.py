@@ -10,6 +10,7 @@ from isr.spec.log import epoch_start
 from isr.spec.state import Replica, State
 
 from ..candidates import (
+    ANSWER,
     Cand,
     Pending,
     follow_truncations,
@@ -42,6 +43,27 @@ def parked_responses(v: PartitionValidator, s: State, pend: Pending, l: int) -> 
             continue
         if v.steps(s, "FollowerFetch", (f, l)):
             pend = with_held(pend, f, (l, lr.epoch, len(r.log), 0, lr.hw, lr.log))
+    return pend
+
+
+def parked_answers(v: PartitionValidator, s: State, pend: Pending, l: int) -> Pending:
+    """OffsetsForLeaderEpoch answers leader ``l`` may have sent before it crashes: the request
+    and its answer leave no event (the follower logs FollowerTruncate when it applies the
+    answer), and Kafka 2.1's follower applies an answer that arrives after the leader died
+    (``ReplicaFetcherThread.fetchEpochsFromLeader`` is a blocking ``sendRequest``;
+    ``AbstractFetcherThread.maybeTruncate`` then checks only that the partition is still in
+    ``partitionStates``, and ``truncateToEpochEndOffsets`` → ``getOffsetTruncationState``
+    truncates by it). The leader answered from its log in memory (``Partition.
+    lastOffsetForLeaderEpoch`` → ``LeaderEpochFileCache.endOffsetFor``), unflushed records
+    included, which a power failure then loses (R14): so the log it answered from is held
+    here, as it is before the crash, for ``_stale_truncate``, for each truncating follower."""
+    lr = s.replicas[l]
+    if not (lr.alive and lr.leader == l):
+        return pend
+    for f in range(v.n):
+        r = s.replicas[f]
+        if f != l and r.alive and r.leader == l and r.truncating:
+            pend = with_held(pend, f, (l, lr.epoch, ANSWER, 0, lr.hw, lr.log))
     return pend
 
 
@@ -155,8 +177,9 @@ def _fetch_apply(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> 
             if h[0] == l and h[1] != r.epoch and h[2] == len(r.log) and not fenced(h[1], r.epoch)
         ]
     if not helds:
-        if pend[f]:
-            hl, hepoch, o = pend[f][-1][:3]
+        fetches = [h for h in pend[f] if h[2] != ANSWER]
+        if fetches:
+            hl, hepoch, o = fetches[-1][:3]
             mism.append(
                 f"FollowerFetch apply: the held response (leader {v.pm.broker(hl)}, epoch "
                 f"{v.pm.trace_epoch(hepoch)}, offset {o}) does not fit the follower (leader "
@@ -250,7 +273,7 @@ def on_truncate(v: PartitionValidator, ev: Event, c: Cand, mism: list[str]) -> l
             if v.check(ev, f, t, mism):
                 out.append((t, _held_after_truncation(s, t, pend, f), ack))
     if not out and s.replicas[f].truncating:
-        for t in _stale_truncate(v, s, f, l):
+        for t in _stale_truncate(v, s, pend, f, l):
             if v.check(ev, f, t, mism):
                 out.append((t, without_held(pend, f), ack))
     if not out and s.replicas[f].truncating:
@@ -300,26 +323,38 @@ def _walk_back_round(v: PartitionValidator, ev: Event, s: State, f: int, l: int)
     return [t]
 
 
-def _stale_truncate(v: PartitionValidator, s: State, f: int, l: int) -> list[State]:
+def _stale_truncate(v: PartitionValidator, s: State, pend: Pending, f: int, l: int) -> list[State]:
     """The leader answered the follower's OffsetsForLeaderEpoch, then crashed or moved on before
     the follower applied the answer (the split of FollowerFetch, for truncation; the answer
     carries no event of its own). The spec's FollowerTruncate is taken on the leader as it was
     when it answered: leading in the follower's epoch (fencing), with its log now, which extends
     its log then; the truncation point depends only on entries the follower could have fetched
-    from it, which were there then. Only the follower's side is kept."""
+    from it, which were there then. Only the follower's side is kept.
+
+    A power failure breaks "its log now extends its log then": the answer came from the log in
+    memory, the crash kept only the flushed prefix (R14). The log held when it crashed
+    (``parked_answers``) is the one it answered from then."""
     r, lr = s.replicas[f], s.replicas[l]
     if r.leader != l or (lr.alive and lr.leader == l and lr.epoch == r.epoch):
         return []
-    past = Replica(
-        lr.log, lr.hw, lr.hw_ckpt, True, l, r.epoch, lr.isr, False, lr.remote_leo, False, ()
-    )
-    virt = State(
-        s.replicas[:l] + (past,) + s.replicas[l + 1 :], s.coord, s.requests, s.history, s.faults
-    )
+    logs = [h[5] for h in pend[f] if h[0] == l and h[2] == ANSWER]
+    if not logs or (lr.alive and lr.leader == l):
+        logs.append(lr.log)
     out = []
-    for _a, t in v.steps(virt, "FollowerTruncate", (f, l)):
-        t = strip_history(t)[0]
-        out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
+    for log in dict.fromkeys(logs):
+        past = Replica(
+            log, lr.hw, lr.hw_ckpt, True, l, r.epoch, lr.isr, False, lr.remote_leo, False, ()
+        )
+        virt = State(
+            s.replicas[:l] + (past,) + s.replicas[l + 1 :],
+            s.coord,
+            s.requests,
+            s.history,
+            s.faults,
+        )
+        for _a, t in v.steps(virt, "FollowerTruncate", (f, l)):
+            t = strip_history(t)[0]
+            out.append(t._replace(replicas=t.replicas[:l] + (lr,) + t.replicas[l + 1 :]))
     return out
 
 
