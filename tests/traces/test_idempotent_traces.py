@@ -96,3 +96,16 @@ def test_producer_steps_must_be_at_the_producer() -> None:
     k = next(i for i, e in enumerate(evs) if e["action"] == "ProducerCompleteBatch")
     evs[k]["node"] = 0
     assert validate_events(out.header, evs, "bad").verdict == "bad-input"
+
+
+def test_a_reassignment_under_the_idempotent_producer_is_unsupported_not_a_crash() -> None:
+    """The spec does not combine kraft's reassignments with the idempotent producer (its
+    ConfigError); a trace with both is an unsupported verdict (exit 2), never a traceback:
+    `isr conform --protocol kraft --idempotence` draws reassignments in its random schedules."""
+    from isr.traces.conformance.scenarios import IDEMPOTENT_START, reassign_scenarios
+
+    name, cmds = next(iter(sorted(reassign_scenarios().items())))
+    cmds = [{**cmds[0], **IDEMPOTENT_START}, *cmds[1:]]
+    v, out = run_scenario_full(InProcess(Session(None)), cmds, name, 0, "kraft")
+    assert any(e["action"] == "OperatorReassignPartition" for e in out.events)
+    assert v.verdict == "unsupported" and "spec-config" in v.reason, v.reason

@@ -42,7 +42,8 @@ from isr.spec.model import IsrSpec
 from isr.spec.protocols import PROTOCOLS
 from isr.spec.state import NO_LEADER, State
 
-from .validate import ACCEPTED, BAD_INPUT, INCOMPLETE, REJECTED, Verdict
+from .mapping import Unsupported
+from .validate import ACCEPTED, BAD_INPUT, INCOMPLETE, REJECTED, UNSUPPORTED, Verdict, spec_for
 
 TOLERANCE = 0.05  # seconds: how far apart the adapter's and the controller's times may be read
 # seconds: how much later than its batch's timestamp a metadata record may have been appended.
@@ -730,7 +731,7 @@ def validate_greybox(
         protocol = spec_protocol_for(header)
         v.partitions = len(runs)
         for run in runs:
-            model = IsrSpec(spec_config(header, run, protocol))
+            model = spec_for(spec_config(header, run, protocol), None)
             gv = GreyBoxValidator(run, model, cap)
             try:
                 gv.run_all()
@@ -739,6 +740,8 @@ def validate_greybox(
                 v.fired |= gv.fired
     except GreyBoxError as e:
         v.verdict, v.reason = BAD_INPUT, str(e)
+    except Unsupported as e:
+        v.verdict, v.reason = UNSUPPORTED, f"unsupported: {e.mode} ({e.detail})"
     except Rejected as e:
         v.verdict, v.reason, v.index = REJECTED, e.reason, e.index
         if 0 <= e.index < len(events):

@@ -189,6 +189,18 @@ def split_partitions(
 
 
 @gc_paused
+def spec_for(cfg: Any, version: Any) -> IsrSpec:
+    """The spec at the bounds a trace needs, or Unsupported when the spec cannot combine the
+    trace's mechanisms (its ConfigError: e.g. kraft's reassignments with the idempotent
+    producer, not modelled together): a verdict of its own (exit 2), never a traceback."""
+    from isr.spec import ConfigError
+
+    try:
+        return IsrSpec(cfg, version)
+    except ConfigError as e:
+        raise Unsupported("spec-config", detail=str(e)) from None
+
+
 def validate_events(
     header: dict[str, Any],
     events: list[Event],
@@ -229,7 +241,7 @@ def validate_events(
         for key, evs in sorted(parts.items()):
             pm = PartitionMap(key, layout[key])
             cfg = derive_config(header, evs, len(pm.brokers))
-            pv = PartitionValidator(pm, IsrSpec(cfg, version))
+            pv = PartitionValidator(pm, spec_for(cfg, version))
             for ev in evs:
                 if ev.get("impl") and ev["action"] in IGNORED_IMPL:
                     continue
