@@ -23,28 +23,15 @@ from collections import Counter
 from isr.impl.sim.world import World, sim_config
 from isr.traces.validator.validate import validate_events
 
-TP = ("t", 0)
+from bench.kraft_random_world import TP, random_run
 
 
 def run(seed: int, deletes: bool = True) -> World:
     rng = random.Random(seed)
     w = World(3, 1, 3, sim_config("kraft", min_insync_replicas=rng.choice([1, 2])), seed=seed)
-    w.run_until(100)
-    k = 0
-    for _ in range(25):
-        r = rng.random()
-        if r < 0.4:
-            w.produce(TP, f"m{k}")
-            k += 1
-        elif r < 0.5:
-            b = rng.choice(w.ids)
-            if w.nodes[b].alive and sum(w.nodes[x].alive for x in w.ids) > 1:
-                w.crash(b)
-        elif r < 0.6:
-            b = rng.choice(w.ids)
-            if not w.nodes[b].alive:
-                w.restart(b)
-        elif r < 0.72:
+
+    def logstart(w: World, rng: random.Random, r: float) -> None:
+        if r < 0.72:
             offset = rng.choice([-1, rng.randint(0, 10)])
             broker = rng.choice([None, rng.choice(w.ids)])
             if deletes:
@@ -55,10 +42,8 @@ def run(seed: int, deletes: bool = True) -> World:
                 w.delete_old_segments(b)
         elif r < 0.87:
             w.elect_leader(rng.choice(w.ids))
-        w.run_until(w.now + rng.choice([5, 20, 100, 400]))
-    w.heal()
-    w.run_until(w.now + 1500)
-    return w
+
+    return random_run(w, rng, 0.6, logstart)
 
 
 def main() -> None:
