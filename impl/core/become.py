@@ -74,7 +74,7 @@ class BecomeRole:
             ):
                 self._apply_partition_change(out, p, lp, now)
                 continue
-            if lp.leader_epoch == p.leader_epoch and p.role != NONE_ROLE:
+            if lp.leader_epoch == p.leader_epoch and (p.role != NONE_ROLE or lp.leader < 0):
                 if p.role == FOLLOWER and p.fetch_state == STOPPED and lp.leader == p.leader:
                     # stopped (StopReplica) and told again: resume where it stopped (its broker
                     # came back in a new session without restarting)
@@ -84,10 +84,14 @@ class BecomeRole:
                     else:
                         self._start_fetching(out, p, now)
                 continue  # already applied (the controller re-sends state periodically)
-            if lp.leader < 0:
+            if lp.leader < 0 and not lp.leaderless:
                 # An offline partition (no live ISR member, R9): nobody to follow. As Kafka's
                 # makeFollowers, which aborts the transition when the leader is not alive, the
-                # broker keeps its state and epoch and waits for an election.
+                # broker keeps its state and epoch and waits for an election. (kraft: a
+                # controlled shutdown's leader -1 is applied, below: the spec's ``_leaderless``
+                # tells the live replicas leader -1, which its BrokerBecomeFollower applies;
+                # Kafka's ``ReplicaManager.applyDelta`` makes every replica a follower of no
+                # leader, the old leader stops leading.)
                 continue
             p.replicas = lp.replicas
             if lp.leader == self.id:
@@ -158,7 +162,10 @@ class BecomeRole:
         """R10: refuse produce, stop the fetcher, truncate (per version), fetch from the leader."""
         self._fail_delayed(out, p, m.NOT_LEADER)
         self.fetchers.remove(p.tp)
-        p.role, p.leader, p.leader_epoch = FOLLOWER, lp.leader, lp.leader_epoch
+        # (kraft, a controlled shutdown's leader -1: neither leading nor fetching, the spec's
+        # replica with no leader, role "none")
+        role = FOLLOWER if lp.leader >= 0 else NONE_ROLE
+        p.role, p.leader, p.leader_epoch = role, lp.leader, lp.leader_epoch
         p.isr, p.zk_version = frozenset(lp.isr), lp.zk_version
         p.remote, p.pending_isr = {}, None
         cut = self.strat.truncate_on_become_follower(p.log)

@@ -637,8 +637,8 @@ class Controller:
         ISR without it, leader epoch + 1); every partition it follows in the ISR loses it from
         the ISR (leader epoch + 1). The spec's ControllerShutdownBroker(broker, the leader
         after). A partition with no other live ISR member keeps its leader (``unmovable``,
-        Kafka's "partitions remaining" answer). The broker keeps running until its runtime
-        stops it."""
+        Kafka's "partitions remaining" answer); kraft records leader -1 instead
+        (``_request_state``). The broker keeps running until its runtime stops it."""
         if broker not in self.live:
             return []
         self.shutting_down.add(broker)
@@ -659,8 +659,12 @@ class Controller:
         return out + self._repair(asked)
 
     def unmovable(self, broker: int) -> list[TP]:
-        """The partitions ``broker`` leads that no other live ISR member could take over."""
-        out = []
+        """The partitions ``broker`` leads that no other live ISR member could take over
+        (kraft: none, such a partition gets leader -1; Kafka's KRaft broker shuts down once it
+        leads nothing, ``BrokerHeartbeatManager``'s controlled shutdown offset)."""
+        out: list[TP] = []
+        if self._kraft:
+            return out
         for tp, (st, _v) in sorted(self.states.items()):
             others = [r for r in st.isr if r != broker and r in self.live]
             if st.leader == broker and tp in self.assignments and not others:
@@ -723,6 +727,15 @@ class Controller:
                 others = self._eligible(tuple(r for r in rest if r in self.live))
                 if others:
                     new = PartitionState(self._pick(others), st.leader_epoch + 1, rest, self.epoch)
+                elif self._kraft:
+                    # kraft: no acceptable leader (``handleBrokerInControlledShutdown`` →
+                    # ``generateLeaderAndIsrUpdates`` → ``PartitionChangeBuilder.build``, whose
+                    # ``electLeader`` finds none): leader -1 with a new leader epoch, the ISR
+                    # kept (it would be empty without the broker); the spec's
+                    # ControllerShutdownBroker(b, -1), ``_leaderless``. It is elected again
+                    # when it registers anew (``handleBrokerUnfenced`` over
+                    # ``partitionsWithNoLeader``; ``_repair_state``, once not shutting down).
+                    new = PartitionState(-1, st.leader_epoch + 1, isr, self.epoch, shut_leader=b)
             elif kind == "shutdown" and b in self.live and b in st.isr:
                 # a follower leaves the ISR (Kafka's OfflineReplica transition), epoch + 1;
                 # kraft: a partition change in the leader's epoch (KAFKA-15021)
@@ -942,11 +955,17 @@ class Controller:
                 continue
             st, version = sv
             lp = m.LeaderAndIsrPartition(
-                tp[0], tp[1], st.leader, st.leader_epoch, st.isr, version, self.assignments[tp]
-            )
+                tp[0], tp[1], st.leader, st.leader_epoch, st.isr, version, self.assignments[tp],
+                leaderless=st.shut_leader >= 0,
+            )  # fmt: skip
             for r in self.assignments[tp]:
                 if tp in self.bounced and r == st.leader:
                     continue  # a bounced leader waits for its re-election
+                if r == st.shut_leader and r not in self.shutting_down:
+                    # kraft: the leader whose controlled shutdown wrote leader -1, registered
+                    # anew, waits for its re-election (the spec's recorded leader, lost: its
+                    # registration is sent nothing, spec/actions/broker.py ``_registered``)
+                    continue
                 if r in self.shutting_down and r != st.leader and not self._kraft:
                     continue  # Kafka: a broker shutting down is not a live replica any more
                 if r in brokers and r in self.live:

@@ -48,6 +48,12 @@ class PartitionState:
     # kraft (KIP-966): eligible leader replicas, members removed while the ISR was below
     # min.insync.replicas; () in every other version
     elr: tuple[int, ...] = ()
+    # kraft: the leader whose controlled shutdown wrote leader -1, no other ISR member able to
+    # replace it (Kafka's ``handleBrokerInControlledShutdown`` → ``PartitionChangeBuilder.
+    # build`` with no acceptable leader), else -1. The brokers apply such a state (they stop
+    # leading and fetching, the spec's BrokerBecomeFollower with leader -1); an offline write's
+    # leader -1 (a fence, a crash) is not applied (the validator maps it as an offline epoch)
+    shut_leader: int = -1
 
 
 # ---- controller -> broker ---------------------------------------------------------------------
@@ -60,6 +66,7 @@ class LeaderAndIsrPartition:
     isr: tuple[int, ...]
     zk_version: int
     replicas: tuple[int, ...]
+    leaderless: bool = False  # a controlled shutdown's leader -1, applied (``shut_leader``)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ scheduler's; the controller is notified of membership changes by the runtime.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..core.messages import TP, CasResult, CasWrite, PartitionState
 
@@ -102,12 +103,11 @@ class MemCoord:
             if b in isr and isr != (b,) and leader != b:
                 isr = tuple(r for r in isr if r != b)
             if isr != st.isr:
-                new = PartitionState(st.leader, st.leader_epoch, isr, st.controller_epoch, elr)
+                new = replace(st, isr=isr, elr=elr)  # (a leader -1 stays as it was written)
                 self.states[tp] = (new, version + 1)
                 changed.append(tp)
             elif elr != st.elr:
-                self.states[tp] = (PartitionState(st.leader, st.leader_epoch, isr,
-                                                  st.controller_epoch, elr), version)  # fmt: skip
+                self.states[tp] = (replace(st, isr=isr, elr=elr), version)
         return changed
 
     def alter_partition(

@@ -19,9 +19,14 @@ if TYPE_CHECKING:
 
 
 def _coord_matches(v: PartitionValidator, co: dict, s: State) -> bool:
+    """The written state is the spec's. Leader -1 (kraft: a controlled shutdown of a leader no
+    other ISR member can replace, Kafka's ``handleBrokerInControlledShutdown``) is the spec's
+    recorded leader marked lost (``Faults.lead_renewed``, spec/actions/controller.py
+    ``_leaderless``), as traces/validator/greybox.py shows it."""
     c = s.coord
+    leader = v.pm.rep_or_none(co["leader"])
     return (
-        v.pm.rep_or_none(co["leader"]) == c.leader
+        (leader == c.leader or (leader < 0 and s.faults.lead_renewed))
         and v.pm.epoch(co["leader_epoch"]) == c.epoch
         and v.pm.mask(co["isr"]) == c.isr
     )
@@ -48,6 +53,8 @@ def controller_handler(name: str, *arg_keys: str) -> Callable:
         for k in arg_keys:
             if k not in a and k == "leader" and co is not None:
                 out.append(v.pm.rep_or_none(co["leader"]))
+            elif k == "leader":  # (-1: ControllerShutdownBroker of a leader with no successor)
+                out.append(v.pm.rep_or_none(a[k]))
             else:
                 out.append(v.pm.rep(a[k]))
         return tuple(out)
